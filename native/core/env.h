@@ -1,0 +1,138 @@
+// The base class every env derives from: Reset() and Step(action) that write outputs in place.
+// An env knows nothing of threads, batches or Python; the core hands it a row to write into.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "rng.h"
+#include "spec.h"
+
+namespace pp {
+
+// Where one env writes its outputs for the current step: a row of every state field.
+// Per-player fields get `num_players` consecutive rows.
+class Slot {
+ public:
+  Slot() = default;
+  // `rows` has one pointer per state field and must outlive the slot (the allocator owns it).
+  Slot(std::byte* const* rows, int num_players) : rows_(rows), num_players_(num_players) {}
+
+  // Pointer to this env's row of state field `index` (its first player's row for per-player fields).
+  template <typename T>
+  T* Get(int index) const {
+    return reinterpret_cast<T*>(rows_[static_cast<std::size_t>(index)]);
+  }
+  int num_players() const { return num_players_; }
+  bool valid() const { return rows_ != nullptr; }
+
+ private:
+  std::byte* const* rows_ = nullptr;
+  int num_players_ = 0;
+};
+
+// The action rows of one env for the current step. Per-player fields hold max_num_players rows.
+class Action {
+ public:
+  Action() = default;
+  // `rows` has one pointer per action field and must outlive the action (the pool owns it).
+  explicit Action(const std::byte* const* rows) : rows_(rows) {}
+
+  template <typename T>
+  const T* Get(int index) const {
+    return reinterpret_cast<const T*>(rows_[static_cast<std::size_t>(index)]);
+  }
+
+ private:
+  const std::byte* const* rows_ = nullptr;
+};
+
+// What a step returns besides the state fields. The core writes these into the output itself, so
+// that an auto-reset in the same step cannot overwrite them.
+struct StepResult {
+  double reward = 0.0;
+  bool terminated = false;  // the MDP reached a terminal state
+  bool truncated = false;   // the episode was cut short (time limit), the state is not terminal
+};
+
+// Hands out output rows. The pool implements it over its output blocks; a standalone loop (a
+// benchmark, a test) can use SingleSlotAllocator below.
+class SlotAllocator {
+ public:
+  virtual ~SlotAllocator() = default;
+  virtual Slot Allocate(int env_id, int num_players) = 0;
+};
+
+class Env {
+ public:
+  Env(const EnvSpec& spec, int env_id) : spec_(spec), env_id_(env_id) {}
+  virtual ~Env() = default;
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+  // Start a new episode: draw the initial state from rng() and write the observation through
+  // Allocate(). Reward, terminated and truncated of a reset are 0/false, written by the core.
+  virtual void Reset() = 0;
+  // Advance one step. Must write its outputs through Allocate() once it knows them (late, so a
+  // batch holds the envs that finished first) and return reward, terminated and truncated.
+  virtual StepResult Step(const Action& action) = 0;
+
+  // --- used by the core ---
+  void Seed(uint64_t seed) { rng_.Seed(seed); }
+  void SetAllocator(SlotAllocator* allocator) { allocator_ = allocator; }
+  // The core counts steps: 0 after Reset, incremented before each Step.
+  void BeginReset() { elapsed_step_ = 0; }
+  void BeginStep() { ++elapsed_step_; }
+  int elapsed_step() const { return elapsed_step_; }
+  int env_id() const { return env_id_; }
+  const EnvSpec& spec() const { return spec_; }
+
+ protected:
+  Rng& rng() { return rng_; }
+  // True on the step that reaches max_episode_steps: report it as `truncated`.
+  bool TimeLimitReached() const {
+    return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps;
+  }
+  Slot Allocate(int num_players = 1) {
+    if (allocator_ == nullptr) throw std::logic_error("env has no output allocator");
+    return allocator_->Allocate(env_id_, num_players);
+  }
+
+ private:
+  const EnvSpec& spec_;
+  const int env_id_;
+  Rng rng_;
+  SlotAllocator* allocator_ = nullptr;
+  int elapsed_step_ = 0;
+};
+
+// One row of every state field, owned here: for running an env outside a pool.
+class SingleSlotAllocator final : public SlotAllocator {
+ public:
+  explicit SingleSlotAllocator(const EnvSpec& spec) : spec_(spec) {
+    for (const FieldSpec& f : spec.state) {
+      const std::size_t rows = f.per_player ? static_cast<std::size_t>(spec.max_num_players) : 1;
+      buffers_.emplace_back(f.RowBytes() * rows);
+    }
+    for (auto& b : buffers_) rows_.push_back(b.data());
+  }
+  Slot Allocate(int /*env_id*/, int num_players) override {
+    if (num_players > spec_.max_num_players) throw std::out_of_range("num_players > max_num_players");
+    return Slot(rows_.data(), num_players);
+  }
+  template <typename T>
+  const T* Get(int index) const {
+    return reinterpret_cast<const T*>(buffers_[static_cast<std::size_t>(index)].data());
+  }
+
+ private:
+  const EnvSpec& spec_;
+  std::vector<std::vector<std::byte>> buffers_;
+  std::vector<std::byte*> rows_;
+};
+
+}  // namespace pp

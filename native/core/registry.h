@@ -1,0 +1,72 @@
+// Task ids mapped to the functions that build a task's spec and its envs.
+// Families register themselves here; Python looks tasks up by id. The core never names a family.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "env.h"
+#include "spec.h"
+
+namespace pp {
+
+struct TaskEntry {
+  std::string task_id;
+  std::string family;     // "classic_control", "tutorial", ... (for `parallel-pool list`)
+  Config defaults;        // every config key the task accepts, with its default
+  // Builds the spec from the resolved config (spaces may depend on config, e.g. image size).
+  std::function<EnvSpec(const std::string& task_id, const Config& config)> make_spec;
+  std::function<std::unique_ptr<Env>(const EnvSpec& spec, int env_id)> make_env;
+};
+
+class Registry {
+ public:
+  static Registry& Global() {
+    static Registry registry;
+    return registry;
+  }
+
+  void Add(TaskEntry entry) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!entry.defaults.Has("max_episode_steps")) {
+      throw std::invalid_argument("task '" + entry.task_id + "' must declare max_episode_steps");
+    }
+    const std::string id = entry.task_id;
+    tasks_[id] = std::make_shared<const TaskEntry>(std::move(entry));
+  }
+
+  std::shared_ptr<const TaskEntry> Find(const std::string& task_id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tasks_.find(task_id);
+    return it == tasks_.end() ? nullptr : it->second;
+  }
+
+  std::vector<std::string> TaskIds() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> ids;
+    for (const auto& kv : tasks_) ids.push_back(kv.first);
+    return ids;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const TaskEntry>> tasks_;
+};
+
+// Builds a resolved spec for `task_id` with the user's overrides; throws on unknown keys.
+inline EnvSpec MakeSpec(const TaskEntry& task, const std::map<std::string, ConfigValue>& overrides) {
+  Config config = task.defaults.Override(overrides);
+  EnvSpec spec = task.make_spec(task.task_id, config);
+  spec.task_id = task.task_id;
+  spec.config = config;
+  spec.max_episode_steps = static_cast<int>(config.GetInt("max_episode_steps"));
+  if (spec.max_episode_steps < 0) throw std::invalid_argument("max_episode_steps must be >= 0");
+  return spec;
+}
+
+}  // namespace pp

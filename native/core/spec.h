@@ -1,0 +1,95 @@
+// The one declaration of an env: its fields (what it outputs, what it takes as action) and config.
+// C++ storage, Gymnasium spaces and dm_env specs are all derived from this; nothing is declared twice.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "dtype.h"
+
+namespace pp {
+
+// The kind of space a field becomes in Python.
+enum class SpaceKind : uint8_t {
+  kBox,       // Box(low, high, shape, dtype)
+  kDiscrete,  // Discrete(high - low + 1, start=low); a scalar integer field
+};
+
+// One array field. Names follow the output's Python structure:
+//   "obs" (the observation) or "obs:<key>" (a Dict observation),
+//   "info:<key>" (an info entry), "info:players.<key>" (a per-player info entry).
+// Action fields are named "action" or "action:<key>".
+struct FieldSpec {
+  std::string name;
+  Dtype dtype = Dtype::kFloat32;
+  std::vector<int> shape;  // shape of one row (one env, or one player when per_player)
+  SpaceKind space = SpaceKind::kBox;
+  // Box bounds: empty (unbounded, or the dtype's range), one value (broadcast) or one per element.
+  // Discrete: one value each, inclusive.
+  std::vector<double> low, high;
+  bool per_player = false;
+  // Actions only: whether NaN is a valid value (float fields). Envs forbid it by default.
+  bool allow_nan = false;
+
+  std::size_t NumElements() const {
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1},
+                           [](std::size_t a, int b) { return a * static_cast<std::size_t>(b); });
+  }
+  std::size_t RowBytes() const { return NumElements() * DtypeSize(dtype); }
+};
+
+inline FieldSpec Box(std::string name, Dtype dtype, std::vector<int> shape, std::vector<double> low = {},
+                     std::vector<double> high = {}) {
+  FieldSpec f;
+  f.name = std::move(name);
+  f.dtype = dtype;
+  f.shape = std::move(shape);
+  f.low = std::move(low);
+  f.high = std::move(high);
+  return f;
+}
+
+inline FieldSpec Discrete(std::string name, int64_t n, int64_t start = 0, Dtype dtype = Dtype::kInt64) {
+  FieldSpec f;
+  f.name = std::move(name);
+  f.dtype = dtype;
+  f.space = SpaceKind::kDiscrete;
+  f.low = {static_cast<double>(start)};
+  f.high = {static_cast<double>(start + n - 1)};
+  return f;
+}
+
+inline FieldSpec PerPlayer(FieldSpec f) {
+  f.per_player = true;
+  return f;
+}
+
+// Everything the core needs to know about one task, built from its resolved config.
+struct EnvSpec {
+  std::string task_id;
+  Config config;                   // resolved: defaults with the user's overrides applied
+  std::vector<FieldSpec> state;    // what the env writes each step (obs, info)
+  std::vector<FieldSpec> action;   // what the env reads each step
+  int max_num_players = 1;
+  int max_episode_steps = 0;       // 0: no time limit
+  double reward_threshold = 0.0;   // Gymnasium's, for the spec (0: none)
+  bool has_reward_threshold = false;
+
+  int StateIndex(const std::string& name) const { return IndexOf(state, name); }
+  int ActionIndex(const std::string& name) const { return IndexOf(action, name); }
+
+ private:
+  static int IndexOf(const std::vector<FieldSpec>& fields, const std::string& name) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].name == name) return static_cast<int>(i);
+    }
+    throw std::out_of_range("spec has no field '" + name + "'");
+  }
+};
+
+}  // namespace pp

@@ -1,0 +1,128 @@
+// A fixed set of worker threads that run jobs popped from an ActionQueue, optionally pinned.
+// Idle workers spin briefly, then sleep until woken; the caller can help by running jobs itself.
+#pragma once
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "action_queue.h"
+
+namespace pp {
+
+class WorkerPool {
+ public:
+  using Job = std::function<void(int)>;
+
+  // `affinity_offset` < 0: no pinning; else worker i is pinned to CPU (offset + i) % num_cpus.
+  WorkerPool(int num_threads, int affinity_offset, ActionQueue* queue, Job run_job)
+      : queue_(queue), run_job_(std::move(run_job)) {
+    const int num_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int i = 0; i < num_threads; ++i) {
+      threads_.emplace_back([this] { Loop(); });
+      if (affinity_offset >= 0) Pin(threads_.back(), (affinity_offset + i) % num_cpus);
+    }
+  }
+  ~WorkerPool() { Stop(); }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(threads_.size()); }
+
+  // Wake up to `n` sleeping workers (jobs were pushed). Cheap when nobody sleeps.
+  void Wake(int n) {
+    if (n <= 0) return;
+    // Pairs with the sleeper's seq_cst increment: either it sees the pushed job, or we see it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_tokens_ = std::min(sleepers_.load(std::memory_order_relaxed), wake_tokens_ + n);
+    if (wake_tokens_ >= sleepers_.load(std::memory_order_relaxed)) {
+      cv_.notify_all();
+    } else {
+      for (int i = 0; i < n; ++i) cv_.notify_one();
+    }
+  }
+
+  // Run one queued job on the calling thread. Returns false when the queue was empty.
+  bool RunOne() {
+    int id;
+    if (!queue_->TryPop(&id)) return false;
+    run_job_(id);
+    return true;
+  }
+
+  // Joins every worker; jobs still queued are not run.
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) return;
+      stop_ = true;
+      stop_flag_.store(true, std::memory_order_relaxed);
+      cv_.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  // Spinning keeps hand-off latency low between back-to-back steps, but on a machine with few
+  // cores a spinning worker steals time from the Python thread, so the spin is kept short.
+  static constexpr int kSpinIterations = 2000;
+
+  void Loop() {
+    for (;;) {
+      int id;
+      if (stopping()) return;
+      if (queue_->TryPop(&id)) {
+        run_job_(id);
+        continue;
+      }
+      bool found = false;
+      for (int i = 0; i < kSpinIterations && !stopping(); ++i) {
+        if (!queue_->EmptyApprox()) {
+          found = true;
+          break;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      if (found) continue;
+      std::unique_lock<std::mutex> lock(mu_);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      cv_.wait(lock, [this] { return stop_ || wake_tokens_ > 0 || !queue_->EmptyApprox(); });
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+      if (wake_tokens_ > 0) --wake_tokens_;
+      if (stop_) return;
+    }
+  }
+
+  bool stopping() const { return stop_flag_.load(std::memory_order_relaxed); }
+
+  static void Pin(std::thread& t, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
+  }
+
+  ActionQueue* queue_;
+  Job run_job_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::atomic<bool> stop_flag_{false};
+  int wake_tokens_ = 0;
+  std::atomic<int> sleepers_{0};
+};
+
+}  // namespace pp

@@ -1,0 +1,374 @@
+// The pybind11 module parallel_pool._native: task lookup, specs as plain dicts, and the Pool.
+// Conversion and GIL handling live here; no env logic and no pool logic.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/pool.h"
+#include "core/registry.h"
+#include "envs/classic_control/register.h"
+#include "envs/tutorial/register.h"
+
+namespace py = pybind11;
+
+namespace pp {
+namespace {
+
+ConfigValue ToConfigValue(const std::string& key, py::handle value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) return value.cast<int64_t>();
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  py::module_ np = py::module_::import("numpy");
+  if (py::isinstance(value, np.attr("integer"))) return value.cast<int64_t>();
+  if (py::isinstance(value, np.attr("floating"))) return value.cast<double>();
+  if (py::isinstance(value, np.attr("bool_"))) return value.cast<bool>();
+  if (py::isinstance<py::sequence>(value) || py::isinstance<py::array>(value)) {
+    try {
+      return value.cast<std::vector<double>>();
+    } catch (const py::cast_error&) {
+    }
+  }
+  throw py::type_error("config key '" + key + "': unsupported value type " +
+                       std::string(py::str(py::type::of(value).attr("__name__"))));
+}
+
+std::map<std::string, ConfigValue> ToOverrides(const py::dict& kwargs) {
+  std::map<std::string, ConfigValue> out;
+  for (auto item : kwargs) {
+    const std::string key = py::str(item.first);
+    out[key] = ToConfigValue(key, item.second);
+  }
+  return out;
+}
+
+py::object FromConfigValue(const ConfigValue& v) {
+  return std::visit([](const auto& x) -> py::object { return py::cast(x); }, v);
+}
+
+py::dict ConfigToDict(const Config& config) {
+  py::dict d;
+  for (const auto& [key, value] : config.values()) d[py::str(key)] = FromConfigValue(value);
+  return d;
+}
+
+py::dict FieldToDict(const FieldSpec& f) {
+  py::dict d;
+  d["name"] = f.name;
+  d["dtype"] = DtypeName(f.dtype);
+  d["shape"] = py::tuple(py::cast(f.shape));
+  d["space"] = f.space == SpaceKind::kDiscrete ? "discrete" : "box";
+  d["low"] = f.low;
+  d["high"] = f.high;
+  d["per_player"] = f.per_player;
+  d["allow_nan"] = f.allow_nan;
+  return d;
+}
+
+py::dict SpecToDict(const EnvSpec& spec) {
+  py::dict d;
+  d["task_id"] = spec.task_id;
+  d["config"] = ConfigToDict(spec.config);
+  py::list state, action;
+  for (const auto& f : spec.state) state.append(FieldToDict(f));
+  for (const auto& f : spec.action) action.append(FieldToDict(f));
+  d["state"] = state;
+  d["action"] = action;
+  d["max_num_players"] = spec.max_num_players;
+  d["max_episode_steps"] = spec.max_episode_steps;
+  d["reward_threshold"] = spec.has_reward_threshold ? py::object(py::float_(spec.reward_threshold)) : py::none();
+  return d;
+}
+
+std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
+  auto task = Registry::Global().Find(task_id);
+  if (!task) throw py::value_error("unknown task id '" + task_id + "'");
+  return task;
+}
+
+AutoresetMode ParseAutoreset(const std::string& mode) {
+  if (mode == "next_step") return AutoresetMode::kNextStep;
+  if (mode == "same_step") return AutoresetMode::kSameStep;
+  if (mode == "disabled") return AutoresetMode::kDisabled;
+  throw py::value_error("autoreset_mode must be 'next_step', 'same_step' or 'disabled', got '" + mode + "'");
+}
+
+char DtypeKind(Dtype d) {
+  if (d == Dtype::kBool) return 'b';
+  if (DtypeIsFloat(d)) return 'f';
+  return d == Dtype::kUInt8 ? 'u' : 'i';
+}
+
+// Owns the NumPy views of one pool: the dtype objects are made once, not per recv.
+class PyPool {
+ public:
+  PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, int batch_size, int num_threads,
+         int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
+         bool episode_stats) {
+    auto task = FindTask(task_id);
+    EnvSpec spec = MakeSpec(*task, ToOverrides(overrides));
+    PoolOptions options;
+    options.num_envs = num_envs;
+    options.batch_size = batch_size;
+    options.num_threads = num_threads;
+    options.thread_affinity_offset = thread_affinity_offset;
+    options.seeds = std::move(seeds);
+    options.autoreset_mode = ParseAutoreset(autoreset_mode);
+    options.episode_stats = episode_stats;
+    pool_ = std::make_unique<Pool>(task, std::move(spec), std::move(options));
+    for (const BlockField& f : pool_->layout().fields()) {
+      dtypes_.push_back(py::dtype(DtypeName(f.dtype)));
+      names_.push_back(f.name);
+    }
+    for (const FieldSpec& f : pool_->spec().action) action_dtypes_.push_back(py::dtype(DtypeName(f.dtype)));
+    all_ids_.resize(static_cast<std::size_t>(num_envs));
+    for (int i = 0; i < num_envs; ++i) all_ids_[static_cast<std::size_t>(i)] = i;
+  }
+
+  py::dict spec() const { return SpecToDict(pool_->spec()); }
+  py::list field_names() const { return py::cast(names_); }
+  int num_envs() const { return pool_->options().num_envs; }
+  int batch_size() const { return pool_->options().batch_size; }
+  int num_threads() const { return pool_->options().num_threads; }
+  bool closed() const { return pool_->closed(); }
+  int outstanding() const { return pool_->outstanding(); }
+  int blocks_allocated() const { return pool_->blocks_allocated(); }
+
+  void Send(const py::object& actions, const py::object& env_ids) { SendImpl(actions, env_ids, false); }
+
+  void Reset(const py::object& env_ids, const py::object& seeds) { ResetImpl(env_ids, seeds, false); }
+
+  py::tuple Recv(std::optional<double> timeout) {
+    OutputBlock* block;
+    {
+      py::gil_scoped_release release;
+      block = pool_->Recv(timeout.has_value() ? *timeout : -1.0);
+    }
+    return Wrap(block);
+  }
+
+  // send + recv in one call: the calling thread runs jobs itself while it waits.
+  py::tuple Step(const py::object& actions, const py::object& env_ids) {
+    SendImpl(actions, env_ids, true);
+    return Recv(std::nullopt);
+  }
+  py::tuple ResetRecv(const py::object& env_ids, const py::object& seeds) {
+    ResetImpl(env_ids, seeds, true);
+    return Recv(std::nullopt);
+  }
+
+  void Close() {
+    py::gil_scoped_release release;
+    pool_->Close();
+  }
+
+ private:
+  // Env ids as int32; None means every env. Values beyond int32 are rejected before narrowing.
+  struct EnvIdList {
+    const int32_t* data = nullptr;
+    int size = 0;
+    py::object keep_alive;
+    std::vector<int32_t> storage;
+  };
+  EnvIdList EnvIds(const py::object& env_ids) {
+    EnvIdList out;
+    if (env_ids.is_none()) {
+      out.data = all_ids_.data();
+      out.size = static_cast<int>(all_ids_.size());
+      return out;
+    }
+    py::array arr = py::array::ensure(env_ids);
+    if (!arr) throw py::type_error("env_id must be an array of ints");
+    if (arr.ndim() != 1) throw py::value_error("env_id must be a 1-d array of env ids");
+    if (arr.size() > 0 && arr.dtype().kind() != 'i' && arr.dtype().kind() != 'u') {
+      throw py::type_error("env_id must be integers, got dtype " + std::string(py::str(arr.dtype())));
+    }
+    if (arr.dtype().is(py::dtype::of<int32_t>()) && (arr.flags() & py::array::c_style)) {
+      out.data = static_cast<const int32_t*>(arr.data());
+      out.size = static_cast<int>(arr.size());
+      out.keep_alive = arr;
+      return out;
+    }
+    auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(arr);
+    out.storage.resize(static_cast<std::size_t>(wide.size()));
+    for (py::ssize_t i = 0; i < wide.size(); ++i) {
+      const int64_t v = wide.data()[i];
+      if (v < 0 || v >= num_envs()) {
+        throw py::value_error("env id " + std::to_string(v) + " is out of range [0, " + std::to_string(num_envs()) +
+                              ")");
+      }
+      out.storage[static_cast<std::size_t>(i)] = static_cast<int32_t>(v);
+    }
+    out.data = out.storage.data();
+    out.size = static_cast<int>(out.storage.size());
+    return out;
+  }
+
+  py::array ActionArray(const py::handle& obj, std::size_t f, int n) {
+    const FieldSpec& field = pool_->spec().action[f];
+    py::array arr = py::array::ensure(obj);
+    if (!arr) throw py::type_error("action '" + field.name + "' must be an array");
+    const py::dtype& want = action_dtypes_[f];
+    if (!arr.dtype().is(want)) {
+      const char have_kind = arr.dtype().kind();
+      const char want_kind = DtypeKind(field.dtype);
+      const bool ok = (want_kind == 'f' && (have_kind == 'f' || have_kind == 'i' || have_kind == 'u')) ||
+                      (want_kind != 'f' && want_kind != 'b' && (have_kind == 'i' || have_kind == 'u')) ||
+                      (want_kind == 'b' && have_kind == 'b');
+      if (!ok) {
+        throw py::type_error("action '" + field.name + "' must have dtype " + DtypeName(field.dtype) +
+                             " (or a castable " + (want_kind == 'f' ? "number" : "integer") + " type), got " +
+                             std::string(py::str(arr.dtype())));
+      }
+      arr = arr.attr("astype")(want);
+    }
+    std::vector<py::ssize_t> expect{n};
+    if (field.per_player) expect.push_back(pool_->spec().max_num_players);
+    for (int d : field.shape) expect.push_back(d);
+    bool match = arr.ndim() == static_cast<py::ssize_t>(expect.size());
+    for (std::size_t d = 0; match && d < expect.size(); ++d) match = arr.shape(static_cast<py::ssize_t>(d)) == expect[d];
+    if (!match) {
+      std::string want_shape = "(", got = "(";
+      for (auto d : expect) want_shape += std::to_string(d) + ",";
+      for (py::ssize_t d = 0; d < arr.ndim(); ++d) got += std::to_string(arr.shape(d)) + ",";
+      throw py::value_error("action '" + field.name + "' must have shape " + want_shape + ") for " +
+                            std::to_string(n) + " env(s), got " + got + ")");
+    }
+    return py::array::ensure(arr, py::array::c_style);
+  }
+
+  void SendImpl(const py::object& actions, const py::object& env_ids, bool caller_waits) {
+    EnvIdList ids = EnvIds(env_ids);
+    const int n = ids.size;
+    const auto& fields = pool_->spec().action;
+    std::vector<py::array> arrays;
+    if (fields.size() == 1 && !py::isinstance<py::dict>(actions)) {
+      arrays.push_back(ActionArray(actions, 0, n));
+    } else {
+      if (!py::isinstance<py::dict>(actions)) {
+        throw py::type_error("this env takes a dict of actions with keys " + ActionKeys());
+      }
+      py::dict d = actions;
+      if (static_cast<std::size_t>(py::len(d)) != fields.size()) {
+        throw py::value_error("expected action keys " + ActionKeys());
+      }
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        const std::string key = ActionKey(fields[f].name);
+        if (!d.contains(key)) throw py::value_error("missing action key '" + key + "'; expected " + ActionKeys());
+        arrays.push_back(ActionArray(d[py::str(key)], f, n));
+      }
+    }
+    std::vector<const std::byte*> data;
+    for (auto& a : arrays) data.push_back(static_cast<const std::byte*>(a.data()));
+    py::gil_scoped_release release;
+    pool_->Send(ids.data, n, data, caller_waits);
+  }
+
+  void ResetImpl(const py::object& env_ids, const py::object& seeds, bool caller_waits) {
+    EnvIdList ids = EnvIds(env_ids);
+    const int n = ids.size;
+    std::vector<uint64_t> seed_values;
+    if (!seeds.is_none()) {
+      seed_values = seeds.cast<std::vector<uint64_t>>();
+      if (static_cast<int>(seed_values.size()) != n) {
+        throw py::value_error("need one seed per env id: got " + std::to_string(seed_values.size()) + " for " +
+                              std::to_string(n));
+      }
+    }
+    py::gil_scoped_release release;
+    pool_->Reset(ids.data, n, seeds.is_none() ? nullptr : seed_values.data(), caller_waits);
+  }
+
+  static std::string ActionKey(const std::string& name) {
+    const auto colon = name.find(':');
+    return colon == std::string::npos ? name : name.substr(colon + 1);
+  }
+  std::string ActionKeys() const {
+    std::string keys;
+    for (const auto& f : pool_->spec().action) keys += (keys.empty() ? "'" : ", '") + ActionKey(f.name) + "'";
+    return "[" + keys + "]";
+  }
+
+  // (arrays in field order, errors or None). The arrays view the block; the capsule gives it back.
+  py::tuple Wrap(OutputBlock* block) {
+    py::capsule owner(block, [](void* p) { BlockFreeList::Release(static_cast<OutputBlock*>(p)); });
+    const auto& fields = pool_->layout().fields();
+    const int player_rows = block->player_rows.load(std::memory_order_acquire);
+    py::tuple arrays(fields.size());
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const BlockField& f = fields[i];
+      std::vector<py::ssize_t> shape{f.per_player ? player_rows : pool_->options().batch_size};
+      for (int d : f.shape) shape.push_back(d);
+      arrays[i] = py::array(dtypes_[i], shape, {}, block->field(static_cast<int>(i)), owner);
+    }
+    py::object errors = py::none();
+    if (!block->errors().empty()) errors = py::cast(block->errors());
+    return py::make_tuple(arrays, errors);
+  }
+
+  std::unique_ptr<Pool> pool_;
+  std::vector<py::dtype> dtypes_;
+  std::vector<std::string> names_;
+  std::vector<py::dtype> action_dtypes_;
+  std::vector<int32_t> all_ids_;
+};
+
+}  // namespace
+}  // namespace pp
+
+PYBIND11_MODULE(_native, m) {
+  using namespace pp;
+  m.doc() = "parallel_pool's native engine (see parallel_pool for the Python API)";
+  RegisterClassicControl(Registry::Global());
+  RegisterTutorial(Registry::Global());
+
+  static py::exception<ClosedError> closed_error(m, "PoolClosedError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const TimeoutError& e) {
+      PyErr_SetString(PyExc_TimeoutError, e.what());
+    } catch (const ClosedError& e) {
+      PyErr_SetString(closed_error.ptr(), e.what());
+    }
+  });
+
+  m.def("task_ids", [] { return Registry::Global().TaskIds(); });
+  m.def("task_info", [](const std::string& task_id) {
+    auto task = FindTask(task_id);
+    py::dict d;
+    d["task_id"] = task->task_id;
+    d["family"] = task->family;
+    d["defaults"] = ConfigToDict(task->defaults);
+    return d;
+  });
+  m.def("make_spec", [](const std::string& task_id, const py::dict& overrides) {
+    auto task = FindTask(task_id);
+    return SpecToDict(MakeSpec(*task, ToOverrides(overrides)));
+  });
+
+  py::class_<PyPool>(m, "Pool")
+      .def(py::init<const std::string&, const py::dict&, int, int, int, int, std::vector<uint64_t>,
+                    const std::string&, bool>(),
+           py::arg("task_id"), py::arg("config"), py::arg("num_envs"), py::arg("batch_size"),
+           py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"),
+           py::arg("episode_stats"))
+      .def_property_readonly("spec", &PyPool::spec)
+      .def_property_readonly("field_names", &PyPool::field_names)
+      .def_property_readonly("num_envs", &PyPool::num_envs)
+      .def_property_readonly("batch_size", &PyPool::batch_size)
+      .def_property_readonly("num_threads", &PyPool::num_threads)
+      .def_property_readonly("closed", &PyPool::closed)
+      .def_property_readonly("outstanding", &PyPool::outstanding)
+      .def_property_readonly("blocks_allocated", &PyPool::blocks_allocated)
+      .def("send", &PyPool::Send, py::arg("actions"), py::arg("env_ids") = py::none())
+      .def("reset", &PyPool::Reset, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
+      .def("recv", &PyPool::Recv, py::arg("timeout") = py::none())
+      .def("step", &PyPool::Step, py::arg("actions"), py::arg("env_ids") = py::none())
+      .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
+      .def("close", &PyPool::Close);
+}
