@@ -232,6 +232,28 @@ void Pool::Reset(const int32_t* env_ids, int n, const uint64_t* seeds, bool call
   Enqueue(env_ids, n, caller_waits);
 }
 
+OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds) {
+  std::lock_guard<std::mutex> lock(api_mu_);
+  CheckOpen();
+  CheckEnvIds(env_ids, n, "reset");
+  OutputBlock* block = free_list_->Acquire();
+  for (int k = 0; k < n; ++k) {
+    EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
+    s.job = JobKind::kReset;
+    s.reseed = seeds != nullptr;
+    if (seeds != nullptr) s.seed = seeds[k];
+    s.forced_block = block;
+    s.forced_row = k;
+    queue_.TryPush(env_ids[k]);
+  }
+  workers_->Wake(n - 1);
+  while (block->rows_done.load(std::memory_order_acquire) < n) {
+    if (closed_.load()) throw ClosedError("the pool was closed during reset");
+    if (!workers_->RunOne()) std::this_thread::yield();
+  }
+  return block;
+}
+
 void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
@@ -284,6 +306,14 @@ OutputBlock* Pool::Recv(double timeout_s) {
 }
 
 void Pool::ClaimRow(EnvState& s) {
+  if (s.forced_block != nullptr) {
+    s.block = s.forced_block;
+    s.row = s.forced_row;
+    s.forced_block = nullptr;
+    s.player_row = -1;
+    s.num_players = 0;
+    return;
+  }
   const int64_t index = ordered_ ? s.assigned_index : write_index_.fetch_add(1, std::memory_order_relaxed);
   s.block = ring_[static_cast<std::size_t>((index / batch_size_) % static_cast<int64_t>(ring_.size()))];
   s.row = static_cast<int>(index % batch_size_);

@@ -66,6 +66,9 @@ class Pool final : public SlotAllocator {
   void Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits = false);
   // Queue a reset for each env; `seeds` (optional, one per env) re-seeds its RNG first.
   void Reset(const int32_t* env_ids, int n, const uint64_t* seeds, bool caller_waits = false);
+  // Reset these envs now and return their rows (row k is env_ids[k]) in a block of its own, outside
+  // the batch order: for partial resets in sync mode. Other envs may be in flight meanwhile.
+  OutputBlock* ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds);
   // Wait for the next complete batch. timeout_s < 0 waits for ever. The caller owns the block and
   // gives it back with BlockFreeList::Release.
   OutputBlock* Recv(double timeout_s);
@@ -94,6 +97,8 @@ class Pool final : public SlotAllocator {
     bool reseed = false;
     uint64_t seed = 0;
     int64_t assigned_index = -1;  // sync mode: output index fixed at send
+    OutputBlock* forced_block = nullptr;  // ResetNow: the row is fixed by the caller
+    int forced_row = -1;
     std::vector<std::byte> action_storage;
     std::vector<const std::byte*> action_rows;
     // The output row of the running job.

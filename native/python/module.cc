@@ -1,9 +1,11 @@
 // The pybind11 module parallel_pool._native: task lookup, specs as plain dicts, and the Pool.
 // Conversion and GIL handling live here; no env logic and no pool logic.
+#include <dlfcn.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,6 +163,17 @@ class PyPool {
     return Recv(std::nullopt);
   }
 
+  py::tuple ResetNow(const py::object& env_ids, const py::object& seeds) {
+    EnvIdList ids = EnvIds(env_ids);
+    std::vector<uint64_t> seed_values = Seeds(seeds, ids.size);
+    OutputBlock* block;
+    {
+      py::gil_scoped_release release;
+      block = pool_->ResetNow(ids.data, ids.size, seeds.is_none() ? nullptr : seed_values.data());
+    }
+    return Wrap(block, ids.size);
+  }
+
   void Close() {
     py::gil_scoped_release release;
     pool_->Close();
@@ -271,16 +284,24 @@ class PyPool {
   void ResetImpl(const py::object& env_ids, const py::object& seeds, bool caller_waits) {
     EnvIdList ids = EnvIds(env_ids);
     const int n = ids.size;
-    std::vector<uint64_t> seed_values;
-    if (!seeds.is_none()) {
-      seed_values = seeds.cast<std::vector<uint64_t>>();
-      if (static_cast<int>(seed_values.size()) != n) {
-        throw py::value_error("need one seed per env id: got " + std::to_string(seed_values.size()) + " for " +
-                              std::to_string(n));
-      }
-    }
+    std::vector<uint64_t> seed_values = Seeds(seeds, n);
     py::gil_scoped_release release;
     pool_->Reset(ids.data, n, seeds.is_none() ? nullptr : seed_values.data(), caller_waits);
+  }
+
+  static std::vector<uint64_t> Seeds(const py::object& seeds, int n) {
+    std::vector<uint64_t> values;
+    if (seeds.is_none()) return values;
+    try {
+      values = seeds.cast<std::vector<uint64_t>>();
+    } catch (const py::cast_error&) {
+      throw py::type_error("seeds must be non-negative ints");
+    }
+    if (static_cast<int>(values.size()) != n) {
+      throw py::value_error("need one seed per env id: got " + std::to_string(values.size()) + " for " +
+                            std::to_string(n));
+    }
+    return values;
   }
 
   static std::string ActionKey(const std::string& name) {
@@ -294,14 +315,14 @@ class PyPool {
   }
 
   // (arrays in field order, errors or None). The arrays view the block; the capsule gives it back.
-  py::tuple Wrap(OutputBlock* block) {
+  py::tuple Wrap(OutputBlock* block, int rows = -1) {
     py::capsule owner(block, [](void* p) { BlockFreeList::Release(static_cast<OutputBlock*>(p)); });
     const auto& fields = pool_->layout().fields();
     const int player_rows = block->player_rows.load(std::memory_order_acquire);
     py::tuple arrays(fields.size());
     for (std::size_t i = 0; i < fields.size(); ++i) {
       const BlockField& f = fields[i];
-      std::vector<py::ssize_t> shape{f.per_player ? player_rows : pool_->options().batch_size};
+      std::vector<py::ssize_t> shape{f.per_player ? player_rows : (rows >= 0 ? rows : pool_->options().batch_size)};
       for (int d : f.shape) shape.push_back(d);
       arrays[i] = py::array(dtypes_[i], shape, {}, block->field(static_cast<int>(i)), owner);
     }
@@ -338,6 +359,26 @@ PYBIND11_MODULE(_native, m) {
   });
 
   m.def("task_ids", [] { return Registry::Global().TaskIds(); });
+  // An env library built outside this repository exports
+  //   extern "C" void parallel_pool_register(pp::Registry* registry);
+  // and must be built with this module's compiler and headers (it shares C++ types with it).
+  m.def("load_library", [](const std::string& path) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) throw py::value_error(std::string("cannot load env library: ") + dlerror());
+    using RegisterFn = void (*)(Registry*);
+    auto fn = reinterpret_cast<RegisterFn>(dlsym(handle, "parallel_pool_register"));
+    if (fn == nullptr) {
+      dlclose(handle);
+      throw py::value_error("env library " + path + " has no parallel_pool_register function");
+    }
+    const std::vector<std::string> before = Registry::Global().TaskIds();
+    fn(&Registry::Global());  // the library stays loaded: its envs' code lives in it
+    std::vector<std::string> added;
+    for (const auto& id : Registry::Global().TaskIds()) {
+      if (std::find(before.begin(), before.end(), id) == before.end()) added.push_back(id);
+    }
+    return added;
+  });
   m.def("task_info", [](const std::string& task_id) {
     auto task = FindTask(task_id);
     py::dict d;
@@ -370,5 +411,6 @@ PYBIND11_MODULE(_native, m) {
       .def("recv", &PyPool::Recv, py::arg("timeout") = py::none())
       .def("step", &PyPool::Step, py::arg("actions"), py::arg("env_ids") = py::none())
       .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
+      .def("reset_now", &PyPool::ResetNow, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("close", &PyPool::Close);
 }

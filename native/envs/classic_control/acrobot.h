@@ -1,0 +1,152 @@
+// Acrobot-v1: Gymnasium's two-link underactuated pendulum (Sutton & Barto "book" dynamics).
+// Same spaces, RK4 integration (one 0.2 s step), reward and termination as gymnasium/envs/classic_control/acrobot.py.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "core/config.h"
+#include "core/env.h"
+#include "core/spec.h"
+
+namespace pp::classic_control {
+
+struct AcrobotParams {
+  static constexpr double kPi = 3.14159265358979323846;  // numpy.pi
+  static constexpr double kDt = 0.2;
+  static constexpr double kLinkLength1 = 1.0;
+  static constexpr double kLinkMass1 = 1.0;
+  static constexpr double kLinkMass2 = 1.0;
+  static constexpr double kLinkComPos1 = 0.5;
+  static constexpr double kLinkComPos2 = 0.5;
+  static constexpr double kLinkMoi = 1.0;
+  static constexpr double kGravity = 9.8;
+  static constexpr double kMaxVel1 = 4 * kPi;
+  static constexpr double kMaxVel2 = 9 * kPi;
+  static constexpr double kAvailTorque[3] = {-1.0, 0.0, 1.0};
+  static constexpr double kResetBound = 0.1;  // each state variable ~ U(-0.1, 0.1), then float32
+};
+
+// Config: max_episode_steps only, set per task id by the registration.
+inline Config AcrobotDefaults(int64_t max_episode_steps) { return Config{{"max_episode_steps", max_episode_steps}}; }
+
+inline EnvSpec AcrobotSpec(const std::string& /*task_id*/, const Config& /*config*/) {
+  using P = AcrobotParams;
+  const double vel1 = static_cast<float>(P::kMaxVel1);  // Gymnasium's bounds are a float32 array
+  const double vel2 = static_cast<float>(P::kMaxVel2);
+  EnvSpec spec;
+  spec.state = {Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2},
+                    {1.0, 1.0, 1.0, 1.0, vel1, vel2})};
+  spec.action = {Discrete("action", 3)};  // torque -1, 0, +1 on the joint between the links
+  return spec;
+}
+
+class AcrobotEnv final : public Env {
+ public:
+  AcrobotEnv(const EnvSpec& spec, int env_id)
+      : Env(spec, env_id), obs_index_(spec.StateIndex("obs")), action_index_(spec.ActionIndex("action")) {}
+
+  void Reset() override {
+    using P = AcrobotParams;
+    // Gymnasium draws float64 and stores .astype(np.float32).
+    for (double& v : state_) v = static_cast<float>(rng().Uniform(-P::kResetBound, P::kResetBound));
+    WriteObs();
+  }
+
+  StepResult Step(const Action& action) override {
+    using P = AcrobotParams;
+    const int64_t a = action.Get<int64_t>(action_index_)[0];
+    if (a < 0 || a > 2) throw std::out_of_range("Acrobot action must be 0, 1 or 2");
+    const double torque = P::kAvailTorque[a];
+
+    // Gymnasium's rk4(derivs, y0, [0, dt]): one classical Runge-Kutta step, elementwise in float64.
+    // The torque rides along as a fifth state with derivative 0, so it stays constant.
+    const State& y0 = state_;
+    const double dt = P::kDt - 0.0;
+    const double dt2 = dt / 2.0;
+    const State k1 = Derivs(y0, torque);
+    const State k2 = Derivs(Axpy(y0, dt2, k1), torque);
+    const State k3 = Derivs(Axpy(y0, dt2, k2), torque);
+    const State k4 = Derivs(Axpy(y0, dt, k3), torque);
+    State ns;
+    for (int i = 0; i < 4; ++i) ns[i] = y0[i] + dt / 6.0 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+
+    ns[0] = Wrap(ns[0], -P::kPi, P::kPi);
+    ns[1] = Wrap(ns[1], -P::kPi, P::kPi);
+    ns[2] = std::min(std::max(ns[2], -P::kMaxVel1), P::kMaxVel1);
+    ns[3] = std::min(std::max(ns[3], -P::kMaxVel2), P::kMaxVel2);
+    state_ = ns;
+
+    // Terminal when the free end is more than one link length above the pivot.
+    const bool terminated = -std::cos(state_[0]) - std::cos(state_[1] + state_[0]) > 1.0;
+    WriteObs();
+    return StepResult{terminated ? 0.0 : -1.0, terminated, TimeLimitReached()};
+  }
+
+ private:
+  using State = std::array<double, 4>;  // theta1, theta2, dtheta1, dtheta2
+
+  static State Axpy(const State& y, double h, const State& k) {
+    State out;
+    for (int i = 0; i < 4; ++i) out[i] = y[i] + h * k[i];
+    return out;
+  }
+
+  // AcrobotEnv._dsdt, "book" variant, with its exact association order. NumPy squares float64
+  // scalars with libm's pow(), not always equal to x*x; Square() does the same (Python's own
+  // float**2 on the constants is pow() as well, and exact for them).
+  static State Derivs(const State& s, double a) {
+    using P = AcrobotParams;
+    constexpr double m1 = P::kLinkMass1, m2 = P::kLinkMass2, l1 = P::kLinkLength1;
+    constexpr double lc1 = P::kLinkComPos1, lc2 = P::kLinkComPos2;
+    constexpr double I1 = P::kLinkMoi, I2 = P::kLinkMoi, g = P::kGravity;
+    const double theta1 = s[0], theta2 = s[1], dtheta1 = s[2], dtheta2 = s[3];
+    const double d1 =
+        m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
+    const double d2 = m2 * ((lc2 * lc2) + l1 * lc2 * std::cos(theta2)) + I2;
+    const double phi2 = m2 * lc2 * g * std::cos(theta1 + theta2 - P::kPi / 2.0);
+    const double phi1 = -m2 * l1 * lc2 * Square(dtheta2) * std::sin(theta2) -
+                        2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * std::sin(theta2) +
+                        (m1 * lc1 + m2 * l1) * g * std::cos(theta1 - P::kPi / 2) + phi2;
+    const double ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * Square(dtheta1) * std::sin(theta2) - phi2) /
+                            (m2 * (lc2 * lc2) + I2 - Square(d2) / d1);
+    const double ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
+    return State{dtheta1, dtheta2, ddtheta1, ddtheta2};
+  }
+
+  // pow(x, 2) through libm, as NumPy computes x**2; the volatile exponent stops the compiler
+  // from folding it into x*x.
+  static double Square(double x) {
+    volatile double exponent = 2.0;
+    return std::pow(x, static_cast<double>(exponent));
+  }
+
+  // Gymnasium's wrap(): shift by whole periods into [m, M].
+  static double Wrap(double x, double m, double M) {
+    const double diff = M - m;
+    while (x > M) x = x - diff;
+    while (x < m) x = x + diff;
+    return x;
+  }
+
+  void WriteObs() {
+    Slot out = Allocate();
+    float* obs = out.Get<float>(obs_index_);
+    obs[0] = static_cast<float>(std::cos(state_[0]));
+    obs[1] = static_cast<float>(std::sin(state_[0]));
+    obs[2] = static_cast<float>(std::cos(state_[1]));
+    obs[3] = static_cast<float>(std::sin(state_[1]));
+    obs[4] = static_cast<float>(state_[2]);
+    obs[5] = static_cast<float>(state_[3]);
+  }
+
+  const int obs_index_;
+  const int action_index_;
+  State state_{};
+};
+
+}  // namespace pp::classic_control

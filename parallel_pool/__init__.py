@@ -1,0 +1,57 @@
+"""parallel_pool: batched reinforcement-learning environments in C++ with a zero-copy NumPy API.
+
+Example:
+    >>> import numpy as np, parallel_pool
+    >>> env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    >>> obs, info = env.reset()
+    >>> obs, reward, terminated, truncated, info = env.step(np.zeros(4, dtype=np.int64))
+    >>> env.close()
+"""
+
+from __future__ import annotations
+
+import os
+
+from parallel_pool.base import BasePoolEnv
+from parallel_pool.dm_env import DmEnv
+from parallel_pool.errors import EnvError, PoolClosedError
+from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
+from parallel_pool.pool import list_all_envs
+from parallel_pool.registry import make, make_dm, make_gym, make_gymnasium, make_spec, register
+from parallel_pool.registry import register_all_with_gymnasium as _register_all_with_gymnasium
+from parallel_pool.spec import EnvSpec
+from parallel_pool.vector import ParallelPoolVectorEnv
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BasePoolEnv",
+    "DmEnv",
+    "EnvError",
+    "EnvSpec",
+    "GymEnv",
+    "GymnasiumEnv",
+    "ParallelPoolVectorEnv",
+    "PoolClosedError",
+    "get_include",
+    "list_all_envs",
+    "make",
+    "make_dm",
+    "make_gym",
+    "make_gymnasium",
+    "make_spec",
+    "register",
+]
+
+
+def get_include() -> str:
+    """The directory holding the env-author headers, for building an env library outside this
+    repository: ``#include "core/env.h"`` and ``#include "core/registry.h"``."""
+    installed = os.path.join(os.path.dirname(__file__), "include")
+    if os.path.exists(os.path.join(installed, "core", "env.h")):
+        return installed
+    # An editable install runs from the source tree, where the headers live under native/.
+    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "native")
+
+
+_register_all_with_gymnasium()

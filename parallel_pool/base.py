@@ -1,0 +1,167 @@
+"""What every front-end shares: building the native pool, the sync/async calls, close and repr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from parallel_pool import _native
+from parallel_pool.errors import PoolClosedError
+from parallel_pool.pool import Unpacker, env_seeds, raise_env_errors, resolve
+from parallel_pool.spec import EnvSpec
+
+
+class BasePoolEnv:
+    """A batch of ``num_envs`` envs of one task, stepped by a native thread pool.
+
+    Sync mode (``batch_size == num_envs``): ``step`` steps every env; row ``i`` is env ``i``.
+    Async mode (``batch_size < num_envs``): ``send`` returns at once, ``recv`` returns the first
+    ``batch_size`` envs to finish, and ``info["env_id"]`` says which.
+    """
+
+    env_type = "base"
+
+    def __init__(self, task_id: str, **kwargs: Any) -> None:
+        base_id, pool, env_config = resolve(task_id, kwargs)
+        self.task_id = task_id
+        seeds = env_seeds(pool["seed"], pool["num_envs"])
+        self._native = _native.Pool(
+            base_id,
+            env_config,
+            pool["num_envs"],
+            pool["batch_size"],
+            pool["num_threads"],
+            pool["thread_affinity_offset"],
+            seeds,
+            pool["autoreset_mode"],
+            pool["episode_stats"],
+        )
+        pool["num_threads"] = self._native.num_threads
+        self.spec = EnvSpec(task_id, self._native.spec, pool)
+        self.num_envs: int = pool["num_envs"]
+        self.batch_size: int = pool["batch_size"]
+        self.is_async = self.batch_size < self.num_envs
+        self.autoreset_mode: str = pool["autoreset_mode"]
+        self._unpacker = Unpacker(self.spec, self._native.field_names)
+        self.observation_space = self.spec.observation_space
+        self.action_space = self.spec.action_space
+
+    # --- the spaces, as EnvPool names them and as Gymnasium's vector envs name them ---
+    @property
+    def single_observation_space(self) -> Any:
+        return self.observation_space
+
+    @property
+    def single_action_space(self) -> Any:
+        return self.action_space
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """Every option of this pool and its env, with the values in use."""
+        return dict(self.spec.config)
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed
+
+    # --- the raw calls, shared by the front-ends ---
+    def _check_open(self) -> None:
+        if self._native.closed:
+            raise PoolClosedError("the pool is closed")
+
+    def _env_ids(self, env_id: Any) -> Any:
+        if env_id is None:
+            return None
+        ids = np.asarray(env_id)
+        if ids.ndim == 0:
+            raise ValueError(f"env_id must be a 1-d array of env ids, got a scalar {env_id!r}")
+        return ids
+
+    def _reset_arrays(self, env_id: Any, seed: Any, options: dict[str, Any] | None) -> tuple:
+        """Resets envs and returns their rows (all envs in order; or the given ones, in order)."""
+        self._check_open()
+        if options and "reset_mask" in options:
+            if env_id is not None:
+                raise ValueError("pass either env_id or options['reset_mask'], not both")
+            env_id = np.flatnonzero(_check_reset_mask(options["reset_mask"], self.num_envs))
+        ids = self._env_ids(env_id)
+        seeds = None
+        if seed is not None:
+            all_seeds = env_seeds(seed, self.num_envs)
+            seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
+        if self.is_async:
+            self._native.reset(ids, seeds)
+            arrays, errors = self._native.recv(None)
+        elif ids is None or len(ids) == self.num_envs and np.array_equal(ids, np.arange(self.num_envs)):
+            arrays, errors = self._native.reset_recv(None, seeds)
+        else:
+            arrays, errors = self._native.reset_now(ids, seeds)
+        raise_env_errors(errors, arrays)
+        return arrays
+
+    def async_reset(self, seed: Any = None) -> None:
+        """Queues a reset of every env; collect the results with ``recv``."""
+        self._check_open()
+        seeds = None if seed is None else env_seeds(seed, self.num_envs)
+        self._native.reset(None, seeds)
+
+    def send(self, action: Any, env_id: Any = None) -> None:
+        """Queues one step for each env in ``env_id`` (all envs if None) and returns at once.
+
+        ``action`` has one row per env id. Sending to an env whose previous result has not been
+        received yet is a ``ValueError``.
+        """
+        self._check_open()
+        self._native.send(action, self._env_ids(env_id))
+
+    def _recv_arrays(self, timeout: float | None) -> tuple:
+        self._check_open()
+        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout < 0):
+            raise ValueError(f"timeout must be None or a non-negative number of seconds, got {timeout!r}")
+        arrays, errors = self._native.recv(timeout)
+        raise_env_errors(errors, arrays)
+        return arrays
+
+    def _step_arrays(self, action: Any, env_id: Any) -> tuple:
+        self._check_open()
+        arrays, errors = self._native.step(action, self._env_ids(env_id))
+        raise_env_errors(errors, arrays)
+        return arrays
+
+    def close(self) -> None:
+        """Stops and joins every worker thread, even with steps in flight. Idempotent."""
+        self._native.close()
+
+    def __enter__(self) -> BasePoolEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self.num_envs
+
+    def __repr__(self) -> str:
+        mode = f"async, batch_size={self.batch_size}" if self.is_async else "sync"
+        state = ", closed" if self.closed else ""
+        return (
+            f"{type(self).__name__}({self.task_id!r}, num_envs={self.num_envs}, {mode}, "
+            f"num_threads={self._native.num_threads}, autoreset_mode={self.autoreset_mode!r}{state})"
+        )
+
+
+def _check_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
+    # The same checks, and messages, as Gymnasium's vector envs.
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+    if mask.shape != (num_envs,):
+        raise ValueError(f"`options['reset_mask']` must have shape `({num_envs},)`, got {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
+    if not np.any(mask):
+        raise ValueError(
+            "`options['reset_mask']` must contain a boolean array with at least one True value, "
+            f"got reset_mask={mask}"
+        )
+    return mask

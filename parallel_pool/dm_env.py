@@ -1,0 +1,98 @@
+"""The dm_env front-end: batched ``dm_env.TimeStep``s over a native pool.
+
+A step that ends an episode is ``LAST`` (discount 0 when terminated, 1 when only truncated); the
+env's next step resets it and returns ``FIRST``. ``observation`` is a named tuple holding the
+observation (``obs``, or one entry per key of a Dict observation) and every info entry, so async
+users find ``env_id`` there, as in EnvPool.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import dm_env
+import numpy as np
+
+from parallel_pool.base import BasePoolEnv
+
+
+class DmEnv(BasePoolEnv):
+    """A batch of envs with dm_env's API (batched ``TimeStep``s).
+
+    Example:
+        >>> import numpy as np, parallel_pool
+        >>> env = parallel_pool.make_dm("CartPole-v1", num_envs=2, seed=0)
+        >>> ts = env.reset()
+        >>> ts.step_type
+        array([0, 0], dtype=int32)
+        >>> ts = env.step(np.array([0, 1]))
+        >>> ts.observation.obs.shape, ts.observation.env_id
+        ((2, 4), array([0, 1], dtype=int32))
+        >>> env.close()
+    """
+
+    env_type = "dm"
+
+    def __init__(self, task_id: str, **kwargs: Any) -> None:
+        super().__init__(task_id, **kwargs)
+        if self.autoreset_mode != "next_step":
+            raise ValueError(
+                "the dm_env front-end resets an env on the step after LAST; it needs autoreset_mode='next_step', "
+                f"got {self.autoreset_mode!r}"
+            )
+        if self.spec.max_num_players > 1:
+            raise ValueError("the dm_env front-end is for single-player tasks; use the Gymnasium front-end")
+        names = self._observation_names()
+        self._observation_type = collections.namedtuple("Observation", names)  # type: ignore[misc]
+        self._names = names
+
+    def _observation_names(self) -> list[str]:
+        names = (
+            ["obs"] if len(self.spec.obs_fields) == 1 and self.spec.obs_fields[0].name == "obs"
+            else [f.key for f in self.spec.obs_fields]
+        )
+        info_names = [name[5:].replace(".", "_") for name in self._native.field_names if name.startswith("info:")]
+        return names + [n for n in info_names if n not in names]
+
+    def observation_spec(self) -> Any:
+        """The single-env observation spec (the ``obs`` entry of ``TimeStep.observation``)."""
+        return self.spec.observation_spec()
+
+    def action_spec(self) -> Any:
+        return self.spec.action_spec()
+
+    def reward_spec(self) -> Any:
+        return dm_env.specs.Array((), np.float64, name="reward")
+
+    def discount_spec(self) -> Any:
+        return dm_env.specs.BoundedArray((), np.float32, 0.0, 1.0, name="discount")
+
+    def _time_step(self, arrays: tuple) -> dm_env.TimeStep:
+        obs, reward, terminated, truncated, info = self._unpacker.unpack(arrays)
+        step_type = np.where(info["elapsed_step"] == 0, dm_env.StepType.FIRST, dm_env.StepType.MID)
+        step_type = np.where(terminated | truncated, dm_env.StepType.LAST, step_type).astype(np.int32)
+        discount = (~terminated).astype(np.float32)
+        values = [obs] if not isinstance(obs, dict) else list(obs.values())
+        flat_info = {}
+        for key, value in info.items():
+            if isinstance(value, dict):
+                for sub, v in value.items():
+                    flat_info[f"{key}_{sub}"] = v
+            else:
+                flat_info[key] = value
+        values += [flat_info[n] for n in self._names[len(values):]]
+        return dm_env.TimeStep(step_type, reward, discount, self._observation_type(*values))
+
+    def reset(self, env_id: Any = None, *, seed: Any = None) -> dm_env.TimeStep:
+        """Resets every env (or those in ``env_id``); every row is ``FIRST``."""
+        return self._time_step(self._reset_arrays(env_id, seed, None))
+
+    def step(self, action: Any, env_id: Any = None) -> dm_env.TimeStep:
+        if self.is_async:
+            self.send(action, env_id)
+            return self.recv()
+        return self._time_step(self._step_arrays(action, env_id))
+
+    def recv(self, timeout: float | None = None) -> dm_env.TimeStep:
+        return self._time_step(self._recv_arrays(timeout))

@@ -1,0 +1,26 @@
+"""Exceptions raised by parallel_pool, besides the built-in ValueError/TypeError/TimeoutError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parallel_pool._native import PoolClosedError
+
+__all__ = ["EnvError", "PoolClosedError"]
+
+
+class EnvError(RuntimeError):
+    """An env raised an exception while stepping or resetting.
+
+    The rest of the batch is not lost: ``result`` holds the batch as ``recv``/``step`` would have
+    returned it (the failed envs' rows hold zeros), and ``env_ids`` names the envs that failed.
+    A failed env starts a new episode on its next step (except with ``autoreset_mode="disabled"``,
+    where it must be reset explicitly).
+    """
+
+    def __init__(self, errors: list[tuple[int, str]], result: Any) -> None:
+        self.errors = list(errors)
+        self.env_ids = [env_id for env_id, _ in errors]
+        self.result = result
+        detail = "; ".join(f"env {env_id}: {message}" for env_id, message in errors)
+        super().__init__(f"{len(errors)} env(s) raised: {detail}")

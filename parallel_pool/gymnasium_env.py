@@ -1,0 +1,72 @@
+"""The Gymnasium front-end: ``reset`` and ``step`` with Gymnasium's 5-tuple, over a native pool.
+
+``observation_space``/``action_space`` are the single-env spaces, as in EnvPool; for a strict
+``gymnasium.vector.VectorEnv`` with batched spaces use ``gymnasium.make_vec("parallel_pool/<id>")``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+from parallel_pool.base import BasePoolEnv
+from parallel_pool.pool import gymnasium_autoreset_mode
+
+
+class GymnasiumEnv(BasePoolEnv):
+    """A batch of envs with Gymnasium's API.
+
+    Example:
+        >>> import numpy as np, parallel_pool
+        >>> env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+        >>> obs, info = env.reset()
+        >>> obs.shape
+        (4, 4)
+        >>> obs, reward, terminated, truncated, info = env.step(np.zeros(4, dtype=np.int64))
+        >>> info["env_id"]
+        array([0, 1, 2, 3], dtype=int32)
+        >>> env.close()
+    """
+
+    env_type = "gymnasium"
+
+    def __init__(self, task_id: str, **kwargs: Any) -> None:
+        super().__init__(task_id, **kwargs)
+        self.metadata: dict[str, Any] = {"autoreset_mode": gymnasium_autoreset_mode(self.autoreset_mode), "render_modes": []}
+
+    def reset(
+        self, env_id: Any = None, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Resets every env (or those in ``env_id``, or ``options["reset_mask"]``).
+
+        ``seed`` re-seeds: an int gives env ``i`` the seed ``seed + i``; a list gives one per env.
+        In async mode this queues the resets and returns the first ``batch_size`` results.
+        """
+        arrays = self._reset_arrays(env_id, seed, options)
+        return self._unpacker.obs(arrays), self._unpacker.info(arrays)
+
+    def step(self, action: Any, env_id: Any = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Steps the envs in ``env_id`` (all if None) and returns their rows, in that order in sync
+        mode. In async mode this is ``send`` followed by ``recv``."""
+        if self.is_async:
+            self.send(action, env_id)
+            return self.recv()
+        return self._unpacker.unpack(self._step_arrays(action, env_id))
+
+    def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Waits for the next ``batch_size`` results; ``TimeoutError`` after ``timeout`` seconds.
+
+        Raises ``RuntimeError`` instead of blocking for ever when fewer than ``batch_size`` envs are
+        in flight.
+        """
+        return self._unpacker.unpack(self._recv_arrays(timeout))
+
+
+class GymEnv(GymnasiumEnv):
+    """The gym-style front-end (``env_type="gym"``): the same 5-tuple API as ``GymnasiumEnv``.
+
+    It exists for code that asks for ``env_type="gym"`` (as EnvPool's users do); gym 0.26 and
+    Gymnasium share the ``(obs, reward, terminated, truncated, info)`` step API.
+    """
+
+    env_type = "gym"

@@ -1,0 +1,116 @@
+"""Making pools by task id, and registering task aliases and out-of-tree C++ env libraries."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium
+
+from parallel_pool import _native
+from parallel_pool.base import BasePoolEnv
+from parallel_pool.dm_env import DmEnv
+from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
+from parallel_pool.pool import list_all_envs, resolve
+from parallel_pool.spec import EnvSpec
+
+_ENV_TYPES: dict[str, type[BasePoolEnv]] = {"gymnasium": GymnasiumEnv, "gym": GymEnv, "dm": DmEnv}
+_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
+GYMNASIUM_NAMESPACE = "parallel_pool"
+
+
+def aliases() -> dict[str, tuple[str, dict[str, Any]]]:
+    return _ALIASES
+
+
+def make(task_id: str, env_type: str = "gymnasium", **kwargs: Any) -> BasePoolEnv:
+    """Makes a pool of ``num_envs`` envs of ``task_id``.
+
+    ``env_type`` is ``"gymnasium"`` (default), ``"gym"`` or ``"dm"``. Common kwargs: ``num_envs``,
+    ``batch_size`` (default ``num_envs``: sync), ``num_threads`` (0: one per CPU), ``seed``,
+    ``max_episode_steps``, ``thread_affinity_offset``, ``autoreset_mode``, ``episode_stats``; plus
+    the task's own config (``parallel_pool.make_spec(task_id).config`` lists them all).
+
+    Example:
+        >>> import parallel_pool
+        >>> env = parallel_pool.make("Pendulum-v1", num_envs=8, batch_size=4, seed=0, g=9.81)
+        >>> env.close()
+    """
+    if env_type not in _ENV_TYPES:
+        raise ValueError(f"env_type must be one of {sorted(_ENV_TYPES)}, got {env_type!r}")
+    return _ENV_TYPES[env_type](task_id, **kwargs)
+
+
+def make_gymnasium(task_id: str, **kwargs: Any) -> GymnasiumEnv:
+    """``make(task_id, env_type="gymnasium", ...)``."""
+    return GymnasiumEnv(task_id, **kwargs)
+
+
+def make_gym(task_id: str, **kwargs: Any) -> GymEnv:
+    """``make(task_id, env_type="gym", ...)``."""
+    return GymEnv(task_id, **kwargs)
+
+
+def make_dm(task_id: str, **kwargs: Any) -> DmEnv:
+    """``make(task_id, env_type="dm", ...)``."""
+    return DmEnv(task_id, **kwargs)
+
+
+def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
+    """The spec a pool made with these kwargs would have, without making the pool."""
+    base_id, pool, env_config = resolve(task_id, kwargs)
+    return EnvSpec(task_id, _native.make_spec(base_id, env_config), pool)
+
+
+def register(task_id: str, base_task: str | None = None, *, library: str | None = None,
+             **default_kwargs: Any) -> list[str]:
+    """Registers new task ids; returns them.
+
+    - ``register("CartPole-long", "CartPole-v1", max_episode_steps=2000)``: an alias of a task with
+      other defaults.
+    - ``register("", library="/path/libmy_env.so")``: loads a C++ env library built outside this
+      repository against ``parallel_pool.get_include()``; it registers its own task ids through
+      its ``parallel_pool_register`` function (``task_id`` is ignored and may be empty).
+
+    Each new id is also registered with Gymnasium as ``parallel_pool/<id>`` for ``gymnasium.make_vec``.
+    """
+    if library is not None:
+        if base_task is not None or default_kwargs:
+            raise ValueError("register(library=...) takes no base_task or default kwargs")
+        path = os.fspath(library)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no env library at {path!r}")
+        new_ids = list(_native.load_library(os.path.abspath(path)))
+    else:
+        if not isinstance(task_id, str) or not task_id:
+            raise ValueError("task_id must be a non-empty str")
+        if base_task is None:
+            raise ValueError("register(task_id, base_task, **defaults) needs the task to alias")
+        if task_id in list_all_envs():
+            raise ValueError(f"task id {task_id!r} is already registered")
+        resolve(base_task, default_kwargs)  # validates the base task and the kwargs now
+        base, base_kwargs = _ALIASES.get(base_task, (base_task, {}))
+        _ALIASES[task_id] = (base, {**base_kwargs, **default_kwargs})
+        new_ids = [task_id]
+    for new_id in new_ids:
+        _register_gymnasium(new_id)
+    return new_ids
+
+
+def _register_gymnasium(task_id: str) -> None:
+    env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
+    if env_id in gymnasium.registry:
+        return
+    spec = make_spec(task_id)
+    gymnasium.register(
+        id=env_id,
+        vector_entry_point="parallel_pool.vector:make_vector_env",
+        kwargs={"task_id": task_id},
+        max_episode_steps=None,
+        reward_threshold=spec.reward_threshold,
+    )
+
+
+def register_all_with_gymnasium() -> None:
+    for task_id in list_all_envs():
+        _register_gymnasium(task_id)

@@ -1,0 +1,149 @@
+"""Python view of a task's spec: config, fields, and the spaces and dm_env specs built from them.
+
+Everything here is derived from the one spec each env declares in C++; nothing is declared twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+import numpy as np
+from dm_env import specs as dm_specs
+
+from parallel_pool import _native
+
+# Keyword arguments every task accepts, with their defaults; the rest are the task's own config.
+POOL_DEFAULTS: dict[str, Any] = {
+    "num_envs": 1,
+    "batch_size": None,
+    "num_threads": 0,
+    "seed": None,
+    "thread_affinity_offset": -1,
+    "autoreset_mode": "next_step",
+    "episode_stats": False,
+}
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """One array field of a spec: a row's shape and dtype, and the space it becomes."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    space: str  # "box" or "discrete"
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    per_player: bool
+    allow_nan: bool
+
+    @classmethod
+    def from_native(cls, d: dict[str, Any]) -> FieldInfo:
+        return cls(
+            name=d["name"],
+            dtype=np.dtype(d["dtype"]),
+            shape=tuple(d["shape"]),
+            space=d["space"],
+            low=tuple(d["low"]),
+            high=tuple(d["high"]),
+            per_player=d["per_player"],
+            allow_nan=d["allow_nan"],
+        )
+
+    @property
+    def key(self) -> str:
+        """The name without its "obs:"/"info:"/"action:" prefix."""
+        return self.name.split(":", 1)[1] if ":" in self.name else self.name
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Low and high as arrays of the field's shape and dtype (the dtype's range when unbounded)."""
+        if self.dtype.kind == "f":
+            default_low, default_high = -np.inf, np.inf
+        elif self.dtype.kind == "b":
+            default_low, default_high = 0, 1
+        else:
+            info = np.iinfo(self.dtype)
+            default_low, default_high = info.min, info.max
+
+        def expand(values: tuple[float, ...], default: float) -> np.ndarray:
+            arr = np.asarray(values if values else (default,), dtype=np.float64)
+            if arr.size == 1:
+                arr = np.full(self.shape, arr.item())
+            return arr.reshape(self.shape).astype(self.dtype)
+
+        return expand(self.low, default_low), expand(self.high, default_high)
+
+    def gymnasium_space(self) -> gymnasium.Space:
+        if self.space == "discrete":
+            start = int(self.low[0])
+            return gymnasium.spaces.Discrete(int(self.high[0]) - start + 1, start=start)
+        low, high = self.bounds()
+        return gymnasium.spaces.Box(low=low, high=high, shape=self.shape, dtype=self.dtype)
+
+    def dm_spec(self, name: str | None = None) -> dm_specs.Array:
+        name = name or self.key
+        if self.space == "discrete":
+            start = int(self.low[0])
+            if start == 0:
+                return dm_specs.DiscreteArray(int(self.high[0]) + 1, dtype=self.dtype, name=name)
+            return dm_specs.BoundedArray((), self.dtype, start, int(self.high[0]), name=name)
+        low, high = self.bounds()
+        if self.low or self.high:
+            return dm_specs.BoundedArray(self.shape, self.dtype, low, high, name=name)
+        return dm_specs.Array(self.shape, self.dtype, name=name)
+
+
+class EnvSpec:
+    """A task's resolved spec: its config (pool options and env config) and its fields.
+
+    Example:
+        >>> import parallel_pool
+        >>> spec = parallel_pool.make_spec("CartPole-v1", num_envs=8)
+        >>> spec.observation_space
+        Box([-4.8 ...], [4.8 ...], (4,), float32)
+        >>> spec.config["max_episode_steps"]
+        500
+    """
+
+    def __init__(self, task_id: str, native: dict[str, Any], pool_config: dict[str, Any]) -> None:
+        self.task_id = task_id
+        self.env_config: dict[str, Any] = dict(native["config"])
+        self.config: dict[str, Any] = {**pool_config, **self.env_config}
+        self.state_fields = [FieldInfo.from_native(d) for d in native["state"]]
+        self.action_fields = [FieldInfo.from_native(d) for d in native["action"]]
+        self.max_num_players: int = native["max_num_players"]
+        self.max_episode_steps: int = native["max_episode_steps"]
+        self.reward_threshold: float | None = native["reward_threshold"]
+        self.obs_fields = [f for f in self.state_fields if f.name == "obs" or f.name.startswith("obs:")]
+        self.info_fields = [f for f in self.state_fields if f.name.startswith("info:")]
+
+    @property
+    def observation_space(self) -> gymnasium.Space:
+        """The single-env observation space."""
+        if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":
+            return self.obs_fields[0].gymnasium_space()
+        return gymnasium.spaces.Dict({f.key: f.gymnasium_space() for f in self.obs_fields})
+
+    @property
+    def action_space(self) -> gymnasium.Space:
+        """The single-env action space (per player, for multi-player tasks)."""
+        if len(self.action_fields) == 1 and self.action_fields[0].name == "action":
+            return self.action_fields[0].gymnasium_space()
+        return gymnasium.spaces.Dict({f.key: f.gymnasium_space() for f in self.action_fields})
+
+    def observation_spec(self) -> Any:
+        """The single-env dm_env observation spec."""
+        if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":
+            return self.obs_fields[0].dm_spec("obs")
+        return {f.key: f.dm_spec() for f in self.obs_fields}
+
+    def action_spec(self) -> Any:
+        """The single-env dm_env action spec."""
+        if len(self.action_fields) == 1 and self.action_fields[0].name == "action":
+            return self.action_fields[0].dm_spec("action")
+        return {f.key: f.dm_spec() for f in self.action_fields}
+
+    def __repr__(self) -> str:
+        return f"EnvSpec({self.task_id!r}, config={self.config!r})"

@@ -1,0 +1,97 @@
+"""A strict ``gymnasium.vector.VectorEnv`` over a native pool, for ``gymnasium.make_vec``.
+
+Batched spaces, ``metadata["autoreset_mode"]``, Gymnasium's ``reset(seed, options)`` including
+``reset_mask``: code written for ``SyncVectorEnv``/``AsyncVectorEnv`` runs on it unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from parallel_pool.gymnasium_env import GymnasiumEnv
+from parallel_pool.pool import gymnasium_autoreset_mode
+
+
+class ParallelPoolVectorEnv(VectorEnv):
+    """``num_envs`` envs of one task as a Gymnasium ``VectorEnv`` (sync: every step steps all).
+
+    Example:
+        >>> import gymnasium, parallel_pool
+        >>> envs = gymnasium.make_vec("parallel_pool/CartPole-v1", num_envs=3)
+        >>> envs.observation_space.shape
+        (3, 4)
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs, rew, terminated, truncated, info = envs.step(envs.action_space.sample())
+        >>> envs.close()
+    """
+
+    def __init__(self, task_id: str, num_envs: int = 1, **kwargs: Any) -> None:
+        if "batch_size" in kwargs and kwargs["batch_size"] not in (None, num_envs):
+            raise ValueError("a VectorEnv steps every env at once: batch_size must equal num_envs")
+        self._env = GymnasiumEnv(task_id, num_envs=num_envs, **kwargs)
+        if self._env.spec.max_num_players > 1:
+            self._env.close()
+            raise ValueError(f"{task_id} is multi-player; use parallel_pool.make() for per-player rows")
+        self.num_envs = num_envs
+        self.single_observation_space = self._env.observation_space
+        self.single_action_space = self._env.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.metadata = {"autoreset_mode": gymnasium_autoreset_mode(self._env.autoreset_mode), "render_modes": []}
+        self.render_mode = None
+        self.spec = None
+        self._last_obs: Any = None
+
+    @property
+    def pool(self) -> GymnasiumEnv:
+        """The native pool behind this view."""
+        return self._env
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        options = dict(options) if options else None
+        if options and "reset_mask" in options:
+            mask = options["reset_mask"]
+            obs, info = self._env.reset(seed=seed, options={"reset_mask": mask})
+            merged = _merge_rows(self._last_obs, obs, np.flatnonzero(mask), self.single_observation_space,
+                                 self.num_envs)
+            self._last_obs = merged
+            return merged, info
+        obs, info = self._env.reset(seed=seed)
+        self._last_obs = obs
+        return obs, info
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        result = self._env.step(actions)
+        self._last_obs = result[0]
+        return result
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._env.close()
+
+    def __repr__(self) -> str:
+        return f"ParallelPoolVectorEnv({self._env.task_id}, num_envs={self.num_envs})"
+
+
+def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, space: gymnasium.Space, num_envs: int) -> Any:
+    """A full batch: the rows just reset at ``ids``, the previous observation elsewhere."""
+    if isinstance(rows, dict):
+        prev = previous if previous is not None else {k: None for k in rows}
+        return {k: _merge_rows(prev[k], rows[k], ids, space[k], num_envs) for k in rows}
+    if previous is None:
+        out = np.zeros((num_envs, *rows.shape[1:]), dtype=rows.dtype)
+    else:
+        out = np.array(previous, copy=True)
+    out[ids] = rows
+    return out
+
+
+def make_vector_env(num_envs: int = 1, task_id: str = "", **kwargs: Any) -> ParallelPoolVectorEnv:
+    """Gymnasium's ``vector_entry_point`` for ``parallel_pool/<task_id>``."""
+    if kwargs.pop("render_mode", None) is not None:
+        raise ValueError("parallel_pool vector envs do not render yet; pass render_mode=None")
+    return ParallelPoolVectorEnv(task_id, num_envs=num_envs, **kwargs)
