@@ -10,7 +10,7 @@ from typing import Any
 
 
 from parallel_pool.base import BasePoolEnv
-from parallel_pool.pool import gymnasium_autoreset_mode
+from parallel_pool.pool import gymnasium_autoreset_mode, raise_env_errors
 
 
 class GymnasiumEnv(BasePoolEnv):
@@ -32,6 +32,7 @@ class GymnasiumEnv(BasePoolEnv):
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         super().__init__(task_id, **kwargs)
+        self._unpack = self._unpacker.unpack
         self.metadata: dict[str, Any] = {"autoreset_mode": gymnasium_autoreset_mode(self.autoreset_mode), "render_modes": []}
 
     def reset(
@@ -51,7 +52,11 @@ class GymnasiumEnv(BasePoolEnv):
         if self.is_async:
             self.send(action, env_id)
             return self.recv()
-        return self._unpacker.unpack(self._step_arrays(action, env_id))
+        # The hot path of sync stepping: kept flat on purpose (the native call checks everything).
+        arrays, errors = self._native.step(action, None if env_id is None else self._env_ids(env_id))
+        if errors:
+            raise_env_errors(errors, arrays)
+        return self._unpack(arrays)
 
     def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Waits for the next ``batch_size`` results; ``TimeoutError`` after ``timeout`` seconds.

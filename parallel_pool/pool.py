@@ -7,6 +7,7 @@ this module turns them into ``(obs, reward, terminated, truncated, info)`` witho
 from __future__ import annotations
 
 import collections
+import operator
 from typing import Any
 
 import numpy as np
@@ -141,6 +142,10 @@ class Unpacker:
                 self._groups[group].append((sub, i))
             else:
                 self._info.append((key, i))
+        self._info_keys = tuple(key for key, _ in self._info)
+        # itemgetter of one index returns the item itself, not a 1-tuple: always ask for a tuple.
+        getter = operator.itemgetter(*[i for _, i in self._info]) if self._info else (lambda a: ())
+        self._info_getter = getter if len(self._info) != 1 else (lambda a, g=getter: (g(a),))
         self._final_mask = index.get("info:_final")
         self._final_obs: int | list[tuple[str, int]] | None = None
         self._final_info: list[tuple[str, int]] = []
@@ -152,6 +157,7 @@ class Unpacker:
             self._final_info = [
                 (f.key, index["final:" + f.name]) for f in spec.info_fields if not f.per_player
             ]
+        self._simple = isinstance(self._obs, int) and not self._groups and self._final_mask is None
 
     def obs(self, arrays: tuple) -> Any:
         if isinstance(self._obs, int):
@@ -159,7 +165,7 @@ class Unpacker:
         return {key: arrays[i] for key, i in self._obs}
 
     def info(self, arrays: tuple) -> dict[str, Any]:
-        info = {key: arrays[i] for key, i in self._info}
+        info = dict(zip(self._info_keys, self._info_getter(arrays)))
         for group, entries in self._groups.items():
             info[group] = {key: arrays[i] for key, i in entries}
         if "_episode" in info and not info["_episode"].any():
@@ -191,6 +197,15 @@ class Unpacker:
         info["_final_info"] = mask
 
     def unpack(self, arrays: tuple) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._simple:
+            # One obs array and flat info: the common case, without the general path's branches.
+            return (
+                arrays[self._obs],
+                arrays[self._reward],
+                arrays[self._terminated],
+                arrays[self._truncated],
+                dict(zip(self._info_keys, self._info_getter(arrays))),
+            )
         return (
             self.obs(arrays),
             arrays[self._reward],

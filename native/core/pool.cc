@@ -99,6 +99,7 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
   for (int i = 0; i < ring_size; ++i) ring_.push_back(free_list_->Acquire());
 
   envs_ = std::vector<EnvState>(static_cast<std::size_t>(num_envs));
+  seen_.assign(static_cast<std::size_t>(num_envs), 0);
   for (const FieldSpec& f : spec_.action) {
     action_row_bytes_.push_back(f.RowBytes() * (f.per_player ? spec_.max_num_players : 1));
   }
@@ -122,7 +123,10 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
   if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   num_threads = std::min(num_threads, num_envs);
   options_.num_threads = num_threads;
-  workers_ = std::make_unique<WorkerPool>(num_threads, options_.thread_affinity_offset, &queue_,
+  // In sync mode the calling thread steps envs too while it waits, so it is one of the threads:
+  // a single env runs entirely on the caller, with no thread hand-off at all.
+  const int num_workers = ordered_ ? num_threads - 1 : num_threads;
+  workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_,
                                           [this](int env_id) { RunJob(env_id); });
 }
 
@@ -145,19 +149,24 @@ void Pool::CheckOpen() const {
   if (closed_.load(std::memory_order_relaxed)) throw ClosedError("the pool is closed");
 }
 
-void Pool::CheckEnvIds(const int32_t* env_ids, int n, const char* what) const {
+void Pool::CheckEnvIds(const int32_t* env_ids, int n, const char* what) {
   if (n <= 0) throw std::invalid_argument(std::string(what) + " needs at least one env id");
-  // Duplicates are found by marking: ids are few and bounded, so a sort is not needed.
-  std::vector<uint8_t> seen(envs_.size(), 0);
+  // Duplicates are found by stamping each id with this call's generation: no clearing, no allocation.
+  if (++seen_generation_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    seen_generation_ = 1;
+  }
   for (int k = 0; k < n; ++k) {
     const int32_t id = env_ids[k];
     if (id < 0 || id >= options_.num_envs) {
       throw std::invalid_argument(std::string(what) + ": env id " + std::to_string(id) + " is out of range [0, " +
                                   std::to_string(options_.num_envs) + ")");
     }
-    if (seen[static_cast<std::size_t>(id)]++) {
+    uint32_t& stamp = seen_[static_cast<std::size_t>(id)];
+    if (stamp == seen_generation_) {
       throw std::invalid_argument(std::string(what) + ": env id " + std::to_string(id) + " appears twice");
     }
+    stamp = seen_generation_;
     if (envs_[static_cast<std::size_t>(id)].pending) {
       throw std::invalid_argument(std::string(what) + ": " +
                                   EnvIdError(id, "its previous result has not been received yet (recv() first)"));

@@ -79,7 +79,8 @@ class Pool final : public SlotAllocator {
   const PoolOptions& options() const { return options_; }
   const BlockLayout& layout() const { return free_list_->layout(); }
   const CoreFields& core_fields() const { return fields_; }
-  int num_threads() const { return workers_ ? workers_->num_threads() : 0; }
+  // Threads stepping envs: the workers, plus the caller in sync mode.
+  int num_threads() const { return options_.num_threads; }
   bool closed() const { return closed_; }
   // Sent but not yet returned by Recv.
   int outstanding() const { return outstanding_; }
@@ -117,7 +118,7 @@ class Pool final : public SlotAllocator {
   };
 
   void CheckOpen() const;
-  void CheckEnvIds(const int32_t* env_ids, int n, const char* what) const;
+  void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   void RunJob(int env_id);
   void ClaimRow(EnvState& s);
@@ -135,6 +136,8 @@ class Pool final : public SlotAllocator {
   std::shared_ptr<BlockFreeList> free_list_;
   std::vector<EnvState> envs_;
   std::vector<std::size_t> action_row_bytes_;  // per action field, per env (all players)
+  std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
+  uint32_t seen_generation_ = 0;
 
   // Output indices: index i goes to row i % batch_size of block i / batch_size.
   std::vector<OutputBlock*> ring_;

@@ -75,7 +75,7 @@ class WorkerPool {
  private:
   // Spinning keeps hand-off latency low between back-to-back steps, but on a machine with few
   // cores a spinning worker steals time from the Python thread, so the spin is kept short.
-  static constexpr int kSpinIterations = 2000;
+  static constexpr int kSpinIterations = 256;
 
   void Loop() {
     for (;;) {

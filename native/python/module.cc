@@ -123,6 +123,7 @@ class PyPool {
     options.episode_stats = episode_stats;
     pool_ = std::make_unique<Pool>(task, std::move(spec), std::move(options));
     for (const BlockField& f : pool_->layout().fields()) {
+      if (f.shape.size() > kMaxDims) throw py::value_error("field '" + f.name + "' has too many dimensions");
       dtypes_.push_back(py::dtype(DtypeName(f.dtype)));
       names_.push_back(f.name);
     }
@@ -153,10 +154,17 @@ class PyPool {
     return Wrap(block);
   }
 
-  // send + recv in one call: the calling thread runs jobs itself while it waits.
+  // send + recv in one call, with one GIL release: the calling thread steps envs while it waits.
   py::tuple Step(const py::object& actions, const py::object& env_ids) {
-    SendImpl(actions, env_ids, true);
-    return Recv(std::nullopt);
+    EnvIdList ids = EnvIds(env_ids);
+    PrepareActions(actions, ids.size);
+    OutputBlock* block;
+    {
+      py::gil_scoped_release release;
+      pool_->Send(ids.data, ids.size, action_data_, true);
+      block = pool_->Recv(-1.0);
+    }
+    return Wrap(block);
   }
   py::tuple ResetRecv(const py::object& env_ids, const py::object& seeds) {
     ResetImpl(env_ids, seeds, true);
@@ -223,7 +231,7 @@ class PyPool {
 
   py::array ActionArray(const py::handle& obj, std::size_t f, int n) {
     const FieldSpec& field = pool_->spec().action[f];
-    py::array arr = py::array::ensure(obj);
+    py::array arr = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj) : py::array::ensure(obj);
     if (!arr) throw py::type_error("action '" + field.name + "' must be an array");
     const py::dtype& want = action_dtypes_[f];
     if (!arr.dtype().is(want)) {
@@ -256,9 +264,17 @@ class PyPool {
 
   void SendImpl(const py::object& actions, const py::object& env_ids, bool caller_waits) {
     EnvIdList ids = EnvIds(env_ids);
-    const int n = ids.size;
+    PrepareActions(actions, ids.size);
+    py::gil_scoped_release release;
+    pool_->Send(ids.data, ids.size, action_data_, caller_waits);
+  }
+
+  // Fills action_arrays_/action_data_ (members, so no allocation per step) from `actions`.
+  void PrepareActions(const py::object& actions, int n) {
     const auto& fields = pool_->spec().action;
-    std::vector<py::array> arrays;
+    std::vector<py::array>& arrays = action_arrays_;
+    arrays.clear();
+    action_data_.clear();
     if (fields.size() == 1 && !py::isinstance<py::dict>(actions)) {
       arrays.push_back(ActionArray(actions, 0, n));
     } else {
@@ -275,10 +291,7 @@ class PyPool {
         arrays.push_back(ActionArray(d[py::str(key)], f, n));
       }
     }
-    std::vector<const std::byte*> data;
-    for (auto& a : arrays) data.push_back(static_cast<const std::byte*>(a.data()));
-    py::gil_scoped_release release;
-    pool_->Send(ids.data, n, data, caller_waits);
+    for (auto& a : arrays) action_data_.push_back(static_cast<const std::byte*>(a.data()));
   }
 
   void ResetImpl(const py::object& env_ids, const py::object& seeds, bool caller_waits) {
@@ -315,27 +328,45 @@ class PyPool {
   }
 
   // (arrays in field order, errors or None). The arrays view the block; the capsule gives it back.
+  // NumPy's C API directly: this runs on every step, and pybind11's generic constructor allocates.
   py::tuple Wrap(OutputBlock* block, int rows = -1) {
     py::capsule owner(block, [](void* p) { BlockFreeList::Release(static_cast<OutputBlock*>(p)); });
     const auto& fields = pool_->layout().fields();
     const int player_rows = block->player_rows.load(std::memory_order_acquire);
+    auto& api = py::detail::npy_api::get();
     py::tuple arrays(fields.size());
     for (std::size_t i = 0; i < fields.size(); ++i) {
       const BlockField& f = fields[i];
-      std::vector<py::ssize_t> shape{f.per_player ? player_rows : (rows >= 0 ? rows : pool_->options().batch_size)};
-      for (int d : f.shape) shape.push_back(d);
-      arrays[i] = py::array(dtypes_[i], shape, {}, block->field(static_cast<int>(i)), owner);
+      Py_intptr_t dims[kMaxDims + 1];
+      dims[0] = f.per_player ? player_rows : (rows >= 0 ? rows : pool_->options().batch_size);
+      for (std::size_t d = 0; d < f.shape.size(); ++d) dims[d + 1] = f.shape[d];
+      PyObject* descr = dtypes_[i].inc_ref().ptr();  // stolen by PyArray_NewFromDescr
+      PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(f.shape.size() + 1),
+                                                dims, nullptr, block->field(static_cast<int>(i)),
+                                                py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
+                                                    py::detail::npy_api::NPY_ARRAY_WRITEABLE_,
+                                                nullptr);
+      if (arr == nullptr) throw py::error_already_set();
+      if (api.PyArray_SetBaseObject_(arr, owner.inc_ref().ptr()) != 0) {
+        Py_DECREF(arr);
+        throw py::error_already_set();
+      }
+      PyTuple_SET_ITEM(arrays.ptr(), static_cast<py::ssize_t>(i), arr);
     }
     py::object errors = py::none();
     if (!block->errors().empty()) errors = py::cast(block->errors());
     return py::make_tuple(arrays, errors);
   }
 
+  static constexpr std::size_t kMaxDims = 31;  // NumPy's limit is 32 dimensions, one is the batch
+
   std::unique_ptr<Pool> pool_;
   std::vector<py::dtype> dtypes_;
   std::vector<std::string> names_;
   std::vector<py::dtype> action_dtypes_;
   std::vector<int32_t> all_ids_;
+  std::vector<py::array> action_arrays_;
+  std::vector<const std::byte*> action_data_;
 };
 
 }  // namespace
