@@ -293,11 +293,16 @@ OutputBlock* Pool::Recv(double timeout_s) {
                             std::chrono::duration<double>(forever ? 0.0 : timeout_s));
   while (block->rows_done.load(std::memory_order_acquire) < batch_size_) {
     CheckOpen();
-    if (workers_->RunOne()) continue;  // help rather than sleep while jobs are queued
+    // While it waits, the caller runs queued jobs itself rather than sleep: in sync mode it is one
+    // of the stepping threads; in async mode its core would otherwise idle, and a job it runs
+    // still takes its row in finishing order. With a timeout it only waits (in async mode), so a
+    // long step cannot hold it past the deadline.
+    const bool help = ordered_ || forever;
+    if (help && workers_->RunOne()) continue;
     std::unique_lock<std::mutex> lock(ready_mu_);
     auto ready = [&] {
       return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||
-             !queue_.EmptyApprox();
+             (help && !queue_.EmptyApprox());
     };
     if (forever) {
       ready_cv_.wait(lock, ready);

@@ -1,0 +1,280 @@
+"""The engine's contract: batch order, async bookkeeping, determinism, errors, close, recycling."""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import parallel_pool
+from parallel_pool import EnvError, PoolClosedError
+
+
+def test_sync_rows_are_env_order() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=8, seed=0)
+    _, info = env.reset()
+    np.testing.assert_array_equal(info["env_id"], np.arange(8))
+    for _ in range(50):
+        _, _, _, _, info = env.step(np.ones(8, dtype=np.int64))
+        np.testing.assert_array_equal(info["env_id"], np.arange(8))
+    # A subset in sync mode comes back in the order sent.
+    env.close()
+
+
+def test_async_bookkeeping_over_a_million_steps() -> None:
+    """num_envs=16, batch_size=4: every recv has 4 distinct envs; each env is stepped exactly once
+    per send (elapsed_step advances by one, or restarts after an episode end); sends and receives
+    per env agree at the end."""
+    num_envs, batch = 16, 4
+    env = parallel_pool.make("CartPole-v1", num_envs=num_envs, batch_size=batch, seed=1, num_threads=2)
+    sends = np.zeros(num_envs, dtype=np.int64)
+    recvs = np.zeros(num_envs, dtype=np.int64)
+    last_elapsed = np.full(num_envs, -1)
+    last_done = np.zeros(num_envs, dtype=bool)
+    env.async_reset()
+    sends += 1
+    actions = np.random.default_rng(0).integers(0, 2, (1024, batch))
+    total = 0
+    k = 0
+    while total < 1_000_000:
+        _, _, term, trunc, info = env.recv()
+        ids = info["env_id"]
+        assert len(ids) == batch and len(np.unique(ids)) == batch
+        recvs[ids] += 1
+        elapsed = info["elapsed_step"]
+        expected = np.where(last_done[ids] | (last_elapsed[ids] < 0), 0, last_elapsed[ids] + 1)
+        np.testing.assert_array_equal(elapsed, expected)
+        last_elapsed[ids] = elapsed
+        last_done[ids] = term | trunc
+        env.send(actions[k % 1024], ids)
+        sends[ids] += 1
+        total += batch
+        k += 1
+    # Drain what is in flight: every env's sends are matched by receives.
+    while env._native.outstanding:
+        _, _, _, _, info = env.recv()
+        recvs[info["env_id"]] += 1
+    np.testing.assert_array_equal(sends, recvs)
+    assert sends.sum() >= 1_000_000
+    env.close()
+
+
+def _per_env_stream(num_threads: int, seed: int, batch_size: int = 8) -> dict[int, list]:
+    env = parallel_pool.make(
+        "Pendulum-v1", num_envs=8, batch_size=batch_size, seed=seed, num_threads=num_threads
+    )
+    rng = np.random.default_rng(99)
+    streams: dict[int, list] = collections.defaultdict(list)
+    if batch_size == 8:
+        obs, info = env.reset()
+        for _ in range(300):
+            obs, rew, term, trunc, info = env.step(rng.uniform(-2, 2, (8, 1)).astype(np.float32))
+            for i, e in enumerate(info["env_id"]):
+                streams[int(e)].append((obs[i].copy(), rew[i], term[i], trunc[i]))
+    else:
+        env.async_reset()
+        per_env_actions = {e: np.random.default_rng(e).uniform(-2, 2, (1000, 1)).astype(np.float32) for e in range(8)}
+        counts = collections.Counter()
+        for _ in range(300):
+            obs, rew, term, trunc, info = env.recv()
+            ids = info["env_id"]
+            for i, e in enumerate(ids):
+                streams[int(e)].append((obs[i].copy(), rew[i], term[i], trunc[i]))
+            env.send(np.stack([per_env_actions[int(e)][counts[int(e)]] for e in ids]), ids)
+            for e in ids:
+                counts[int(e)] += 1
+        streams = {e: s[:30] for e, s in streams.items()}  # every env got at least this many
+    env.close()
+    return streams
+
+
+def _assert_same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for e in a:
+        assert len(a[e]) == len(b[e])
+        for x, y in zip(a[e], b[e]):
+            np.testing.assert_array_equal(x[0], y[0])
+            assert x[1:] == y[1:]
+
+
+@pytest.mark.parametrize("batch_size", [8, 2])
+def test_same_seed_same_stream_for_any_thread_count(batch_size: int) -> None:
+    ref = _per_env_stream(1, seed=5, batch_size=batch_size)
+    for threads in (1, 2, 4):
+        _assert_same(ref, _per_env_stream(threads, seed=5, batch_size=batch_size))
+    other = _per_env_stream(2, seed=6, batch_size=batch_size)
+    assert not np.array_equal(ref[0][0][0], other[0][0][0])
+
+
+def test_reset_seed_reseeds() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    a, _ = env.reset(seed=123)
+    env.step(np.ones(4, dtype=np.int64))
+    b, _ = env.reset(seed=123)
+    c, _ = env.reset()  # no seed: the streams go on
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(b, c)
+    # Gymnasium's convention: an int seed gives env i the seed + i; a list gives one per env.
+    d, _ = env.reset(seed=[123, 124, 125, 126])
+    np.testing.assert_array_equal(a, d)
+    e, _ = parallel_pool.make("CartPole-v1", num_envs=4, seed=123).reset()
+    np.testing.assert_array_equal(a, e)
+    env.close()
+
+
+def test_env_exception_is_raised_in_python_and_pool_goes_on() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=4, seed=0, raise_on_step=3, episode_length=50)
+    env.reset()
+    action = np.zeros((4, 4), dtype=np.int64)
+    env.step(action)
+    env.step(action)
+    with pytest.raises(EnvError, match="env 0: tutorial env raised on step 3") as excinfo:
+        env.step(action)
+    assert sorted(excinfo.value.env_ids) == [0, 1, 2, 3]
+    assert excinfo.value.result is not None  # the batch is not lost
+    # The failed envs start new episodes on their next step; the pool keeps working.
+    _, _, _, _, info = env.step(action)
+    np.testing.assert_array_equal(info["elapsed_step"], 0)
+    _, _, _, _, info = env.step(action)
+    np.testing.assert_array_equal(info["elapsed_step"], 1)
+    env.close()
+
+
+def test_recv_timeout_then_result_still_arrives() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=2, batch_size=1, seed=0, step_sleep_us=100_000,
+                             num_threads=1)
+    env.async_reset()
+    env.recv()
+    env.recv()
+    env.send(np.zeros((1, 4), dtype=np.int64), np.array([0]))
+    with pytest.raises(TimeoutError):
+        env.recv(timeout=0.01)
+    _, _, _, _, info = env.recv(timeout=5)
+    assert list(info["env_id"]) == [0]
+    env.close()
+
+
+def test_recv_with_nothing_in_flight_raises_instead_of_blocking() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+    with pytest.raises(RuntimeError, match="wait for ever"):
+        env.recv()
+    env.async_reset()
+    env.recv()
+    env.recv()
+    with pytest.raises(RuntimeError, match="wait for ever"):
+        env.recv()
+    env.close()
+
+
+def test_close_with_work_in_flight_joins_and_later_calls_raise() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=8, batch_size=2, seed=0, step_sleep_us=20_000)
+    env.async_reset()
+    env.recv()
+    env.send(np.zeros((2, 4), dtype=np.int64), np.array([0, 1]) if False else env.recv()[4]["env_id"])
+    start = time.perf_counter()
+    env.close()
+    assert time.perf_counter() - start < 5
+    assert env.closed
+    env.close()  # idempotent
+    for call in (
+        lambda: env.reset(),
+        lambda: env.step(np.zeros((8, 4), dtype=np.int64)),
+        lambda: env.send(np.zeros((2, 4), dtype=np.int64), np.array([2, 3])),
+        lambda: env.recv(),
+        lambda: env.async_reset(),
+    ):
+        with pytest.raises(PoolClosedError, match="closed"):
+            call()
+    with parallel_pool.make("CartPole-v1", num_envs=2) as ctx:
+        ctx.reset()
+    assert ctx.closed
+
+
+def test_close_from_another_thread_wakes_a_waiting_recv() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=2, batch_size=2, seed=0, step_sleep_us=300_000,
+                             num_threads=1)
+    env.reset()
+    env.send(np.zeros((2, 4), dtype=np.int64))
+    errors = []
+
+    def wait() -> None:
+        try:
+            env.recv()
+        except Exception as e:  # noqa: BLE001 - the test inspects it
+            errors.append(e)
+
+    t = threading.Thread(target=wait)
+    t.start()
+    time.sleep(0.05)
+    env.close()
+    t.join(timeout=10)
+    assert not t.is_alive()
+
+
+def test_outputs_are_zero_copy_views_and_blocks_are_recycled() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    obs, _ = env.reset()
+    assert not obs.flags.owndata  # a view into the native output block
+    kept = obs.copy()
+    for _ in range(1000):
+        env.step(np.zeros(4, dtype=np.int64))
+    # The first result is still valid while we hold it; it was not overwritten.
+    np.testing.assert_array_equal(obs, kept)
+    allocated = env._native.blocks_allocated
+    for _ in range(1000):
+        env.step(np.zeros(4, dtype=np.int64))
+    assert env._native.blocks_allocated == allocated  # steady state: no new blocks
+    env.close()
+    # Arrays outlive the pool.
+    np.testing.assert_array_equal(obs, kept)
+
+
+def test_multi_player_rows() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=6, seed=0, max_num_players=3)
+    obs, info = env.reset()
+    players = info["players"]["env_id"]
+    counts = info["num_players"]
+    assert obs.shape == (counts.sum(), 2)
+    np.testing.assert_array_equal(np.bincount(players, minlength=6), counts)
+    total = np.zeros(6)
+    for _ in range(5):
+        action = np.random.default_rng(0).integers(0, 4, (6, 3))
+        obs, rew, term, trunc, info = env.step(action)
+        players = info["players"]["env_id"]
+        # The env reward is the sum of its players' rewards.
+        np.testing.assert_allclose(np.bincount(players, weights=info["players"]["reward"], minlength=6), rew)
+        total += rew
+    assert env.action_space.n == 4
+    env.close()
+
+
+def test_make_spec_and_config() -> None:
+    spec = parallel_pool.make_spec("CartPole-v1", num_envs=3)
+    assert spec.config["num_envs"] == 3
+    assert spec.config["max_episode_steps"] == 500
+    assert spec.reward_threshold == 475
+    env = parallel_pool.make("CartPole-v1", num_envs=3, max_episode_steps=7)
+    assert env.config["max_episode_steps"] == 7
+    assert "CartPole-v1" in repr(env) and "num_envs=3" in repr(env)
+    assert env.single_observation_space is env.observation_space
+    assert len(env) == 3
+    env.close()
+
+
+def test_register_alias() -> None:
+    ids = parallel_pool.register("CartPole-short-test", "CartPole-v1", max_episode_steps=3)
+    assert ids == ["CartPole-short-test"]
+    assert "CartPole-short-test" in parallel_pool.list_all_envs()
+    env = parallel_pool.make("CartPole-short-test", num_envs=2)
+    env.reset()
+    for _ in range(3):
+        _, _, _, trunc, _ = env.step(np.zeros(2, dtype=np.int64))
+    assert trunc.all()
+    env.close()
+    with pytest.raises(ValueError, match="already registered"):
+        parallel_pool.register("CartPole-short-test", "CartPole-v1")
+    with pytest.raises(ValueError, match="unknown keyword"):
+        parallel_pool.register("CartPole-bad-test", "CartPole-v1", nope=1)
