@@ -62,8 +62,31 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
         raise ValueError(f"unknown keyword argument(s) {', '.join(unknown)} for {task_id!r}; valid ones: {valid}")
     pool = {k: kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
     env = {k: kwargs[k] for k in env_defaults if k in kwargs}
+    for key, value in env.items():
+        _check_config_type(task_id, key, value, env_defaults[key])
     _check_pool_options(pool)
     return base_id, pool, env
+
+
+def _check_config_type(task_id: str, key: str, value: Any, default: Any) -> None:
+    """A config value must have its default's type (an int is fine where a float is expected)."""
+    numbers = (int, float, np.integer, np.floating)
+    if isinstance(default, bool):
+        ok = isinstance(value, (bool, np.bool_))
+    elif isinstance(default, int):
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, numbers) and not isinstance(value, bool)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    else:  # a sequence of floats
+        ok = isinstance(value, (list, tuple, np.ndarray)) and all(
+            isinstance(v, numbers) and not isinstance(v, bool) for v in value
+        )
+    if not ok:
+        raise TypeError(
+            f"{task_id}: {key} must be {type(default).__name__} (default {default!r}), got {value!r}"
+        )
 
 
 def _check_int(name: str, value: Any, minimum: int) -> int:

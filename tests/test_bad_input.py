@@ -1,0 +1,218 @@
+"""Bad input gets a clear Python exception, and an open pool keeps working afterwards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import parallel_pool
+from parallel_pool import PoolClosedError
+
+
+def _still_works(env: parallel_pool.GymnasiumEnv) -> None:
+    """A full round of valid calls after the error."""
+    if env.is_async:
+        while env._native.outstanding >= env.batch_size:
+            env.recv()
+        env.reset()
+        return
+    n = env.num_envs
+    if env.spec.action_fields[0].space == "discrete":
+        action = np.zeros(n, dtype=np.int64)
+    else:
+        action = np.zeros((n, *env.spec.action_fields[0].shape), dtype=np.float32)
+    _, _, _, _, info = env.step(action)
+    np.testing.assert_array_equal(info["env_id"], np.arange(n))
+
+
+@pytest.fixture
+def cartpole():
+    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    env.reset()
+    yield env
+    env.close()
+
+
+@pytest.fixture
+def pendulum():
+    env = parallel_pool.make("Pendulum-v1", num_envs=3, seed=0)
+    env.reset()
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "action, error, match",
+    [
+        (np.zeros(3, dtype=np.int64), ValueError, r"shape \(4,\) for 4 env\(s\), got \(3,\)"),
+        (np.zeros(5, dtype=np.int64), ValueError, "shape"),
+        (np.zeros((4, 1), dtype=np.int64), ValueError, "shape"),
+        (np.int64(0), ValueError, "shape"),
+        (np.zeros(4, dtype=np.float32), TypeError, "dtype int64"),
+        (np.array(["a", "b", "c", "d"]), TypeError, "dtype"),
+        (np.array([0, 1, 2, 0]), ValueError, r"must be in \[0, 1\], got 2"),
+        (np.array([0, -1, 0, 0]), ValueError, r"must be in \[0, 1\], got -1"),
+        ("left", TypeError, "dtype"),
+        (None, TypeError, "dtype int64"),
+    ],
+)
+def test_bad_discrete_actions(cartpole, action, error, match) -> None:
+    with pytest.raises(error, match=match):
+        cartpole.step(action)
+    _still_works(cartpole)
+
+
+def test_castable_actions_are_accepted(cartpole, pendulum) -> None:
+    cartpole.step(np.array([0, 1, 0, 1], dtype=np.int32))  # int32 for int64: one cast
+    cartpole.step([1, 0, 1, 0])  # a list
+    pendulum.step(np.zeros((3, 1), dtype=np.float64))  # float64 for float32
+
+
+def test_nan_in_continuous_action_is_rejected(pendulum) -> None:
+    action = np.zeros((3, 1), dtype=np.float32)
+    action[1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        pendulum.step(action)
+    _still_works(pendulum)
+
+
+def test_out_of_bounds_continuous_action_is_clipped_as_gymnasium_does() -> None:
+    # Gymnasium's Pendulum clips the torque to [-2, 2]; so do we (not an error).
+    env1 = parallel_pool.make("Pendulum-v1", num_envs=1, seed=4)
+    env2 = parallel_pool.make("Pendulum-v1", num_envs=1, seed=4)
+    env1.reset()
+    env2.reset()
+    a = env1.step(np.array([[100.0]], dtype=np.float32))
+    b = env2.step(np.array([[2.0]], dtype=np.float32))
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[1][0] == b[1][0]
+    env1.close()
+    env2.close()
+
+
+def test_bad_env_ids_in_send() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+    env.async_reset()
+    env.recv()
+    _, _, _, _, info = env.recv()
+    free = info["env_id"]  # received, so not pending
+    a = np.zeros(2, dtype=np.int64)
+    for ids, match in [
+        (np.array([0, 7]), "out of range"),
+        (np.array([-1, 0]), "out of range"),
+        (np.array([2**40, 0]), "out of range"),
+        (np.array([free[0], free[0]]), "appears twice"),
+        (np.array([0.5, 1.5]), "integers"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            env.send(a, ids)
+    with pytest.raises(ValueError, match="1-d"):
+        env.send(a, np.int32(0))
+    # All four are received: send to two, then again to the same two before recv.
+    env.send(a, free)
+    others = np.setdiff1d(np.arange(4), free)
+    with pytest.raises(ValueError, match="not been received"):
+        env.send(a, free)
+    with pytest.raises(ValueError, match="not been received"):
+        env.async_reset()  # a second async_reset hangs EnvPool; here it is an error
+    env.recv()
+    del others
+    env.close()
+
+
+def test_fewer_actions_than_env_ids() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+    env.async_reset()
+    _, _, _, _, info = env.recv()
+    with pytest.raises(ValueError, match="shape"):
+        env.send(np.zeros(1, dtype=np.int64), info["env_id"])
+    env.send(np.zeros(2, dtype=np.int64), info["env_id"])
+    env.recv()
+    env.close()
+
+
+def test_step_before_reset() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=2)
+    with pytest.raises(ValueError, match="reset"):
+        env.step(np.zeros(2, dtype=np.int64))
+    env.reset()
+    env.step(np.zeros(2, dtype=np.int64))
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"num_envs": 0}, ValueError, "num_envs must be >= 1"),
+        ({"num_envs": -3}, ValueError, "num_envs"),
+        ({"num_envs": "4"}, TypeError, "num_envs must be an int"),
+        ({"num_envs": 2, "batch_size": 3}, ValueError, "batch_size"),
+        ({"num_envs": 2, "batch_size": 0}, ValueError, "batch_size"),
+        ({"num_threads": -1}, ValueError, "num_threads"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"seed": "x"}, TypeError, "seed"),
+        ({"num_envs": 2, "seed": [1]}, ValueError, "one per env"),
+        ({"autoreset_mode": "sometimes"}, ValueError, "autoreset_mode"),
+        ({"episode_stats": 1}, TypeError, "episode_stats"),
+        ({"max_episode_steps": "long"}, TypeError, "max_episode_steps must be int"),
+        ({"max_episode_steps": -1}, ValueError, "max_episode_steps"),
+        ({"sutton_barto_reward": 1.5}, TypeError, "sutton_barto_reward"),
+        ({"frame_skip": 4}, ValueError, r"unknown keyword argument\(s\) frame_skip.*valid ones: autoreset_mode"),
+    ],
+)
+def test_bad_make_kwargs(kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        parallel_pool.make("CartPole-v1", **kwargs)
+
+
+def test_unknown_task_and_env_type() -> None:
+    with pytest.raises(ValueError, match="unknown task id 'Pong-v99'"):
+        parallel_pool.make("Pong-v99")
+    with pytest.raises(ValueError, match="env_type"):
+        parallel_pool.make("CartPole-v1", env_type="torch")
+    with pytest.raises(TypeError, match="task_id"):
+        parallel_pool.make(3)
+
+
+def test_bad_reset_arguments(cartpole) -> None:
+    with pytest.raises(TypeError, match="numpy array"):
+        cartpole.reset(options={"reset_mask": [True, False, False, False]})
+    with pytest.raises(ValueError, match="shape"):
+        cartpole.reset(options={"reset_mask": np.array([True, False])})
+    with pytest.raises(ValueError, match="at least one True"):
+        cartpole.reset(options={"reset_mask": np.zeros(4, dtype=bool)})
+    with pytest.raises(ValueError, match="seed"):
+        cartpole.reset(seed=-5)
+    _still_works(cartpole)
+
+
+def test_bad_timeout(cartpole) -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=2, batch_size=1)
+    env.async_reset()
+    with pytest.raises(ValueError, match="timeout"):
+        env.recv(timeout=-1)
+    env.recv(timeout=5)
+    env.close()
+
+
+def test_every_call_after_close_raises() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=2)
+    env.reset()
+    env.close()
+    for call in (
+        lambda: env.reset(),
+        lambda: env.step(np.zeros(2, dtype=np.int64)),
+        lambda: env.send(np.zeros(2, dtype=np.int64)),
+        lambda: env.recv(),
+        lambda: env.async_reset(),
+        lambda: env._native.reset_now(),
+    ):
+        with pytest.raises(PoolClosedError):
+            call()
+    assert isinstance(PoolClosedError("x"), RuntimeError)
+
+
+def test_dict_actions_for_single_action_env(cartpole) -> None:
+    with pytest.raises(ValueError, match="action keys"):
+        cartpole.step({"a": np.zeros(4, dtype=np.int64), "b": np.zeros(4, dtype=np.int64)})
+    cartpole.step({"action": np.zeros(4, dtype=np.int64)})
