@@ -1,0 +1,126 @@
+"""The front-ends: EnvPool-style Gymnasium API, the strict Gymnasium VectorEnv, gym and dm_env."""
+
+from __future__ import annotations
+
+import dm_env
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import VectorEnv
+from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
+
+import parallel_pool
+
+
+def test_envpool_style_spaces_are_single_env() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=5)
+    ref = gym.make("CartPole-v1")
+    assert env.observation_space == ref.observation_space
+    assert env.action_space == ref.action_space
+    assert env.action_space.n == 2
+    assert env.single_action_space is env.action_space
+    obs, _ = env.reset()
+    assert obs.shape == (5, 4) and obs.dtype == np.float32
+    _, rew, term, trunc, _ = env.step(np.zeros(5, dtype=np.int64))
+    assert rew.dtype == np.float64 and term.dtype == bool and trunc.dtype == bool
+    env.close()
+
+
+def test_make_vec_gives_a_strict_vector_env() -> None:
+    envs = gym.make_vec("parallel_pool/CartPole-v1", num_envs=4)
+    assert isinstance(envs, VectorEnv)
+    assert isinstance(envs.unwrapped, parallel_pool.ParallelPoolVectorEnv)
+    assert envs.num_envs == 4
+    assert envs.observation_space.shape == (4, 4)
+    assert envs.action_space == gym.spaces.MultiDiscrete([2, 2, 2, 2])
+    assert envs.single_observation_space == gym.make("CartPole-v1").observation_space
+    assert envs.spec.id == "parallel_pool/CartPole-v1"
+    obs, info = envs.reset(seed=0)
+    assert envs.observation_space.contains(obs)
+    for _ in range(20):
+        obs, rew, term, trunc, info = envs.step(envs.action_space.sample())
+        assert envs.observation_space.contains(obs)
+    envs.close()
+    assert envs.closed
+
+
+def test_make_vec_kwargs_and_gymnasium_wrappers() -> None:
+    envs = gym.make_vec("parallel_pool/Pendulum-v1", num_envs=3, g=9.81, max_episode_steps=10)
+    assert envs.unwrapped.pool.config["g"] == 9.81
+    envs = RecordEpisodeStatistics(NormalizeObservation(envs))
+    envs.reset(seed=1)
+    episodes = 0
+    for _ in range(25):
+        _, _, _, trunc, info = envs.step(envs.action_space.sample())
+        if "episode" in info:
+            episodes += info["_episode"].sum()
+            np.testing.assert_array_equal(info["episode"]["l"][info["_episode"]], 10)
+    assert episodes == 6
+    envs.close()
+
+
+def test_gym_env_type() -> None:
+    env = parallel_pool.make("CartPole-v1", env_type="gym", num_envs=2)
+    assert isinstance(env, parallel_pool.GymEnv)
+    env.reset()
+    assert len(env.step(np.zeros(2, dtype=np.int64))) == 5
+    env.close()
+
+
+def test_dm_env_front_end_step_types_and_discounts() -> None:
+    env = parallel_pool.make_dm("CartPole-v1", num_envs=2, seed=0, max_episode_steps=15)
+    assert isinstance(env.observation_spec(), dm_env.specs.BoundedArray)
+    assert env.action_spec() == dm_env.specs.DiscreteArray(2, dtype=np.int64, name="action")
+    ts = env.reset()
+    np.testing.assert_array_equal(ts.step_type, dm_env.StepType.FIRST)
+    prev_last = np.zeros(2, dtype=bool)
+    saw_terminal = saw_truncation = False
+    for _ in range(200):
+        ts = env.step(np.ones(2, dtype=np.int64))
+        last = ts.step_type == dm_env.StepType.LAST
+        first = ts.step_type == dm_env.StepType.FIRST
+        np.testing.assert_array_equal(first, prev_last)  # LAST is followed by FIRST
+        # terminated: discount 0; truncated (time limit): discount 1.
+        terminal = last & (ts.observation.elapsed_step < 15)
+        truncated = last & (ts.observation.elapsed_step == 15)
+        np.testing.assert_array_equal(ts.discount[terminal], 0.0)
+        np.testing.assert_array_equal(ts.discount[truncated], 1.0)
+        saw_terminal |= terminal.any()
+        saw_truncation |= truncated.any()
+        prev_last = last
+    assert saw_terminal
+    np.testing.assert_array_equal(ts.observation.env_id, [0, 1])
+    env.close()
+    env = parallel_pool.make_dm("Pendulum-v1", num_envs=2, seed=0, max_episode_steps=5)
+    env.reset()
+    for _ in range(5):
+        ts = env.step(np.zeros((2, 1), dtype=np.float32))
+    np.testing.assert_array_equal(ts.step_type, dm_env.StepType.LAST)
+    np.testing.assert_array_equal(ts.discount, 1.0)
+    env.close()
+
+
+def test_dm_env_needs_next_step_autoreset() -> None:
+    with pytest.raises(ValueError, match="next_step"):
+        parallel_pool.make_dm("CartPole-v1", autoreset_mode="same_step")
+
+
+def test_async_reset_then_recv_loop_as_in_the_readme() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=8, batch_size=4, seed=0)
+    env.async_reset()
+    seen = set()
+    for _ in range(100):
+        obs, rew, term, trunc, info = env.recv()
+        assert obs.shape == (4, 4)
+        seen.update(info["env_id"].tolist())
+        env.send(np.zeros(4, dtype=np.int64), info["env_id"])
+    assert seen == set(range(8))
+    env.close()
+
+
+def test_list_all_envs() -> None:
+    envs = parallel_pool.list_all_envs()
+    for task in ("CartPole-v0", "CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1",
+                 "Acrobot-v1"):
+        assert task in envs
+        assert f"parallel_pool/{task}" in gym.registry
