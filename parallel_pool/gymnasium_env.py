@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.pool import gymnasium_autoreset_mode, raise_env_errors
 
@@ -33,7 +32,10 @@ class GymnasiumEnv(BasePoolEnv):
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         super().__init__(task_id, **kwargs)
         self._unpack = self._unpacker.unpack
-        self.metadata: dict[str, Any] = {"autoreset_mode": gymnasium_autoreset_mode(self.autoreset_mode), "render_modes": []}
+        self.metadata: dict[str, Any] = {
+            "autoreset_mode": gymnasium_autoreset_mode(self.autoreset_mode),
+            "render_modes": [],
+        }
 
     def reset(
         self, env_id: Any = None, *, seed: Any = None, options: dict[str, Any] | None = None

@@ -12,8 +12,6 @@ import gymnasium
 import numpy as np
 from dm_env import specs as dm_specs
 
-from parallel_pool import _native
-
 # Keyword arguments every task accepts, with their defaults; the rest are the task's own config.
 POOL_DEFAULTS: dict[str, Any] = {
     "num_envs": 1,
