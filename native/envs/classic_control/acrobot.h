@@ -66,7 +66,7 @@ class AcrobotEnv final : public Env {
     // Gymnasium's rk4(derivs, y0, [0, dt]): one classical Runge-Kutta step, elementwise in float64.
     // The torque rides along as a fifth state with derivative 0, so it stays constant.
     const State& y0 = state_;
-    const double dt = P::kDt - 0.0;
+    const double dt = P::kDt - 0.0;  // t[1] - t[0] with t = [0, dt]
     const double dt2 = dt / 2.0;
     const State k1 = Derivs(y0, torque);
     const State k2 = Derivs(Axpy(y0, dt2, k1), torque);
