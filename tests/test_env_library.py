@@ -77,7 +77,8 @@ envs = gymnasium.make_vec("parallel_pool/OutOfTreeCounter-v0", num_envs=2)
 envs.reset()
 print("ok")
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # From a directory outside the source tree, so the installed package is the one imported.
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "ok" in out.stdout
 
