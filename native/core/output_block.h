@@ -2,11 +2,13 @@
 // A block is handed to NumPy without copying and comes back here when Python drops its arrays.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>

@@ -56,6 +56,12 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
     throw std::invalid_argument("need one seed per env");
   }
   if (spec_.max_num_players < 1) throw std::invalid_argument("max_num_players must be >= 1");
+  if (spec_.max_num_players > 1 && options_.autoreset_mode == AutoresetMode::kSameStep) {
+    // The reset inside the step may change the number of players, so the final step's per-player
+    // rows and the new episode's cannot share one row range.
+    throw std::invalid_argument(
+        "autoreset_mode='same_step' is not supported for multi-player envs; use 'next_step' or 'disabled'");
+  }
   options_.batch_size = batch_size_;
 
   // The block layout: core fields, then the env's own fields, then same_step's final copies.
@@ -87,8 +93,11 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
   if (options_.autoreset_mode == AutoresetMode::kSameStep) {
     fields_.final_mask = add_scalar("info:_final", Dtype::kBool);
     for (const FieldSpec& f : spec_.state) {
-      fields_.final_state.push_back(
-          f.per_player ? -1 : layout.Add("final:" + f.name, f.dtype, f.shape, f.RowBytes(), batch, false));
+      // With one player a per-player row is the env's row, so it has a final copy too.
+      fields_.final_state.push_back(f.per_player && spec_.max_num_players > 1
+                                        ? -1
+                                        : layout.Add("final:" + f.name, f.dtype, f.shape, f.RowBytes(), batch,
+                                                     false));
     }
   }
   free_list_ = std::make_shared<BlockFreeList>(std::move(layout));
@@ -260,6 +269,7 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds
     if (closed_.load()) throw ClosedError("the pool was closed during reset");
     if (!workers_->RunOne()) std::this_thread::yield();
   }
+  if (spec_.max_num_players == 1) block->player_rows.store(n, std::memory_order_relaxed);
   return block;
 }
 
@@ -313,6 +323,8 @@ OutputBlock* Pool::Recv(double timeout_s) {
   }
   ring_[slot] = free_list_->Acquire();
   ++read_block_;
+  // Single-player envs claim no player rows; their per-player fields have one row per env.
+  if (spec_.max_num_players == 1) block->player_rows.store(batch_size_, std::memory_order_relaxed);
   const auto* ids = reinterpret_cast<const int32_t*>(block->field(fields_.env_id));
   for (int r = 0; r < batch_size_; ++r) envs_[static_cast<std::size_t>(ids[r])].pending = false;
   outstanding_ -= batch_size_;
@@ -328,7 +340,9 @@ void Pool::ClaimRow(EnvState& s) {
     s.num_players = 0;
     return;
   }
-  const int64_t index = ordered_ ? s.assigned_index : write_index_.fetch_add(1, std::memory_order_relaxed);
+  // acq_rel: the claim chain orders this worker's read of ring_ after the Recv that refilled the
+  // slot (an env sent after that Recv claimed an earlier index with a release).
+  const int64_t index = ordered_ ? s.assigned_index : write_index_.fetch_add(1, std::memory_order_acq_rel);
   s.block = ring_[static_cast<std::size_t>((index / batch_size_) % static_cast<int64_t>(ring_.size()))];
   s.row = static_cast<int>(index % batch_size_);
   s.player_row = -1;

@@ -1,0 +1,173 @@
+// Tests of ActionQueue: FIFO order, full and empty, capacity rounding, wrap-around, and an MPMC
+// stress in which every value must come out exactly once.
+#include "core/action_queue.h"
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace {
+
+TEST(CapacityRoundsUpToPowerOfTwo) {
+  CHECK_EQ(pp::ActionQueue(0).capacity(), 2u);
+  CHECK_EQ(pp::ActionQueue(1).capacity(), 2u);
+  CHECK_EQ(pp::ActionQueue(2).capacity(), 2u);
+  CHECK_EQ(pp::ActionQueue(3).capacity(), 4u);
+  CHECK_EQ(pp::ActionQueue(5).capacity(), 8u);
+  CHECK_EQ(pp::ActionQueue(8).capacity(), 8u);
+  CHECK_EQ(pp::ActionQueue(9).capacity(), 16u);
+  CHECK_EQ(pp::ActionQueue(1000).capacity(), 1024u);
+  CHECK_EQ(pp::ActionQueue(1024).capacity(), 1024u);
+  CHECK_EQ(pp::ActionQueue(1025).capacity(), 2048u);
+}
+
+TEST(SingleThreadFifoFullAndEmpty) {
+  pp::ActionQueue q(5);  // capacity 8
+  int v = -1;
+  CHECK(q.EmptyApprox());
+  CHECK(!q.TryPop(&v));
+  CHECK_EQ(v, -1);  // untouched on failure
+  for (int i = 0; i < 8; ++i) CHECK(q.TryPush(100 + i));
+  CHECK(!q.EmptyApprox());
+  CHECK(!q.TryPush(999));  // full: the ninth push fails
+  for (int i = 0; i < 8; ++i) {
+    CHECK(q.TryPop(&v));
+    CHECK_EQ(v, 100 + i);
+  }
+  CHECK(!q.TryPop(&v));
+  CHECK(q.EmptyApprox());
+  // Full again after draining: the failed push above did not consume a cell.
+  for (int i = 0; i < 8; ++i) CHECK(q.TryPush(i));
+  CHECK(!q.TryPush(8));
+  for (int i = 0; i < 8; ++i) {
+    CHECK(q.TryPop(&v));
+    CHECK_EQ(v, i);
+  }
+}
+
+TEST(ExtremeValuesRoundTrip) {
+  pp::ActionQueue q(4);
+  const int values[] = {0, -1, INT_MIN, INT_MAX};
+  for (int x : values) CHECK(q.TryPush(x));
+  for (int x : values) {
+    int v = 0;
+    CHECK(q.TryPop(&v));
+    CHECK_EQ(v, x);
+  }
+}
+
+// Interleaved pushes and pops with a varying fill level walk the positions many times around the
+// ring; the order must stay FIFO throughout.
+TEST(WrapAroundKeepsFifoOrder) {
+  pp::ActionQueue q(4);
+  int next_push = 0, next_pop = 0;
+  for (int round = 0; round < 10000; ++round) {
+    const int pushes = 1 + round % 4;
+    for (int i = 0; i < pushes; ++i) {
+      if (!q.TryPush(next_push)) break;
+      ++next_push;
+    }
+    const int pops = 1 + (round * 7) % 4;
+    for (int i = 0; i < pops; ++i) {
+      int v;
+      if (!q.TryPop(&v)) break;
+      if (!CHECK_EQ(v, next_pop)) return;
+      ++next_pop;
+    }
+    if (!CHECK_LE(next_push - next_pop, 4)) return;
+  }
+  int v;
+  while (q.TryPop(&v)) {
+    CHECK_EQ(v, next_pop);
+    ++next_pop;
+  }
+  CHECK_EQ(next_pop, next_push);
+  CHECK_GT(next_push, 4 * 1000);  // really went around the ring many times
+}
+
+// Spins a little, then yields: yielding at once is slow when the machine is oversubscribed.
+void Backoff(int tries) {
+  if (tries % 64 == 0) std::this_thread::yield();
+}
+
+// 4 producers and 4 consumers through a small queue (so it is often full and often empty).
+// Every value must be popped exactly once, and one consumer must see each producer's values in
+// the order they were pushed (positions are handed out in increasing order on both sides).
+TEST(MultiProducerMultiConsumerStress) {
+  constexpr int kProducers = 4, kConsumers = 4;
+  constexpr int kPerProducer = 250000;  // 10^6 values in all
+  constexpr int kTotal = kProducers * kPerProducer;
+  pp::ActionQueue q(256);
+  std::vector<std::atomic<uint8_t>> seen(kTotal);
+  for (auto& s : seen) s.store(0, std::memory_order_relaxed);
+  std::atomic<int> popped{0};
+  std::atomic<int> order_violations{0};
+  std::atomic<bool> go{false};
+  std::atomic<int> producers_done{0};
+
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kProducers; ++p) {
+    threads.emplace_back([&, p] {
+      while (!go.load()) std::this_thread::yield();
+      for (int i = 0; i < kPerProducer; ++i) {
+        const int value = p * kPerProducer + i;
+        for (int tries = 1; !q.TryPush(value); ++tries) Backoff(tries);
+      }
+      producers_done.fetch_add(1);
+    });
+  }
+  for (int c = 0; c < kConsumers; ++c) {
+    threads.emplace_back([&] {
+      while (!go.load()) std::this_thread::yield();
+      std::vector<int> last(kProducers, -1);
+      int tries = 0;
+      // Stops when every value is out, or when the producers are done and the queue is empty (a
+      // lost value then shows up as missing below instead of a hang).
+      while (popped.load(std::memory_order_relaxed) < kTotal) {
+        int v;
+        if (!q.TryPop(&v)) {
+          const bool producers_finished = producers_done.load() == kProducers;
+          if (!q.TryPop(&v)) {
+            if (producers_finished) break;
+            Backoff(++tries);
+            continue;
+          }
+        }
+        tries = 0;
+        popped.fetch_add(1, std::memory_order_relaxed);
+        if (v < 0 || v >= kTotal) {
+          order_violations.fetch_add(1000000);  // garbage value
+          continue;
+        }
+        seen[static_cast<std::size_t>(v)].fetch_add(1, std::memory_order_relaxed);
+        const int producer = v / kPerProducer, index = v % kPerProducer;
+        if (index <= last[static_cast<std::size_t>(producer)]) order_violations.fetch_add(1);
+        last[static_cast<std::size_t>(producer)] = index;
+      }
+    });
+  }
+  go.store(true);
+  for (auto& t : threads) t.join();
+
+  CHECK_EQ(popped.load(), kTotal);
+  CHECK_EQ(order_violations.load(), 0);
+  int missing = 0, duplicated = 0;
+  for (auto& s : seen) {
+    const int n = s.load();
+    if (n == 0) ++missing;
+    if (n > 1) ++duplicated;
+  }
+  CHECK_EQ(missing, 0);
+  CHECK_EQ(duplicated, 0);
+  CHECK(q.EmptyApprox());
+  int v;
+  CHECK(!q.TryPop(&v));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return pp::test::RunAll(argc, argv); }
