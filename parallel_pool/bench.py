@@ -24,9 +24,11 @@ import os
 import platform
 import statistics
 import sys
+import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -49,6 +51,13 @@ DEFAULT_METHODS = tuple(METHODS)
 ACTION_BATCHES = 512
 # Warm-up: run at least this long (it also estimates the rate that sizes a timed segment).
 WARMUP_SECONDS = 0.05
+# A native pool that returns nothing for this long (or 10x its expected segment time, if longer)
+# is closed from a watchdog thread and reported as hung, so one stuck recv() cannot stall a run.
+HANG_SECONDS = 30.0
+
+
+class Hung(Exception):
+    """A method whose env returned nothing within the watchdog limit; it was closed."""
 
 
 class Skipped(Exception):
@@ -110,16 +119,22 @@ class BenchResult:
 # --- actions ------------------------------------------------------------------------------------
 
 
-def draw_actions(space: gymnasium.Space, batch: int, count: int, seed: int) -> list[Any]:
-    """``count`` batches of ``batch`` random actions of ``space``, drawn now so no timing includes it."""
-    batched = gymnasium.vector.utils.batch_space(space, batch * count)
+def draw_actions(space: gymnasium.Space, batch: int, count: int, seed: int, players: int = 1) -> list[Any]:
+    """``count`` batches of ``batch`` random actions of ``space``, drawn now so no timing includes it.
+
+    With ``players`` > 1 (a multi-player task) each env's row holds one action per player.
+    """
+    batched = gymnasium.vector.utils.batch_space(space, batch * count * players)
     batched.seed(seed)
     sample = batched.sample()
 
     def split(x: Any, i: int) -> Any:
         if isinstance(x, dict):
             return {k: split(v, i) for k, v in x.items()}
-        return np.ascontiguousarray(x[i * batch : (i + 1) * batch])
+        rows = x[i * batch * players : (i + 1) * batch * players]
+        if players > 1:
+            rows = rows.reshape((batch, players) + rows.shape[1:])
+        return np.ascontiguousarray(rows)
 
     return [split(sample, i) for i in range(count)]
 
@@ -128,9 +143,15 @@ def draw_actions(space: gymnasium.Space, batch: int, count: int, seed: int) -> l
 
 
 class Runner:
-    """Steps one batched env ``calls`` times with the pre-drawn actions; ``steps_per_call`` env steps each."""
+    """Steps one batched env ``calls`` times with the pre-drawn actions; ``steps_per_call`` env steps each.
+
+    ``abortable`` runners can be closed from another thread while ``run`` blocks (our native pool
+    can); ``abort`` does that, and ``run`` then raises.
+    """
 
     steps_per_call: int
+    abortable = False
+    aborted = False
 
     def run(self, calls: int) -> None:
         raise NotImplementedError
@@ -138,15 +159,22 @@ class Runner:
     def close(self) -> None:
         raise NotImplementedError
 
+    def abort(self) -> None:
+        self.aborted = True
+        self.close()
+
 
 class _SyncRunner(Runner):
     """Anything with ``step(actions)`` over every env: our sync mode, Gymnasium/SB3 vector envs, EnvPool."""
 
-    def __init__(self, env: Any, actions: list[Any], num_envs: int, close: Callable[[], None]) -> None:
+    def __init__(
+        self, env: Any, actions: list[Any], num_envs: int, close: Callable[[], None], abortable: bool = False
+    ) -> None:
         self._step = env.step
         self._actions = actions
         self._close = close
         self.steps_per_call = num_envs
+        self.abortable = abortable
 
     def run(self, calls: int) -> None:
         step = self._step
@@ -160,10 +188,11 @@ class _SyncRunner(Runner):
 class _AsyncRunner(Runner):
     """EnvPool-style ``recv`` / ``send(actions, info["env_id"])``: our async mode, and EnvPool's."""
 
-    def __init__(self, env: Any, actions: list[Any], batch_size: int) -> None:
+    def __init__(self, env: Any, actions: list[Any], batch_size: int, abortable: bool = False) -> None:
         self._env = env
         self._actions = actions
         self.steps_per_call = batch_size
+        self.abortable = abortable
         env.async_reset()
 
     def run(self, calls: int) -> None:
@@ -221,11 +250,11 @@ def make_runner(
         env = parallel_pool.make(
             task_id, num_envs=num_envs, batch_size=batch, num_threads=num_threads, seed=seed
         )
-        actions = draw_actions(env.action_space, batch, ACTION_BATCHES, seed)
+        actions = draw_actions(env.action_space, batch, ACTION_BATCHES, seed, env.spec.max_num_players)
         if method == "pp-sync":
             env.reset()
-            return _SyncRunner(env, actions, num_envs, env.close)
-        return _AsyncRunner(env, actions, batch)
+            return _SyncRunner(env, actions, num_envs, env.close, abortable=True)
+        return _AsyncRunner(env, actions, batch, abortable=True)
     if method in ("envpool-sync", "envpool-async"):
         import envpool
 
@@ -260,17 +289,31 @@ def make_runner(
 # --- timing -------------------------------------------------------------------------------------
 
 
-def _time_calls(runner: Runner, calls: int) -> float:
-    start = time.perf_counter()
-    runner.run(calls)
-    return time.perf_counter() - start
+def _time_calls(runner: Runner, calls: int, limit: float | None = None) -> float:
+    """Seconds ``runner`` takes for ``calls`` calls; ``Hung`` if it is still blocked after ``limit`` s."""
+    watchdog = None
+    if limit is not None and runner.abortable:
+        watchdog = threading.Timer(limit, runner.abort)
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        start = time.perf_counter()
+        runner.run(calls)
+        return time.perf_counter() - start
+    except Exception as e:
+        if runner.aborted:
+            raise Hung(f"hung: no result for {limit:.3g} s, pool closed by the watchdog") from e
+        raise
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
 
 
 def warm_up(runner: Runner, min_seconds: float = WARMUP_SECONDS) -> float:
     """Runs ``runner`` for at least ``min_seconds`` and returns its rate in calls per second."""
     calls = 1
     while True:
-        elapsed = _time_calls(runner, calls)
+        elapsed = _time_calls(runner, calls, HANG_SECONDS)
         if elapsed >= min_seconds:
             return calls / elapsed
         calls *= 4 if elapsed < min_seconds / 8 else 2
@@ -344,45 +387,63 @@ def run_benchmarks(
         for task_id, num_envs in configs:
             runners: dict[str, Runner] = {}
             rates: dict[str, float] = {}
+            failed: dict[str, str] = {}
+            samples: dict[str, list[float]] = {m: [] for m in runnable[task_id]}
+            calls: dict[str, int] = {}
             try:
                 for method in runnable[task_id]:
                     bar.describe(f"{task_id} num_envs={num_envs}: starting {METHODS[method]}")
-                    runners[method] = make_runner(
+                    runners[method] = runner = make_runner(
                         method, task_id, num_envs, seed=seed, num_threads=num_threads,
                         async_fraction=async_fraction,
                     )
-                    rates[method] = warm_up(runners[method])
-                    bar.advance()
-                order = list(runners)
-                samples: dict[str, list[float]] = {m: [] for m in order}
-                calls: dict[str, int] = {}
-                for method, runner in runners.items():
+                    try:
+                        rates[method] = warm_up(runner)
+                    except Hung as e:
+                        failed[method] = str(e)
                     if steps is not None:
                         calls[method] = max(1, -(-steps // runner.steps_per_call))
-                    else:
+                    elif method in rates:
                         calls[method] = max(1, round(seconds * rates[method]))  # type: ignore[operator]
+                    bar.advance()
+                order = list(runners)
                 for r in range(repeats):
                     shift = r % max(1, len(order))
                     for method in order[shift:] + order[:shift]:
+                        bar.advance()
+                        if method in failed:
+                            continue
                         bar.describe(f"{task_id} num_envs={num_envs}: {METHODS[method]} ({r + 1}/{repeats})")
                         runner = runners[method]
-                        elapsed = _time_calls(runner, calls[method])
+                        limit = max(HANG_SECONDS, 10 * calls[method] / rates[method])
+                        try:
+                            elapsed = _time_calls(runner, calls[method], limit)
+                        except Hung as e:
+                            failed[method] = str(e)
+                            continue
                         samples[method].append(calls[method] * runner.steps_per_call / elapsed)
-                        bar.advance()
             finally:
                 for runner in runners.values():
-                    runner.close()
+                    if not runner.aborted:
+                        runner.close()
             for method in order:
                 runner = runners[method]
+                note = ""
+                if method in ("pp-async", "envpool-async") and runner.steps_per_call == num_envs:
+                    note = "batch_size = num_envs: a sync pool driven by send/recv"
+                if method in failed:
+                    done = len(samples[method])
+                    note = failed[method] + (f"; median of the {done} segments before" if done else "")
                 measurements.append(
                     Measurement(
                         task_id=task_id,
                         method=method,
                         num_envs=num_envs,
                         batch_size=runner.steps_per_call,
-                        steps_per_s=statistics.median(samples[method]),
+                        steps_per_s=statistics.median(samples[method]) if samples[method] else None,
                         samples=samples[method],
-                        steps_per_segment=calls[method] * runner.steps_per_call,
+                        steps_per_segment=calls.get(method, 0) * runner.steps_per_call,
+                        note=note,
                     )
                 )
     finally:
@@ -427,7 +488,7 @@ def single_env_latency(
 
     env = parallel_pool.make(task_id, num_envs=1, seed=seed)
     env.reset()
-    ours_actions = draw_actions(env.action_space, 1, calls, seed)
+    ours_actions = draw_actions(env.action_space, 1, calls, seed, env.spec.max_num_players)
     gym_env = gymnasium.make(task_id)
     gym_env.reset(seed=seed)
     gym_env.action_space.seed(seed)
@@ -542,7 +603,13 @@ def format_table(result: BenchResult) -> str:
     for m in result.measurements:
         rows.append([m.task_id, str(m.num_envs), m.label, str(m.batch_size), _rate(m.steps_per_s),
                      _ratio(result.ratio(m)), m.note])
-    for (task_id, method), note in result.skipped.items():
+    tasks = list(dict.fromkeys([m.task_id for m in result.measurements] + [t for t, _ in result.skipped]))
+    methods = list(METHODS)
+
+    def order(item: tuple[tuple[str, str], str]) -> tuple[int, int]:
+        return tasks.index(item[0][0]), methods.index(item[0][1])
+
+    for (task_id, method), note in sorted(result.skipped.items(), key=order):
         rows.append([task_id, "all", METHODS[method], "-", "-", "-", f"skipped: {note}"])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     right = {1, 3, 4, 5}
@@ -552,7 +619,8 @@ def format_table(result: BenchResult) -> str:
             c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
         ) + " |"
 
-    sep = "|" + "|".join(("-" * (w + 1) + ":") if i in right else "-" * (w + 2) for i, w in enumerate(widths)) + "|"
+    rules = [("-" * (w + 1) + ":") if i in right else "-" * (w + 2) for i, w in enumerate(widths)]
+    sep = "|" + "|".join(rules) + "|"
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
 
 
@@ -589,6 +657,9 @@ def plot(result: BenchResult, path: str) -> None:
                 xs, ys = zip(*points)
                 ax.plot(xs, ys, marker="o", label=label)
         ax.set_xscale("log", base=2)
+        sizes = sorted({m.num_envs for m in result.measurements if m.task_id == task_id})
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.minorticks_off()
         ax.set_yscale("log")
         ax.set_xlabel("num_envs")
         ax.set_ylabel("env steps / s")

@@ -278,3 +278,16 @@ def test_register_alias() -> None:
         parallel_pool.register("CartPole-short-test", "CartPole-v1")
     with pytest.raises(ValueError, match="unknown keyword"):
         parallel_pool.register("CartPole-bad-test", "CartPole-v1", nope=1)
+
+
+@pytest.mark.parametrize("num_envs, batch_size", [(64, 32), (16, 8), (32, 31)])
+def test_async_never_loses_a_job(num_envs: int, batch_size: int) -> None:
+    """Regression: a push that met a queue cell still being released was dropped, and recv hung.
+    Every recv here must complete; a lost job shows up as a TimeoutError, not a hang."""
+    env = parallel_pool.make("CartPole-v1", num_envs=num_envs, batch_size=batch_size, seed=0, num_threads=2)
+    env.async_reset()
+    action = np.zeros(batch_size, dtype=np.int64)
+    for _ in range(20_000):
+        _, _, _, _, info = env.recv(timeout=10)
+        env.send(action, info["env_id"])
+    env.close()

@@ -22,7 +22,9 @@ class ActionQueue {
 
   std::size_t capacity() const { return mask_ + 1; }
 
-  // Returns false when full.
+  // Returns false when full, or when the cell to write still awaits a consumer that claimed its
+  // previous item but has not released it yet (so callers that know the queue cannot be full
+  // must retry, not drop the value).
   bool TryPush(int value) {
     std::size_t pos = tail_.load(std::memory_order_relaxed);
     for (;;) {

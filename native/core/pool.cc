@@ -44,7 +44,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
       options_(std::move(options)),
       batch_size_(options_.batch_size == 0 ? options_.num_envs : options_.batch_size),
       ordered_(batch_size_ == options_.num_envs),
-      queue_(static_cast<std::size_t>(std::max(1, options_.num_envs))) {
+      // Twice the most jobs ever queued, so a push rarely meets a cell still being released.
+      queue_(2 * static_cast<std::size_t>(std::max(1, options_.num_envs))) {
   const int num_envs = options_.num_envs;
   if (num_envs <= 0) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(num_envs));
   if (batch_size_ <= 0 || batch_size_ > num_envs) {
@@ -262,7 +263,7 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds
     if (seeds != nullptr) s.seed = seeds[k];
     s.forced_block = block;
     s.forced_row = k;
-    queue_.TryPush(env_ids[k]);
+    PushJob(env_ids[k]);
   }
   workers_->Wake(n - 1);
   while (block->rows_done.load(std::memory_order_acquire) < n) {
@@ -273,6 +274,13 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds
   return block;
 }
 
+void Pool::PushJob(int env_id) {
+  // At most num_envs jobs are queued, but a push can still find its cell taken: a consumer that
+  // claimed the item one lap earlier may not have marked the cell free yet (it was preempted).
+  // That consumer is running or runnable, so waiting for it always ends.
+  while (!queue_.TryPush(env_id)) std::this_thread::yield();
+}
+
 void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
@@ -280,10 +288,7 @@ void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
     s.assigned_index = ordered_ ? send_index_++ : -1;
   }
   outstanding_ += n;
-  for (int k = 0; k < n; ++k) {
-    // Cannot fail: each env has at most one job queued and the capacity is >= num_envs.
-    queue_.TryPush(env_ids[k]);
-  }
+  for (int k = 0; k < n; ++k) PushJob(env_ids[k]);
   workers_->Wake(caller_waits ? n - 1 : n);
 }
 

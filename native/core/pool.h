@@ -120,6 +120,7 @@ class Pool final : public SlotAllocator {
   void CheckOpen() const;
   void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
+  void PushJob(int env_id);
   void RunJob(int env_id);
   void ClaimRow(EnvState& s);
   void WriteCoreFields(EnvState& s, const StepResult& r, bool episode_done);
