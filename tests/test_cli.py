@@ -6,6 +6,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -16,8 +17,11 @@ BENCH_ARGS = ["bench", "CartPole-v1", "--num-envs", "1", "2", "--steps", "200", 
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
+    # From outside the source tree: `python -m` puts the working directory first on sys.path, and
+    # the source tree's parallel_pool/ has no compiled module (only the installed one has).
     return subprocess.run(
-        [sys.executable, "-m", "parallel_pool.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "parallel_pool.cli", *args], capture_output=True, text=True, timeout=120,
+        cwd=tempfile.gettempdir(),
     )
 
 
