@@ -1,0 +1,13 @@
+"""Ray: one native pool per node of a Ray cluster, with the pool's API and global env ids.
+
+``make_distributed("CartPole-v1", num_envs_per_node=64)`` places exactly one ``PoolActor`` on each
+alive node (node-affinity scheduling) and returns a ``DistributedPool``: ``reset``/``step`` over
+every env (rows in global env id order), ``async_reset``/``send``/``recv`` (the first node batch
+ready), ``close``, ``.nodes``. A dead node's actor raises ``NodeFailedError`` (or, with
+``restart=True``, is recreated and its envs reset).
+"""
+
+from parallel_pool.integrations.ray.actor import PoolActor
+from parallel_pool.integrations.ray.distributed import DistributedPool, NodeFailedError, make_distributed
+
+__all__ = ["DistributedPool", "NodeFailedError", "PoolActor", "make_distributed"]

@@ -1,0 +1,276 @@
+"""Ray: one pool actor per node of a real 3-node cluster on this machine (ray.cluster_utils.Cluster),
+10^4 sync and async batches with nothing lost, and a killed node actor with and without restart."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray")
+
+import ray  # noqa: E402
+from parallel_pool.integrations.ray import NodeFailedError, make_distributed  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+import parallel_pool  # noqa: E402
+from parallel_pool.errors import PoolClosedError  # noqa: E402
+
+NUM_NODES = 3
+NUM_BATCHES = 10_000  # the acceptance criterion: 10^4 batches in each mode
+TIMEOUT = 60.0  # every wait in these tests is bounded
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """Three raylets of one CPU each; Ray's files in a short temp dir (Unix socket paths are limited
+    to ~107 bytes), removed afterwards with everything else."""
+    temp_root = tempfile.mkdtemp(prefix="rt-", dir="/tmp")
+    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE")}
+    os.environ["RAY_TMPDIR"] = temp_root
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    os.makedirs(os.path.join(temp_root, "ray"))
+    c = None
+    try:
+        c = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "temp_dir": os.path.join(temp_root, "ray"), "include_dashboard": False},
+        )
+        for _ in range(NUM_NODES - 1):
+            c.add_node(num_cpus=1)
+        c.wait_for_nodes(timeout=TIMEOUT)
+        ray.init(address=c.address, log_to_driver=False)
+        yield c
+    finally:
+        ray.shutdown()
+        if c is not None:
+            c.shutdown()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(temp_root, ignore_errors=True)
+
+
+def _alive_nodes() -> set[str]:
+    return {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+
+
+def _pool_actors_by_node() -> dict[str, int]:
+    """Alive PoolActor actors per node, from the GCS actor table (the dashboard is not running)."""
+    counts: dict[str, int] = {}
+    for actor in ray._private.state.actors().values():
+        if actor["ActorClassName"].endswith("PoolActor") and actor["State"] == "ALIVE":
+            node = actor["Address"]["NodeID"]
+            counts[node] = counts.get(node, 0) + 1
+    return counts
+
+
+def _check_continuity(elapsed: np.ndarray, prev_elapsed: np.ndarray, prev_done: np.ndarray) -> None:
+    """Next-step autoreset: a row follows its env's previous row by one step, or is the reset row
+    (elapsed_step 0) after an episode ended."""
+    expected = np.where(prev_done, 0, prev_elapsed + 1)
+    np.testing.assert_array_equal(elapsed, expected)
+
+
+def test_one_pool_actor_per_node(cluster: Cluster) -> None:
+    pool = make_distributed("CartPole-v1", num_envs_per_node=4, seed=0)
+    try:
+        assert len(pool.nodes) == NUM_NODES
+        assert set(pool.nodes) == _alive_nodes()
+        assert [a["node_id"] for a in pool.actor_info()] == pool.nodes
+        assert all(a["num_threads"] == 1 for a in pool.actor_info())  # the node's CPUs
+        assert _pool_actors_by_node() == {node: 1 for node in pool.nodes}
+        assert pool.num_envs == 4 * NUM_NODES
+        assert pool.single_action_space == parallel_pool.make_spec("CartPole-v1").action_space
+    finally:
+        pool.close()
+    assert _pool_actors_by_node() == {}
+    with pytest.raises(PoolClosedError):
+        pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+
+
+def test_sync_10k_batches_match_one_local_pool(cluster: Cluster) -> None:
+    """Rows in global env id order; global env i is seeded seed + i, so the cluster reproduces one
+    local pool of all the envs row for row."""
+    n = 4
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=7)
+    local = parallel_pool.make("CartPole-v1", num_envs=n * NUM_NODES, seed=7)
+    rng = np.random.default_rng(0)
+    try:
+        obs, info = pool.reset()
+        local_obs, _ = local.reset()
+        np.testing.assert_array_equal(obs, local_obs)
+        np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
+        prev_elapsed, prev_done = info["elapsed_step"], np.zeros(pool.num_envs, dtype=bool)
+        sent = np.zeros(pool.num_envs, dtype=np.int64)
+        received = np.zeros(pool.num_envs, dtype=np.int64)
+        for _ in range(NUM_BATCHES):
+            actions = rng.integers(0, 2, size=pool.num_envs)
+            obs, reward, terminated, truncated, info = pool.step(actions)
+            sent += 1
+            np.add.at(received, info["env_id"], 1)
+            np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
+            _check_continuity(info["elapsed_step"], prev_elapsed, prev_done)
+            prev_elapsed, prev_done = info["elapsed_step"], terminated | truncated
+            l_obs, l_reward, l_terminated, l_truncated, _ = local.step(actions)
+            np.testing.assert_array_equal(obs, l_obs)
+            np.testing.assert_array_equal(reward, l_reward)
+            np.testing.assert_array_equal(terminated, l_terminated)
+            np.testing.assert_array_equal(truncated, l_truncated)
+        np.testing.assert_array_equal(sent, received)
+        assert sent.sum() == NUM_BATCHES * pool.num_envs
+    finally:
+        pool.close()
+        local.close()
+
+
+def _run_async(pool, rng, num_batches, prev_elapsed, prev_done, sent, received, resets_allowed=None):
+    """recv/send ``num_batches`` times; counts sends and receives per global env id and checks
+    each env's elapsed_step continuity (``resets_allowed`` envs may restart at 0 once)."""
+    for _ in range(num_batches):
+        obs, reward, terminated, truncated, info = pool.recv(timeout=TIMEOUT)
+        ids = info["env_id"]
+        assert len(ids) == pool.batch_size_per_node and obs.shape == (len(ids), 4)
+        assert len(set((ids // pool.num_envs_per_node).tolist())) == 1  # one node's batch
+        np.add.at(received, ids, 1)
+        expected = np.where(prev_done[ids], 0, prev_elapsed[ids] + 1)
+        elapsed = info["elapsed_step"]
+        if resets_allowed is not None:
+            restarted = resets_allowed[ids] & (elapsed == 0) & (expected != 0)
+            expected[restarted] = 0
+            resets_allowed[ids[restarted]] = False
+        np.testing.assert_array_equal(elapsed, expected)
+        prev_elapsed[ids], prev_done[ids] = elapsed, terminated | truncated
+        pool.send(rng.integers(0, 2, size=len(ids)), ids)
+        np.add.at(sent, ids, 1)
+
+
+def _drain(pool, received, prev_done) -> None:
+    while True:
+        try:
+            _, _, terminated, truncated, info = pool.recv(timeout=TIMEOUT)
+        except RuntimeError as e:  # nothing left in flight anywhere
+            assert "would wait for ever" in str(e)
+            return
+        np.add.at(received, info["env_id"], 1)
+
+
+def test_async_10k_batches_nothing_lost(cluster: Cluster) -> None:
+    n, batch = 8, 4
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, batch_size_per_node=batch, seed=0)
+    rng = np.random.default_rng(1)
+    try:
+        assert pool.is_async and pool.num_envs == n * NUM_NODES
+        prev_elapsed = np.full(pool.num_envs, -1)
+        prev_done = np.ones(pool.num_envs, dtype=bool)  # the first row of every env is a reset row
+        sent = np.zeros(pool.num_envs, dtype=np.int64)
+        received = np.zeros(pool.num_envs, dtype=np.int64)
+        pool.async_reset()
+        _run_async(pool, rng, NUM_BATCHES, prev_elapsed, prev_done, sent, received)
+        _drain(pool, received, prev_done)
+        # Every env: one reset row plus one row per step sent, and every node took part.
+        np.testing.assert_array_equal(received, sent + 1)
+        assert received.sum() == NUM_BATCHES * batch + pool.num_envs  # the last recvs drained every env
+        per_node = received.reshape(NUM_NODES, n).sum(axis=1)
+        assert (per_node > 0).all()
+        with pytest.raises(ValueError, match="in flight"):
+            pool.async_reset()
+            pool.send(np.zeros(1, dtype=np.int64), np.array([0]))
+    finally:
+        pool.close()
+
+
+def test_killed_node_raises_node_failed_error(cluster: Cluster) -> None:
+    n = 4
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0)
+    try:
+        pool.reset()
+        for _ in range(20):
+            pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+        victim = pool.nodes[1]
+        ray.kill(pool.actors[1], no_restart=True)
+        with pytest.raises(NodeFailedError) as excinfo:
+            pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+        assert excinfo.value.node_id == victim
+        assert excinfo.value.env_ids == list(range(n, 2 * n))
+        assert victim in str(excinfo.value) and "4..7" in str(excinfo.value)
+        with pytest.raises(NodeFailedError):  # and on every later call
+            pool.reset()
+    finally:
+        pool.close()
+    assert _pool_actors_by_node() == {}
+
+
+def test_killed_node_async_raises(cluster: Cluster) -> None:
+    pool = make_distributed("CartPole-v1", num_envs_per_node=4, batch_size_per_node=2, seed=0)
+    try:
+        pool.async_reset()
+        ray.kill(pool.actors[2], no_restart=True)
+        with pytest.raises(NodeFailedError, match=pool.nodes[2]):
+            for _ in range(50):
+                _, _, _, _, info = pool.recv(timeout=TIMEOUT)
+                pool.send(np.zeros(2, dtype=np.int64), info["env_id"])
+    finally:
+        pool.close()
+
+
+def test_restart_sync_continues_with_reset_rows(cluster: Cluster) -> None:
+    n = 4
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0, restart=True)
+    try:
+        _, info = pool.reset()
+        prev_elapsed, prev_done = info["elapsed_step"], np.zeros(pool.num_envs, dtype=bool)
+        victim_rows = slice(n, 2 * n)
+        for step in range(300):
+            if step == 100:
+                old_pid = pool.actor_info()[1]["pid"]
+                ray.kill(pool.actors[1], no_restart=True)
+            obs, reward, terminated, truncated, info = pool.step(np.ones(pool.num_envs, dtype=np.int64))
+            if step == 100:
+                # The restarted node's rows are reset rows; the other nodes step on.
+                assert (info["elapsed_step"][victim_rows] == 0).all()
+                assert (reward[victim_rows] == 0).all() and not terminated[victim_rows].any()
+                expected = np.where(prev_done, 0, prev_elapsed + 1)
+                expected[victim_rows] = 0
+                np.testing.assert_array_equal(info["elapsed_step"], expected)
+            else:
+                _check_continuity(info["elapsed_step"], prev_elapsed, prev_done)
+            np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
+            prev_elapsed, prev_done = info["elapsed_step"], terminated | truncated
+        assert pool.restarts == [(pool.nodes[1], list(range(n, 2 * n)))]
+        described = pool.actor_info()
+        assert described[1]["node_id"] == pool.nodes[1] and described[1]["pid"] != old_pid
+        assert _pool_actors_by_node() == {node: 1 for node in pool.nodes}
+    finally:
+        pool.close()
+
+
+def test_restart_async_continues_nothing_lost(cluster: Cluster) -> None:
+    n, batch = 4, 2
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, batch_size_per_node=batch, seed=0, restart=True)
+    rng = np.random.default_rng(2)
+    try:
+        prev_elapsed = np.full(pool.num_envs, -1)
+        prev_done = np.ones(pool.num_envs, dtype=bool)
+        sent = np.zeros(pool.num_envs, dtype=np.int64)
+        received = np.zeros(pool.num_envs, dtype=np.int64)
+        pool.async_reset()
+        _run_async(pool, rng, 300, prev_elapsed, prev_done, sent, received)
+        ray.kill(pool.actors[0], no_restart=True)
+        resets_allowed = np.zeros(pool.num_envs, dtype=bool)
+        resets_allowed[:n] = True
+        before = received[:n].copy()
+        _run_async(pool, rng, 600, prev_elapsed, prev_done, sent, received, resets_allowed)
+        _drain(pool, received, prev_done)
+        assert pool.restarts == [(pool.nodes[0], list(range(n)))]
+        # Each envs' lost step was replaced by one reset row: still one row per send, plus the first.
+        np.testing.assert_array_equal(received, sent + 1)
+        assert (received[:n] > before + 1).all()  # node 0 came back and its envs were stepped again
+    finally:
+        pool.close()

@@ -1,0 +1,100 @@
+"""RLlib: PPO on CartPole-v1 through the plug-in; the env runners' env is our VectorEnv over one
+native pool. A short run in the default suite, the full run to a mean return of 150 marked slow."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray.rllib")
+pytest.importorskip("torch")
+
+import ray  # noqa: E402
+import ray.tune.trainable.trainable as trainable_module  # noqa: E402
+from parallel_pool.integrations.rllib import VECTORIZE_MODE, register  # noqa: E402
+from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
+
+from parallel_pool.vector import ParallelPoolVectorEnv  # noqa: E402
+
+NUM_ENVS = 8
+
+
+@pytest.fixture
+def local_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A one-CPU local Ray; its temp dir short (Unix socket paths are limited), RLlib's results
+    under the test's tmp dir; both removed afterwards."""
+    temp_root = tempfile.mkdtemp(prefix="rt-", dir="/tmp")
+    monkeypatch.setenv("RAY_TMPDIR", temp_root)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    results = tmp_path / "ray_results"
+    monkeypatch.setattr(trainable_module, "DEFAULT_STORAGE_PATH", str(results))
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        yield results
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp_root, ignore_errors=True)
+
+
+def _config(num_env_runners: int, batch: int) -> PPOConfig:
+    return (
+        PPOConfig()
+        .environment(register("CartPole-v1"))
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=NUM_ENVS,
+            gym_env_vectorize_mode=VECTORIZE_MODE,
+        )
+        .training(train_batch_size_per_learner=batch, minibatch_size=250, num_epochs=6, lr=3e-4)
+        .debugging(seed=0)
+    )
+
+
+def test_ppo_runs_on_the_native_pool(local_ray: Path) -> None:
+    """Two iterations with a remote env runner: its env is our VectorEnv, episodes are recorded,
+    and CartPole's episodes are well formed (lengths in 8..500, return = length)."""
+    algo = _config(num_env_runners=1, batch=1000).build_algo()
+    try:
+        kinds = algo.env_runner_group.foreach_env_runner(
+            lambda runner: (type(runner.env.unwrapped).__name__, runner.env.unwrapped.num_envs), local_env_runner=False
+        )
+        assert kinds == [("ParallelPoolVectorEnv", NUM_ENVS)]
+        for _ in range(2):
+            result = algo.train()
+        stats = result["env_runners"]
+        assert stats["num_episodes"] > 0
+        assert 8 <= stats["episode_len_mean"] <= 500
+        assert stats["episode_return_mean"] == pytest.approx(stats["episode_len_mean"])
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 2000
+    finally:
+        algo.stop()
+    assert local_ray.exists() and os.listdir(local_ray)  # results went to the test's tmp dir
+    local = _config(num_env_runners=0, batch=500).build_algo()
+    try:
+        assert isinstance(local.env_runner.env.unwrapped, ParallelPoolVectorEnv)
+    finally:
+        local.stop()
+
+
+@pytest.mark.slow
+def test_ppo_reaches_150_on_cartpole(local_ray: Path) -> None:
+    algo = _config(num_env_runners=0, batch=2000).build_algo()
+    try:
+        best = 0.0
+        iterations = 0
+        while iterations < 40:
+            result = algo.train()
+            iterations += 1
+            best = max(best, result["env_runners"].get("episode_return_mean", 0.0))
+            if best >= 150:
+                break
+        print(f"PPO on CartPole-v1: mean return {best:.1f} after {iterations} iterations "
+              f"({result['env_runners']['num_env_steps_sampled_lifetime']} env steps)")
+        assert best >= 150, f"PPO reached a mean return of only {best}"
+    finally:
+        algo.stop()
