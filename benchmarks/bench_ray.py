@@ -81,6 +81,7 @@ def _local(task: str, num_envs: int, seconds: float) -> dict[str, float]:
 
 def _distributed(task: str, n: int, seconds: float) -> dict[str, float]:
     import ray
+
     from parallel_pool.integrations.ray import make_distributed
 
     out = {}

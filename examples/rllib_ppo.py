@@ -16,8 +16,9 @@ import tempfile
 import time
 
 import ray
-from parallel_pool.integrations.rllib import VECTORIZE_MODE, register
 from ray.rllib.algorithms.ppo import PPOConfig
+
+from parallel_pool.integrations.rllib import VECTORIZE_MODE, register
 
 
 def main() -> None:

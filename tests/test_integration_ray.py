@@ -10,15 +10,12 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+import ray
+from ray.cluster_utils import Cluster
 
-pytest.importorskip("ray")
-
-import ray  # noqa: E402
-from parallel_pool.integrations.ray import NodeFailedError, make_distributed  # noqa: E402
-from ray.cluster_utils import Cluster  # noqa: E402
-
-import parallel_pool  # noqa: E402
-from parallel_pool.errors import PoolClosedError  # noqa: E402
+import parallel_pool
+from parallel_pool.errors import PoolClosedError
+from parallel_pool.integrations.ray import NodeFailedError, make_distributed
 
 NUM_NODES = 3
 NUM_BATCHES = 10_000  # the acceptance criterion: 10^4 batches in each mode

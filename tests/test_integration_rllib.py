@@ -10,16 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import ray
+import ray.tune.trainable.trainable as trainable_module
+from ray.rllib.algorithms.ppo import PPOConfig
 
-pytest.importorskip("ray.rllib")
-pytest.importorskip("torch")
-
-import ray  # noqa: E402
-import ray.tune.trainable.trainable as trainable_module  # noqa: E402
-from parallel_pool.integrations.rllib import VECTORIZE_MODE, register  # noqa: E402
-from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
-
-from parallel_pool.vector import ParallelPoolVectorEnv  # noqa: E402
+from parallel_pool.integrations.rllib import VECTORIZE_MODE, register
+from parallel_pool.vector import ParallelPoolVectorEnv
 
 NUM_ENVS = 8
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 import ray
-from parallel_pool.integrations.ray.actor import PoolActor
 from ray.exceptions import GetTimeoutError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from parallel_pool.errors import PoolClosedError
+from parallel_pool.integrations.ray.actor import PoolActor
 
 __all__ = ["DistributedPool", "NodeFailedError", "make_distributed"]
 
