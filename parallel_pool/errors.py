@@ -24,3 +24,7 @@ class EnvError(RuntimeError):
         self.result = result
         detail = "; ".join(f"env {env_id}: {message}" for env_id, message in errors)
         super().__init__(f"{len(errors)} env(s) raised: {detail}")
+
+    def __reduce__(self) -> tuple:
+        # Pickle by the constructor's arguments (Ray ships exceptions between processes).
+        return (type(self), (self.errors, self.result))

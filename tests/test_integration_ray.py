@@ -14,7 +14,7 @@ import ray
 from ray.cluster_utils import Cluster
 
 import parallel_pool
-from parallel_pool.errors import PoolClosedError
+from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.integrations.ray import NodeFailedError, make_distributed
 
 NUM_NODES = 3
@@ -269,5 +269,24 @@ def test_restart_async_continues_nothing_lost(cluster: Cluster) -> None:
         # Each envs' lost step was replaced by one reset row: still one row per send, plus the first.
         np.testing.assert_array_equal(received, sent + 1)
         assert (received[:n] > before + 1).all()  # node 0 came back and its envs were stepped again
+    finally:
+        pool.close()
+
+
+def test_env_error_names_global_env_ids(cluster: Cluster) -> None:
+    """An exception inside an env on a node reaches the driver as EnvError with global env ids."""
+    pool = make_distributed("GuessingGame-v0", num_envs_per_node=2, seed=0, max_num_players=1, raise_on_step=2)
+    try:
+        pool.reset()
+        action = np.zeros((pool.num_envs, 1), dtype=np.int64)
+        pool.step(action)
+        with pytest.raises(EnvError) as excinfo:
+            pool.step(action)
+        assert sorted(excinfo.value.env_ids) == list(range(pool.num_envs))
+        assert "raised on step 2" in str(excinfo.value)
+        # The batch is not lost: merged in global env order, as step returns it.
+        np.testing.assert_array_equal(excinfo.value.result[4]["env_id"], np.arange(pool.num_envs))
+        _, _, _, _, info = pool.step(action)  # the failed envs start new episodes
+        np.testing.assert_array_equal(info["elapsed_step"], 0)
     finally:
         pool.close()

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.errors import EnvError
+
 
 class PoolActor:
     """One native pool of ``num_envs`` envs whose global ids are ``offset .. offset + num_envs - 1``.
@@ -57,7 +59,10 @@ class PoolActor:
         return self._globalize(env._unpacker.unpack(env._reset_arrays(None, seed, None)))
 
     def step(self, actions: Any) -> tuple:
-        return self._globalize(self._env.step(actions))
+        try:
+            return self._globalize(self._env.step(actions))
+        except EnvError as e:
+            raise self._global_env_error(e) from None
 
     # --- async ---
     def async_reset(self, seed: Any = None) -> None:
@@ -78,7 +83,10 @@ class PoolActor:
         if self._deferred_error is not None:
             error, self._deferred_error = self._deferred_error, None
             return None, error
-        return self._globalize(self._env.recv(timeout)), None
+        try:
+            return self._globalize(self._env.recv(timeout)), None
+        except EnvError as e:
+            raise self._global_env_error(e) from None
 
     def close(self) -> None:
         self._env.close()
@@ -88,6 +96,12 @@ class PoolActor:
         if self._deferred_error is None:  # the first error is the one that explains the others
             ids = [int(i) + self._offset for i in np.asarray(local_ids).reshape(-1)]
             self._deferred_error = (f"{type(error).__name__}: {error}", ids)
+
+    def _global_env_error(self, error: EnvError) -> EnvError:
+        """The same error with global env ids, and the rest of the batch as a step returns it."""
+        errors = [(env_id + self._offset, message) for env_id, message in error.errors]
+        result = self._globalize(self._env._unpacker.unpack(error.result)) if error.result is not None else None
+        return EnvError(errors, result)
 
     def _globalize(self, result: tuple) -> tuple:
         if self._offset:

@@ -17,7 +17,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from parallel_pool.errors import PoolClosedError
+from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.integrations.ray.actor import PoolActor
 
 __all__ = ["DistributedPool", "NodeFailedError", "make_distributed"]
@@ -335,9 +335,13 @@ class DistributedPool:
         deadline = time.monotonic() + self.call_timeout
         results: list[Any] = [None] * len(refs)
         failed: list[tuple[_Node, Exception]] = []
+        env_errors: list[EnvError] = []
         for node, ref in zip(self._nodes, refs):
             try:
                 results[node.index] = ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
+            except EnvError as e:  # an env raised on that node; its other rows are in e.result
+                env_errors.append(e)
+                results[node.index] = e.result
             except RayActorError as e:
                 failed.append((node, e))
             except GetTimeoutError as e:
@@ -346,6 +350,12 @@ class DistributedPool:
         for node, error in failed:
             self._node_failed(node, error)
             results[node.index] = self._get([node.actor.reset.remote(node.seed)])[0]
+        if env_errors:
+            # One error for the whole batch, naming every failed env by its global id; the batch,
+            # merged as the call would have returned it, is not lost.
+            errors = [entry for e in env_errors for entry in e.errors]
+            merged = _merge_rows(results) if all(r is not None for r in results) else None
+            raise EnvError(errors, merged)
         return results
 
     def _node_failed(self, node: _Node, error: Exception) -> None:
