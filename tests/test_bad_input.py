@@ -216,3 +216,15 @@ def test_dict_actions_for_single_action_env(cartpole) -> None:
     with pytest.raises(ValueError, match="action keys"):
         cartpole.step({"a": np.zeros(4, dtype=np.int64), "b": np.zeros(4, dtype=np.int64)})
     cartpole.step({"action": np.zeros(4, dtype=np.int64)})
+
+
+def test_sync_step_of_a_subset_is_refused_before_queueing(cartpole) -> None:
+    """Regression: a sync step of fewer envs than batch_size queued them, then recv refused, and
+    those envs stayed pending for ever."""
+    with pytest.raises(ValueError, match="cannot fill a batch of 4"):
+        cartpole.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
+    _still_works(cartpole)  # nothing was queued: every env can be stepped
+    # With the other envs already sent, a subset completes the batch.
+    cartpole.send(np.zeros(2, dtype=np.int64), np.array([2, 3]))
+    _, _, _, _, info = cartpole.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
+    np.testing.assert_array_equal(info["env_id"], [2, 3, 0, 1])

@@ -157,6 +157,14 @@ class PyPool {
   // send + recv in one call, with one GIL release: the calling thread steps envs while it waits.
   py::tuple Step(const py::object& actions, const py::object& env_ids) {
     EnvIdList ids = EnvIds(env_ids);
+    // Refuse before queueing anything: a step that cannot fill a batch would leave its envs
+    // pending with nobody to receive them.
+    const int in_flight = pool_->outstanding();
+    if (in_flight + ids.size < batch_size()) {
+      throw py::value_error("step() of " + std::to_string(ids.size) + " env(s) cannot fill a batch of " +
+                            std::to_string(batch_size()) + " (" + std::to_string(in_flight) +
+                            " in flight): step every env, or use send() and recv()");
+    }
     PrepareActions(actions, ids.size);
     OutputBlock* block;
     {
