@@ -1,0 +1,307 @@
+"""Stable-Baselines3: ParallelPoolVecEnv against DummyVecEnv/SubprocVecEnv on Gymnasium's CartPole.
+
+Our envs draw reset states from their own RNG, so each Gymnasium twin is told the state of its
+native env before every step and starts its next episode there (the way tests/test_autoreset.py
+re-syncs); from then on both evolve the same way (classic control matches within 1e-5), and every
+output of the two VecEnvs, under the same SB3 wrappers, is compared.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3 import PPO  # noqa: E402
+from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
+from stable_baselines3.common.monitor import Monitor  # noqa: E402
+from stable_baselines3.common.vec_env import (  # noqa: E402
+    DummyVecEnv,
+    SubprocVecEnv,
+    VecEnv,
+    VecEnvWrapper,
+    VecFrameStack,
+    VecMonitor,
+    VecNormalize,
+)
+
+import parallel_pool  # noqa: E402
+from parallel_pool.integrations.sb3 import ParallelPoolVecEnv  # noqa: E402
+
+NUM_ENVS = 4
+MAX_STEPS = 30  # short episodes: truncations and terminations both happen often
+ATOL = 1e-5
+
+
+class Twin(gym.Wrapper):
+    """Gymnasium's CartPole that starts its next episode in a given state (its native twin's)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.next_state: np.ndarray | None = None
+
+    def set_next_state(self, state: np.ndarray) -> None:
+        self.next_state = np.array(state, dtype=np.float64)
+
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict]:
+        obs, info = self.env.reset(**kwargs)
+        if self.next_state is not None:
+            self.env.unwrapped.state = self.next_state.copy()
+            obs = self.next_state.astype(np.float32)
+        return obs, info
+
+
+def make_twin() -> gym.Env:
+    return Twin(gym.make("CartPole-v1", max_episode_steps=MAX_STEPS))
+
+
+class Tap(VecEnvWrapper):
+    """Remembers the raw observations of the VecEnv below the wrappers under test."""
+
+    def reset(self) -> Any:
+        self.last_obs = self.venv.reset()
+        return self.last_obs
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        self.last_obs = obs
+        return obs, rewards, dones, infos
+
+
+def _ours() -> ParallelPoolVecEnv:
+    return ParallelPoolVecEnv("CartPole-v1", num_envs=NUM_ENVS, seed=3, max_episode_steps=MAX_STEPS)
+
+
+def _compare_infos(infos: list[dict], ref_infos: list[dict], dones: np.ndarray) -> None:
+    for i, (info, ref) in enumerate(zip(infos, ref_infos)):
+        assert set(info) == set(ref), (i, info, ref)
+        assert info["TimeLimit.truncated"] is ref["TimeLimit.truncated"]
+        if dones[i]:
+            np.testing.assert_allclose(info["terminal_observation"], ref["terminal_observation"], atol=1e-4)
+            assert info["terminal_observation"].dtype == ref["terminal_observation"].dtype
+        if "episode" in ref:
+            ep, ref_ep = info["episode"], ref["episode"]
+            assert set(ep) == {"r", "l", "t"}
+            assert ep["r"] == ref_ep["r"] and type(ep["r"]) is type(ref_ep["r"]) is np.float32
+            assert ep["l"] == ref_ep["l"] and type(ep["l"]) is type(ref_ep["l"]) is np.int32
+            assert isinstance(ep["t"], float) and ep["t"] >= 0
+
+
+def run_side_by_side(
+    ours: VecEnv, ref: VecEnv, wrap: Callable[[VecEnv], VecEnv], wrap_ref: Callable[[VecEnv], VecEnv],
+    steps: int, seed: int = 0,
+) -> tuple[VecEnv, VecEnv, int, int]:
+    """Steps both VecEnvs under their wrappers with the same actions and compares every output."""
+    rng = np.random.default_rng(seed)
+    tap = Tap(ours)
+    ours_w, ref_w = wrap(tap), wrap_ref(ref)
+    obs = ours_w.reset()
+    for i in range(NUM_ENVS):
+        ref.env_method("set_next_state", tap.last_obs[i], indices=[i])
+    ref_obs = ref_w.reset()
+    np.testing.assert_allclose(obs, ref_obs, atol=ATOL)
+    terminations = truncations = 0
+    for _ in range(steps):
+        actions = rng.integers(0, 2, NUM_ENVS)
+        obs, rewards, dones, infos = ours_w.step(actions)
+        # The native envs have reset (same step) where an episode ended: the twins start there too.
+        for i in range(NUM_ENVS):
+            ref.env_method("set_next_state", tap.last_obs[i], indices=[i])
+        ref_obs, ref_rewards, ref_dones, ref_infos = ref_w.step(actions)
+        np.testing.assert_array_equal(dones, ref_dones)
+        np.testing.assert_allclose(rewards, ref_rewards, rtol=1e-6)
+        np.testing.assert_allclose(obs, ref_obs, atol=1e-4)
+        _compare_infos(infos, ref_infos, dones)
+        truncated = np.array([info["TimeLimit.truncated"] for info in infos])
+        truncations += int(truncated.sum())
+        terminations += int((dones & ~truncated).sum())
+    assert terminations > 5 and truncations > 5, (terminations, truncations)
+    return ours_w, ref_w, terminations, truncations
+
+
+def _identity(venv: VecEnv) -> VecEnv:
+    return venv
+
+
+def test_steps_match_dummy_vec_env_with_vec_monitor() -> None:
+    # No VecMonitor on ours: the pool's own episode statistics must equal VecMonitor's.
+    ours, ref = _ours(), DummyVecEnv([make_twin] * NUM_ENVS)
+    run_side_by_side(ours, ref, _identity, VecMonitor, steps=400)
+    ours.close()
+
+
+def test_steps_match_subproc_vec_env() -> None:
+    ref = SubprocVecEnv([make_twin] * NUM_ENVS, start_method="fork")
+    ours = _ours()
+    try:
+        run_side_by_side(ours, ref, _identity, VecMonitor, steps=250, seed=1)
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_vec_monitor_on_top_still_works() -> None:
+    ours, ref = _ours(), DummyVecEnv([make_twin] * NUM_ENVS)
+    # As over Monitor-wrapped envs, VecMonitor warns that it overwrites the statistics below it.
+    with pytest.warns(UserWarning, match="Monitor"):
+        run_side_by_side(ours, ref, VecMonitor, VecMonitor, steps=200)
+    ours.close()
+
+
+def test_vec_frame_stack_matches() -> None:
+    ours, ref = _ours(), DummyVecEnv([make_twin] * NUM_ENVS)
+    ours_w, _, _, _ = run_side_by_side(
+        ours, ref, lambda v: VecFrameStack(v, 3), lambda v: VecFrameStack(VecMonitor(v), 3), steps=300
+    )
+    assert ours_w.observation_space.shape == (12,)
+    ours.close()
+
+
+def test_vec_normalize_matches_and_saves(tmp_path) -> None:
+    ours, ref = _ours(), DummyVecEnv([make_twin] * NUM_ENVS)
+
+    def norm(venv: VecEnv) -> VecNormalize:
+        return VecNormalize(venv, gamma=0.9)
+
+    ours_w, ref_w, _, _ = run_side_by_side(ours, ref, norm, lambda v: norm(VecMonitor(v)), steps=300)
+    np.testing.assert_allclose(ours_w.obs_rms.mean, ref_w.obs_rms.mean, atol=1e-5)
+    np.testing.assert_allclose(ours_w.obs_rms.var, ref_w.obs_rms.var, rtol=1e-4)
+    np.testing.assert_allclose(ours_w.ret_rms.var, ref_w.ret_rms.var, rtol=1e-6)
+    assert ours_w.obs_rms.count == ref_w.obs_rms.count
+
+    path = tmp_path / "vecnormalize.pkl"
+    ours_w.save(str(path))
+    loaded = VecNormalize.load(str(path), ParallelPoolVecEnv("CartPole-v1", num_envs=NUM_ENVS, seed=7))
+    assert isinstance(loaded.venv, ParallelPoolVecEnv)
+    np.testing.assert_array_equal(loaded.obs_rms.mean, ours_w.obs_rms.mean)
+    np.testing.assert_array_equal(loaded.obs_rms.var, ours_w.obs_rms.var)
+    loaded.training = False
+    raw = loaded.venv.reset()
+    np.testing.assert_allclose(loaded.normalize_obs(raw), ours_w.normalize_obs(raw))
+    obs, rewards, dones, infos = loaded.step(np.zeros(NUM_ENVS, dtype=np.int64))
+    np.testing.assert_allclose(obs, ours_w.normalize_obs(loaded.get_original_obs()))
+    loaded.close()
+    ours.close()
+
+
+def test_reset_seed_and_pending_step() -> None:
+    envs = ParallelPoolVecEnv("CartPole-v1", num_envs=3, seed=0)
+    assert envs.seed(5) == [5, 6, 7]
+    obs = envs.reset()
+    pool = parallel_pool.make("CartPole-v1", num_envs=3, seed=5)
+    np.testing.assert_array_equal(obs, pool.reset()[0])
+    pool.close()
+    # Without a new seed() the next reset draws new episodes.
+    assert not np.array_equal(envs.reset(), obs)
+    # A reset while a step is in flight cancels that step, as SB3 documents.
+    envs.step_async(np.zeros(3, dtype=np.int64))
+    envs.seed(5)
+    np.testing.assert_array_equal(envs.reset(), obs)
+    with pytest.raises(ValueError, match="options"):
+        envs.set_options({"low": -0.1})
+        envs.reset()
+    envs.close()
+    with pytest.raises(parallel_pool.PoolClosedError):
+        envs.step(np.zeros(3, dtype=np.int64))
+
+
+def test_attributes_methods_and_wrappers() -> None:
+    envs = ParallelPoolVecEnv("CartPole-v1", num_envs=3, seed=0, max_episode_steps=40)
+    assert envs.render_mode is None
+    assert envs.get_attr("render_mode") == [None, None, None]
+    assert envs.get_attr("max_episode_steps", indices=[0, 2]) == [40, 40]
+    assert envs.get_attr("action_space", indices=1) == [gym.spaces.Discrete(2)]
+    assert envs.has_attr("observation_space") and not envs.has_attr("no_such_attribute")
+    with pytest.raises(AttributeError):
+        envs.get_attr("no_such_attribute")
+    envs.set_attr("difficulty", 3, indices=[1])
+    assert envs.get_attr("difficulty", indices=1) == [3]
+    with pytest.raises(AttributeError):
+        envs.get_attr("difficulty", indices=0)
+    with pytest.raises(AttributeError, match="fixed"):
+        envs.set_attr("max_episode_steps", 5)
+    envs.set_attr("double", lambda x: 2 * x)
+    assert envs.env_method("double", 4, indices=[0, 1]) == [8, 8]
+    assert envs.env_method("get_wrapper_attr", "max_episode_steps", indices=0) == [40]
+    assert envs.env_method("render") == [None, None, None]
+    with pytest.raises(AttributeError, match="supports"):
+        envs.env_method("teleport")
+
+    envs.reset()
+    (obs_a, info_a), = envs.env_method("reset", indices=[2], seed=11)
+    (obs_b, _), = envs.env_method("reset", indices=[2], seed=11)
+    np.testing.assert_array_equal(obs_a, obs_b)
+    assert obs_a.shape == (4,) and info_a == {} and envs.reset_infos[2] == {}
+
+    assert envs.env_is_wrapped(Monitor) == [True, True, True]
+    assert envs.env_is_wrapped(gym.wrappers.TimeLimit, indices=[0]) == [True]
+    assert envs.env_is_wrapped(gym.Wrapper, indices=[0]) == [True]
+    assert envs.env_is_wrapped(gym.wrappers.ClipAction) == [False, False, False]
+    with pytest.warns(UserWarning):
+        assert envs.render() is None
+    envs.close()
+
+    plain = ParallelPoolVecEnv("Pendulum-v1", num_envs=2, episode_stats=False)
+    assert plain.env_is_wrapped(Monitor) == [False, False]
+    assert plain.env_is_wrapped(gym.wrappers.TimeLimit) == [True, True]
+    plain.reset()
+    for _ in range(200):
+        _, _, dones, infos = plain.step(np.zeros((2, 1), dtype=np.float32))
+    assert dones.all() and all("episode" not in info and info["TimeLimit.truncated"] for info in infos)
+    plain.close()
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="same_step"):
+        ParallelPoolVecEnv("CartPole-v1", num_envs=2, autoreset_mode="next_step")
+    with pytest.raises(ValueError, match="batch_size"):
+        ParallelPoolVecEnv("CartPole-v1", num_envs=4, batch_size=2)
+    with pytest.raises(ValueError, match="unknown keyword"):
+        ParallelPoolVecEnv("CartPole-v1", num_envs=2, not_a_kwarg=1)
+
+
+def test_ppo_and_evaluate_policy_run() -> None:
+    envs = ParallelPoolVecEnv("CartPole-v1", num_envs=4, seed=0)
+    model = PPO("MlpPolicy", envs, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=1024)
+    assert model.num_timesteps == 1024
+    # The pool's episode statistics reach SB3's logger buffer (what "rollout/ep_rew_mean" shows).
+    assert len(model.ep_info_buffer) > 0
+    assert all(ep["r"] == ep["l"] for ep in model.ep_info_buffer)  # CartPole: reward 1 per step
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "not wrapped with a Monitor" warning
+        rewards, lengths = evaluate_policy(model, envs, n_eval_episodes=6, return_episode_rewards=True)
+    assert len(rewards) == 6 and rewards == [float(n) for n in lengths]
+    envs.close()
+
+
+@pytest.mark.slow
+def test_ppo_solves_cartpole_within_100k_steps() -> None:
+    """RL Zoo's PPO hyperparameters for CartPole-v1, with ParallelPoolVecEnv in place of the 8 envs."""
+
+    def linear(start: float) -> Callable[[float], float]:
+        return lambda progress_remaining: progress_remaining * start
+
+    envs = ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=0)
+    model = PPO(
+        "MlpPolicy", envs, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+        learning_rate=linear(0.001), clip_range=linear(0.2), seed=0, device="cpu",
+    )
+    start = time.time()
+    model.learn(total_timesteps=100_000)
+    elapsed = time.time() - start
+    assert model.num_timesteps <= 100_000 + 8 * 32
+    training_mean = float(np.mean([ep["r"] for ep in model.ep_info_buffer]))
+    eval_envs = ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=1000)
+    mean_return, _ = evaluate_policy(model, eval_envs, n_eval_episodes=40)
+    print(f"\nSB3 PPO CartPole-v1 100k steps: {elapsed:.0f} s, last-100 training mean {training_mean:.1f}, "
+          f"eval mean {mean_return:.1f}")
+    assert mean_return >= 475
+    envs.close()
+    eval_envs.close()
