@@ -9,15 +9,13 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("rl_games")
-
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "`torch.jit.script_method` is deprecated", DeprecationWarning)
     from rl_games.common import env_configurations, vecenv
     from rl_games.torch_runner import Runner
 
-import parallel_pool  # noqa: E402
-from parallel_pool.integrations.rl_games import RlGamesVecEnv, register  # noqa: E402
+import parallel_pool
+from parallel_pool.integrations.rl_games import RlGamesVecEnv, register
 
 # rl_games' own ppo_cartpole.yaml, shrunk; device cpu and no torch.compile (minutes of compiling).
 CARTPOLE_CONFIG = {

@@ -18,10 +18,10 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-from stable_baselines3 import PPO  # noqa: E402
-from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
-from stable_baselines3.common.monitor import Monitor  # noqa: E402
-from stable_baselines3.common.vec_env import (  # noqa: E402
+from stable_baselines3 import PPO
+from stable_baselines3.common.evaluation import evaluate_policy
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import (
     DummyVecEnv,
     SubprocVecEnv,
     VecEnv,
@@ -31,8 +31,8 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
     VecNormalize,
 )
 
-import parallel_pool  # noqa: E402
-from parallel_pool.integrations.sb3 import ParallelPoolVecEnv  # noqa: E402
+import parallel_pool
+from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
 
 NUM_ENVS = 4
 MAX_STEPS = 30  # short episodes: truncations and terminations both happen often

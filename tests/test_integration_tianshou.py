@@ -9,20 +9,17 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
+from tianshou.algorithm import DQN
+from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+from tianshou.algorithm.optim import AdamOptimizerFactory
+from tianshou.data import AsyncCollector, Batch, Collector, VectorReplayBuffer
+from tianshou.env import BaseVectorEnv, DummyVectorEnv
+from tianshou.highlevel.env import DiscreteEnvironments, EnvMode
+from tianshou.trainer import OffPolicyTrainerParams
+from tianshou.utils.net.common import Net
 
-pytest.importorskip("tianshou")
-
-import torch  # noqa: E402
-from tianshou.algorithm import DQN  # noqa: E402
-from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy  # noqa: E402
-from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
-from tianshou.data import AsyncCollector, Batch, Collector, VectorReplayBuffer  # noqa: E402
-from tianshou.env import BaseVectorEnv, DummyVectorEnv  # noqa: E402
-from tianshou.highlevel.env import DiscreteEnvironments, EnvMode  # noqa: E402
-from tianshou.trainer import OffPolicyTrainerParams  # noqa: E402
-from tianshou.utils.net.common import Net  # noqa: E402
-
-from parallel_pool.integrations.tianshou import (  # noqa: E402
+from parallel_pool.integrations.tianshou import (
     ParallelPoolEnvFactory,
     PoolSingleEnv,
     TianshouVectorEnv,

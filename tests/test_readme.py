@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pathlib
 import re
+import textwrap
 
 import pytest
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+# Blocks inside list items are indented; they run as written once dedented.
+BLOCKS = [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)]
 
 
 def test_readme_has_examples() -> None:
