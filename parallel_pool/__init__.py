@@ -54,4 +54,32 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(__file__)), "native")
 
 
+# --- MuJoCo family: parallel_pool/_mujoco_envs.so, an env library next to _native (see the MuJoCo
+# block of CMakeLists.txt). A build without it simply has no MuJoCo tasks; one that fails to load
+# is an ImportError that says why.
+def _load_mujoco_envs() -> None:
+    import ctypes
+
+    import gymnasium
+
+    from parallel_pool import _native
+
+    path = os.path.join(os.path.dirname(_native.__file__), "_mujoco_envs.so")
+    if not os.path.exists(path):
+        return
+    # Bare xml_file names (Gymnasium's defaults) are Gymnasium's own model files.
+    assets_dir = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
+    try:
+        library = ctypes.CDLL(path)  # the same handle _native.load_library opens next
+        library.parallel_pool_mujoco_set_assets_dir.argtypes = [ctypes.c_char_p]
+        library.parallel_pool_mujoco_set_assets_dir.restype = None
+        library.parallel_pool_mujoco_set_assets_dir(os.fsencode(assets_dir))
+        _native.load_library(path)
+    except (OSError, ValueError, AttributeError) as e:
+        raise ImportError(f"cannot load parallel_pool's MuJoCo envs ({path}): {e}") from e
+
+
+_load_mujoco_envs()
+# --- end of the MuJoCo family
+
 _register_all_with_gymnasium()

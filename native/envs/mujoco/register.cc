@@ -1,0 +1,48 @@
+// The MuJoCo task table: per task id, its env class, Gymnasium version, time limit and reward
+// threshold (from gymnasium/envs/__init__.py). A new task is one header and one line here.
+#include "envs/mujoco/register.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "envs/mujoco/ant.h"
+#include "envs/mujoco/half_cheetah.h"
+#include "envs/mujoco/mujoco_env.h"
+
+namespace pp::mujoco {
+namespace {
+
+// EnvT provides Defaults(Version), MakeSpec(Version, const Config&) and EnvT(spec, env_id, Version).
+template <typename EnvT>
+TaskEntry MakeTask(std::string task_id, Version version, double reward_threshold, const std::string& assets_dir,
+                   int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
+  TaskEntry task;
+  task.task_id = std::move(task_id);
+  task.family = "mujoco";
+  task.defaults = EnvT::Defaults(version);
+  task.defaults.Set("max_episode_steps", max_episode_steps);
+  task.defaults.Set("assets_dir", assets_dir);
+  task.make_spec = [version, reward_threshold](const std::string& /*id*/, const Config& config) {
+    EnvSpec spec = EnvT::MakeSpec(version, config);
+    spec.has_reward_threshold = true;
+    spec.reward_threshold = reward_threshold;
+    return spec;
+  };
+  task.make_env = [version](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
+    return std::make_unique<EnvT>(spec, env_id, version);
+  };
+  return task;
+}
+
+}  // namespace
+
+void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
+  constexpr Version v4 = Version::kV4, v5 = Version::kV5;
+  registry.Add(MakeTask<AntEnv>("Ant-v4", v4, 6000.0, assets_dir));
+  registry.Add(MakeTask<AntEnv>("Ant-v5", v5, 6000.0, assets_dir));
+  registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v4", v4, 4800.0, assets_dir));
+  registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v5", v5, 4800.0, assets_dir));
+}
+
+}  // namespace pp::mujoco
