@@ -31,6 +31,10 @@ def cluster() -> Iterator[Cluster]:
     os.environ["RAY_TMPDIR"] = temp_root
     os.environ["RAY_AUTH_MODE"] = "disabled"
     os.makedirs(os.path.join(temp_root, "ray"))
+    # Ray's workers start in the driver's working directory and put it first on sys.path: from the
+    # repository root they would import the source tree's parallel_pool (no compiled module).
+    saved_cwd = os.getcwd()
+    os.chdir(temp_root)
     c = None
     try:
         c = Cluster(
@@ -46,6 +50,7 @@ def cluster() -> Iterator[Cluster]:
         ray.shutdown()
         if c is not None:
             c.shutdown()
+        os.chdir(saved_cwd)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -27,6 +27,9 @@ def local_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     temp_root = tempfile.mkdtemp(prefix="rt-", dir="/tmp")
     monkeypatch.setenv("RAY_TMPDIR", temp_root)
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    # Ray's workers start in the driver's working directory and put it first on sys.path: from the
+    # repository root they would import the source tree's parallel_pool (no compiled module).
+    monkeypatch.chdir(temp_root)
     results = tmp_path / "ray_results"
     monkeypatch.setattr(trainable_module, "DEFAULT_STORAGE_PATH", str(results))
     try:
