@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -57,6 +58,21 @@ def cluster() -> Iterator[Cluster]:
             else:
                 os.environ[k] = v
         shutil.rmtree(temp_root, ignore_errors=True)
+
+
+def _kill(actor) -> None:
+    """Kill an actor and wait until Ray reports it dead: `ray.kill` only sends the request."""
+    ray.kill(actor, no_restart=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=10)
+        except ray.exceptions.RayActorError:
+            return
+        except ray.exceptions.GetTimeoutError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the killed actor is still alive after 60 s")
 
 
 def _alive_nodes() -> set[str]:
@@ -196,7 +212,7 @@ def test_killed_node_raises_node_failed_error(cluster: Cluster) -> None:
         for _ in range(20):
             pool.step(np.zeros(pool.num_envs, dtype=np.int64))
         victim = pool.nodes[1]
-        ray.kill(pool.actors[1], no_restart=True)
+        _kill(pool.actors[1])
         with pytest.raises(NodeFailedError) as excinfo:
             pool.step(np.zeros(pool.num_envs, dtype=np.int64))
         assert excinfo.value.node_id == victim
@@ -213,7 +229,7 @@ def test_killed_node_async_raises(cluster: Cluster) -> None:
     pool = make_distributed("CartPole-v1", num_envs_per_node=4, batch_size_per_node=2, seed=0)
     try:
         pool.async_reset()
-        ray.kill(pool.actors[2], no_restart=True)
+        _kill(pool.actors[2])
         with pytest.raises(NodeFailedError, match=pool.nodes[2]):
             for _ in range(50):
                 _, _, _, _, info = pool.recv(timeout=TIMEOUT)
@@ -232,7 +248,7 @@ def test_restart_sync_continues_with_reset_rows(cluster: Cluster) -> None:
         for step in range(300):
             if step == 100:
                 old_pid = pool.actor_info()[1]["pid"]
-                ray.kill(pool.actors[1], no_restart=True)
+                _kill(pool.actors[1])
             obs, reward, terminated, truncated, info = pool.step(np.ones(pool.num_envs, dtype=np.int64))
             if step == 100:
                 # The restarted node's rows are reset rows; the other nodes step on.
@@ -264,7 +280,7 @@ def test_restart_async_continues_nothing_lost(cluster: Cluster) -> None:
         received = np.zeros(pool.num_envs, dtype=np.int64)
         pool.async_reset()
         _run_async(pool, rng, 300, prev_elapsed, prev_done, sent, received)
-        ray.kill(pool.actors[0], no_restart=True)
+        _kill(pool.actors[0])
         resets_allowed = np.zeros(pool.num_envs, dtype=bool)
         resets_allowed[:n] = True
         before = received[:n].copy()
