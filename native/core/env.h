@@ -81,6 +81,11 @@ class Env {
   // batch holds the envs that finished first) and return reward, terminated and truncated.
   virtual StepResult Step(const Action& action) = 0;
 
+  // Write the current frame as RGB uint8, row-major, spec().render_shape (height, width, 3).
+  // Only tasks whose spec sets render_shape are asked; the core calls it while no step of this
+  // env is in flight, on the caller's thread.
+  virtual void Render(uint8_t* /*rgb*/) { throw std::logic_error(spec_.task_id + " cannot render"); }
+
   // --- used by the core ---
   void Seed(uint64_t seed) { rng_.Seed(seed); }
   void SetAllocator(SlotAllocator* allocator) { allocator_ = allocator; }

@@ -79,6 +79,8 @@ struct EnvSpec {
   int max_episode_steps = 0;       // 0: no time limit
   double reward_threshold = 0.0;   // Gymnasium's, for the spec (0: none)
   bool has_reward_threshold = false;
+  // (height, width, 3) of the RGB frame Env::Render writes; empty: the task cannot render.
+  std::vector<int> render_shape;
 
   int StateIndex(const std::string& name) const { return IndexOf(state, name); }
   int ActionIndex(const std::string& name) const { return IndexOf(action, name); }
