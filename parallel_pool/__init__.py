@@ -82,4 +82,36 @@ def _load_mujoco_envs() -> None:
 _load_mujoco_envs()
 # --- end of the MuJoCo family
 
+
+# --- Atari family: parallel_pool/_atari_envs.so (GPL-2.0, it links ALE; see the Atari block of
+# CMakeLists.txt). Its tasks are the ROMs of the installed ale-py wheel, found without importing
+# ale_py (find_spec locates the package only). Without ale-py, or without the library, there are
+# no Atari tasks and everything else works.
+def _load_atari_envs() -> None:
+    import ctypes
+    import importlib.util
+
+    from parallel_pool import _native
+
+    path = os.path.join(os.path.dirname(_native.__file__), "_atari_envs.so")
+    if not os.path.exists(path):
+        return
+    spec = importlib.util.find_spec("ale_py")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    rom_dirs = [os.path.join(d, "roms") for d in locations if os.path.isdir(os.path.join(d, "roms"))]
+    if not rom_dirs:
+        return
+    try:
+        library = ctypes.CDLL(path)  # the same handle _native.load_library opens next
+        library.parallel_pool_atari_set_rom_dir.argtypes = [ctypes.c_char_p]
+        library.parallel_pool_atari_set_rom_dir.restype = None
+        library.parallel_pool_atari_set_rom_dir(os.fsencode(rom_dirs[0]))
+        _native.load_library(path)
+    except (OSError, ValueError, AttributeError) as e:
+        raise ImportError(f"cannot load parallel_pool's Atari envs ({path}): {e}") from e
+
+
+_load_atari_envs()
+# --- end of the Atari family
+
 _register_all_with_gymnasium()

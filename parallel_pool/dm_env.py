@@ -73,6 +73,10 @@ class DmEnv(BasePoolEnv):
         step_type = np.where(info["elapsed_step"] == 0, dm_env.StepType.FIRST, dm_env.StepType.MID)
         step_type = np.where(terminated | truncated, dm_env.StepType.LAST, step_type).astype(np.int32)
         discount = (~terminated).astype(np.float32)
+        # Envs that write info["life_loss"] (Atari with zero_discount_on_life_loss) want discount 0 on
+        # a lost life even when the episode goes on (EnvPool's dm_env behaviour).
+        if "life_loss" in info:
+            discount[np.asarray(info["life_loss"], dtype=bool)] = 0.0
         values = [obs] if not isinstance(obs, dict) else list(obs.values())
         flat_info = {}
         for key, value in info.items():

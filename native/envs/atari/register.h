@@ -1,0 +1,19 @@
+// Registration of the Atari tasks (family "atari"): one <Game>-v5 per ROM file in a directory.
+// Used by library.cc (the _atari_envs.so entry point) and by native/bench/atari_raw.cc.
+#pragma once
+
+#include <string>
+
+#include "core/registry.h"
+
+namespace pp::atari {
+
+// ALE's ROM id (`space_invaders`) as Gymnasium names the game (`SpaceInvaders`): Python's
+// str.title() without the underscores, as ale_py.registration.rom_id_to_name.
+std::string RomIdToName(const std::string& rom_id);
+
+// Adds `<Game>-v5` for every `<rom_id>.bin` in `rom_dir` (the installed ale_py/roms directory).
+// Returns how many tasks it added.
+int RegisterAtari(Registry& registry, const std::string& rom_dir);
+
+}  // namespace pp::atari
