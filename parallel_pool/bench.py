@@ -45,6 +45,10 @@ METHODS: dict[str, str] = {
 }
 GYMNASIUM_METHODS = ("gym-sync", "gym-async")
 DEFAULT_METHODS = tuple(METHODS)
+# Task ids whose Gymnasium/SB3 counterpart is not ``gymnasium.make(task_id)``: a picklable
+# zero-argument constructor of the equivalent single env (e.g. Pong-v5: ale_py's ALE/Pong-v5 in
+# AtariPreprocessing and FrameStackObservation). benchmarks/bench_atari.py fills it.
+GYMNASIUM_EQUIVALENTS: dict[str, Callable[[], gymnasium.Env]] = {}
 
 # Distinct pre-drawn action batches a method cycles through: enough that the actions look random
 # to the env, few enough that 256 envs of an 8-dim Box take a few MB.
@@ -213,7 +217,7 @@ def async_batch_size(num_envs: int, fraction: float) -> int:
 def check_available(method: str, task_id: str) -> str | None:
     """None if ``method`` can run ``task_id`` here, else the reason it cannot."""
     if method in GYMNASIUM_METHODS or method == "sb3-subproc":
-        if task_id not in gymnasium.registry:
+        if task_id not in gymnasium.registry and task_id not in GYMNASIUM_EQUIVALENTS:
             return f"Gymnasium has no env {task_id!r}"
     if method == "sb3-subproc" and importlib.util.find_spec("stable_baselines3") is None:
         return "stable-baselines3 not installed"
@@ -268,7 +272,7 @@ def make_runner(
             env.reset()
             return _SyncRunner(env, actions, num_envs, env.close)
         return _AsyncRunner(env, actions, batch)
-    make_one = functools.partial(gymnasium.make, task_id)
+    make_one = GYMNASIUM_EQUIVALENTS.get(task_id) or functools.partial(gymnasium.make, task_id)
     if method in GYMNASIUM_METHODS:
         cls = gymnasium.vector.SyncVectorEnv if method == "gym-sync" else gymnasium.vector.AsyncVectorEnv
         venv = cls([make_one] * num_envs)

@@ -266,9 +266,14 @@ class AtariEnv : public Env {
   void PushFrame(bool fill_stack, bool last_frame_fresh) {
     uint8_t* pooled = pooled_.data();
     if (o_.channels == 1) {
-      if (last_frame_fresh) ToGray(palette_, screens_[0], pooled);
-      if (o_.frame_skip > 1) {
-        for (int i = 0; i < kScreenPixels; ++i) pooled[i] = std::max(pooled[i], palette_.gray[screens_[1][i]]);
+      const uint8_t* gray = palette_.gray;
+      if (last_frame_fresh && o_.frame_skip > 1) {
+        const uint8_t* gray_max = GrayMaxTable(palette_);
+        for (int i = 0; i < kScreenPixels; ++i) pooled[i] = gray_max[screens_[0][i] << 8 | screens_[1][i]];
+      } else if (last_frame_fresh) {
+        ToGray(palette_, screens_[0], pooled);
+      } else if (o_.frame_skip > 1) {
+        for (int i = 0; i < kScreenPixels; ++i) pooled[i] = std::max(pooled[i], gray[screens_[1][i]]);
       }
     } else {
       if (last_frame_fresh) ToRgb(palette_, screens_[0], pooled);

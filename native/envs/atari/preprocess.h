@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace pp::atari {
 
 // The Atari 2600 screen as ALE gives it: 210 rows of 160 palette indices.
@@ -21,6 +25,19 @@ struct Palette {
   uint8_t gray[256];
   uint8_t rgb[256][3];
 };
+
+// max(gray[a], gray[b]) for every pair of palette indices, indexed a * 256 + b: one lookup per
+// pixel for the max-pooled grey frame. 64 KiB, shared by every env (ALE has one palette, NTSC).
+inline const uint8_t* GrayMaxTable(const Palette& palette) {
+  static const std::vector<uint8_t> table = [&palette] {
+    std::vector<uint8_t> t(256 * 256);
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) t[a * 256 + b] = std::max(palette.gray[a], palette.gray[b]);
+    }
+    return t;
+  }();
+  return table.data();
+}
 
 // One term of an area-resize table: destination index `di` takes `alpha` of source index `si`.
 struct AreaTerm {
@@ -53,65 +70,156 @@ inline std::vector<AreaTerm> AreaTable(int ssize, int dsize) {
   return tab;
 }
 
-// cv::saturate_cast<uchar>(float): round half to even (cvRound is lrint), then clamp.
+// cv::saturate_cast<uchar>(float): cvRound (round half to even under the default rounding mode,
+// which cvtss2si and lrintf both use), then clamp.
 inline uint8_t SaturateU8(float v) {
+#if defined(__SSE2__)
+  const int r = _mm_cvtss_si32(_mm_set_ss(v));
+#else
   const long r = std::lrint(v);
-  return static_cast<uint8_t>(std::clamp(r, 0L, 255L));
+#endif
+  return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
 }
 
-// cv::resize(src, dst, (width, height), interpolation=INTER_AREA) for downscaling by a non-integer
-// factor: the same tables, the same float accumulation order (ResizeArea_Invoker), so results match
-// OpenCV's bit for bit up to the rounding of its float sums. `channels` interleaved uint8 channels.
+// cv::resize(src, dst, (width, height), interpolation=INTER_AREA) for shrinking by a non-integer
+// factor, bit for bit: OpenCV's tables (AreaTable) and its float arithmetic in its order
+// (ResizeArea_Invoker: per source row, buf[dx] = 0 + s*a0 + s*a1 + ...; per destination row,
+// sum = b0*buf0 + b1*buf1 + ...; cvRound). Faster than OpenCV's loop because each source row's
+// horizontal pass is computed once and accumulated in registers (a source row on the border of
+// two destination rows gives the same floats both times, so the results do not change).
+// `channels` interleaved uint8 channels. Build with -ffp-contract=off: a fused multiply-add would
+// round differently from OpenCV.
 class AreaResizer {
  public:
   AreaResizer(int src_height, int src_width, int dst_height, int dst_width, int channels)
-      : src_width_(src_width),
-        dst_height_(dst_height),
-        dst_width_(dst_width),
-        channels_(channels),
-        xtab_(AreaTable(src_width, dst_width)),
-        ytab_(AreaTable(src_height, dst_height)),
-        buf_(static_cast<std::size_t>(dst_width) * channels),
-        sum_(buf_.size()) {}
+      : src_width_(src_width), dst_height_(dst_height), dst_width_(dst_width), channels_(channels) {
+    // Each destination column's terms are consecutive source columns: store (first, count, weights).
+    const std::vector<AreaTerm> xtab = AreaTable(src_width, dst_width);
+    x_first_.assign(static_cast<std::size_t>(dst_width), -1);
+    x_count_.assign(static_cast<std::size_t>(dst_width), 0);
+    for (const AreaTerm& t : xtab) {
+      if (x_first_[t.di] < 0) x_first_[t.di] = t.si;
+      ++x_count_[t.di];
+      max_terms_ = std::max(max_terms_, x_count_[t.di]);
+    }
+    // Weights term-major (max_terms x dst_width), zero-padded; offsets of each column's first term.
+    x_weight_.assign(static_cast<std::size_t>(dst_width) * max_terms_, 0.0f);
+    std::vector<int> filled(static_cast<std::size_t>(dst_width), 0);
+    for (const AreaTerm& t : xtab) x_weight_[filled[t.di]++ * dst_width + t.di] = t.alpha;
+    // A padded term may read past the row's last pixel: clamp the first index so it stays inside
+    // (a clamped column's real terms then start later: shift its weights to match).
+    x_offset_.resize(static_cast<std::size_t>(dst_width));
+    for (int dx = 0; dx < dst_width; ++dx) {
+      const int first = std::min(x_first_[dx], src_width - max_terms_);
+      const int shift = x_first_[dx] - first;
+      for (int k = max_terms_ - 1; k >= 0; --k) {
+        const float v = k - shift >= 0 ? x_weight_[(k - shift) * dst_width + dx] : 0.0f;
+        x_weight_[k * dst_width + dx] = v;
+      }
+      x_offset_[dx] = first * channels;
+    }
+    ytab_ = AreaTable(src_height, dst_height);
+    row_.resize(static_cast<std::size_t>(dst_width) * channels);
+    src_row_.resize(static_cast<std::size_t>(src_width) * channels);
+    sum_.resize(row_.size());
+  }
 
   void Resize(const uint8_t* src, uint8_t* dst) {
-    const std::size_t row = buf_.size();
-    std::fill(sum_.begin(), sum_.end(), 0.0f);
-    int prev_dy = ytab_.front().di;
-    for (const AreaTerm& y : ytab_) {
-      const uint8_t* s = src + static_cast<std::size_t>(y.si) * src_width_ * channels_;
-      std::fill(buf_.begin(), buf_.end(), 0.0f);
-      for (const AreaTerm& x : xtab_) {
-        for (int c = 0; c < channels_; ++c) {
-          buf_[x.di * channels_ + c] += static_cast<float>(s[x.si * channels_ + c]) * x.alpha;
+    const std::size_t n = row_.size();
+    int row_of = -1;  // the source row whose horizontal pass row_ holds
+    std::size_t y = 0;
+    for (int dy = 0; dy < dst_height_; ++dy) {
+      bool first = true;
+      for (; y < ytab_.size() && ytab_[y].di == dy; ++y) {
+        if (ytab_[y].si != row_of) {
+          row_of = ytab_[y].si;
+          HorizontalPass(src + static_cast<std::size_t>(row_of) * src_width_ * channels_);
+        }
+        const float beta = ytab_[y].alpha;
+        if (first) {
+          for (std::size_t i = 0; i < n; ++i) sum_[i] = beta * row_[i];
+          first = false;
+        } else {
+          for (std::size_t i = 0; i < n; ++i) sum_[i] += beta * row_[i];
         }
       }
-      if (y.di != prev_dy) {
-        uint8_t* d = dst + static_cast<std::size_t>(prev_dy) * row;
-        for (std::size_t i = 0; i < row; ++i) {
-          d[i] = SaturateU8(sum_[i]);
-          sum_[i] = y.alpha * buf_[i];
-        }
-        prev_dy = y.di;
-      } else {
-        for (std::size_t i = 0; i < row; ++i) sum_[i] += y.alpha * buf_[i];
-      }
+      uint8_t* d = dst + static_cast<std::size_t>(dy) * n;
+      for (std::size_t i = 0; i < n; ++i) d[i] = SaturateU8(sum_[i]);
     }
-    uint8_t* d = dst + static_cast<std::size_t>(prev_dy) * row;
-    for (std::size_t i = 0; i < row; ++i) d[i] = SaturateU8(sum_[i]);
   }
 
   int dst_height() const { return dst_height_; }
   int dst_width() const { return dst_width_; }
 
  private:
+  // Term k of every destination column in turn, so that the columns' sums are independent chains
+  // the CPU overlaps. Missing terms (k >= the column's count) have weight 0: adding s * 0 = +0.0
+  // to a non-negative sum leaves it unchanged, so the floats are OpenCV's.
+  void HorizontalPass(const uint8_t* s) {
+    // The row as floats first (vectorised), so the term loops below only gather floats.
+    const std::size_t row_values = static_cast<std::size_t>(src_width_) * channels_;
+    for (std::size_t i = 0; i < row_values; ++i) src_row_[i] = static_cast<float>(s[i]);
+    if (channels_ == 1) {
+      GrayTerms();
+    } else {
+      Terms<3>();
+    }
+  }
+
+  // Terms<1> with four columns per SSE register, all terms of a column kept in the register:
+  // the same IEEE products and sums in the same order, lane by lane.
+  void GrayTerms() {
+    const int width = dst_width_;
+    const int* offset = x_offset_.data();
+    const float* p = src_row_.data();
+    int dx = 0;
+#if defined(__SSE2__)
+    for (; dx + 4 <= width; dx += 4) {
+      const int o0 = offset[dx], o1 = offset[dx + 1], o2 = offset[dx + 2], o3 = offset[dx + 3];
+      __m128 acc = _mm_mul_ps(_mm_setr_ps(p[o0], p[o1], p[o2], p[o3]), _mm_loadu_ps(&x_weight_[dx]));
+      for (int k = 1; k < max_terms_; ++k) {
+        const __m128 v = _mm_setr_ps(p[o0 + k], p[o1 + k], p[o2 + k], p[o3 + k]);
+        acc = _mm_add_ps(acc, _mm_mul_ps(v, _mm_loadu_ps(&x_weight_[static_cast<std::size_t>(k) * width + dx])));
+      }
+      _mm_storeu_ps(&row_[dx], acc);
+    }
+#endif
+    for (; dx < width; ++dx) {
+      float acc = p[offset[dx]] * x_weight_[dx];
+      for (int k = 1; k < max_terms_; ++k) acc += p[offset[dx] + k] * x_weight_[static_cast<std::size_t>(k) * width + dx];
+      row_[dx] = acc;
+    }
+  }
+
+  template <int kChannels>
+  void Terms() {
+    const int width = dst_width_;
+    const int* offset = x_offset_.data();
+    for (int k = 0; k < max_terms_; ++k) {
+      const float* w = &x_weight_[static_cast<std::size_t>(k) * width];
+      for (int c = 0; c < kChannels; ++c) {
+        const float* p = src_row_.data() + static_cast<std::size_t>(k) * kChannels + c;
+        float* out = row_.data() + c;
+        if (k == 0) {
+          for (int dx = 0; dx < width; ++dx) out[dx * kChannels] = p[offset[dx]] * w[dx];
+        } else {
+          for (int dx = 0; dx < width; ++dx) out[dx * kChannels] += p[offset[dx]] * w[dx];
+        }
+      }
+    }
+  }
+
   int src_width_, dst_height_, dst_width_, channels_;
-  std::vector<AreaTerm> xtab_, ytab_;
-  std::vector<float> buf_, sum_;  // one destination row: the current source row's terms, the sum
+  int max_terms_ = 0;
+  std::vector<int> x_first_, x_count_;
+  std::vector<int> x_offset_;    // per destination column: byte offset of its first (clamped) term
+  std::vector<float> x_weight_;  // max_terms_ x dst_width, zero-padded
+  std::vector<AreaTerm> ytab_;
+  std::vector<float> src_row_;    // the source row being passed, as floats
+  std::vector<float> row_, sum_;  // one source row's horizontal pass; the destination row's sum
 };
 
-// Palette indices -> grey levels (or interleaved RGB), max-pooled with the previous conversion
-// when `max_with` is set: the last two frames of a frame skip, as Gymnasium and EnvPool pool them.
+// Palette indices -> grey levels, or interleaved RGB.
 inline void ToGray(const Palette& palette, const uint8_t* screen, uint8_t* out) {
   for (int i = 0; i < kScreenPixels; ++i) out[i] = palette.gray[screen[i]];
 }
@@ -122,9 +230,6 @@ inline void ToRgb(const Palette& palette, const uint8_t* screen, uint8_t* out) {
     out[3 * i + 1] = c[1];
     out[3 * i + 2] = c[2];
   }
-}
-inline void MaxInto(uint8_t* inout, const uint8_t* other, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) inout[i] = std::max(inout[i], other[i]);
 }
 
 }  // namespace pp::atari

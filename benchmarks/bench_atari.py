@@ -1,0 +1,233 @@
+"""Pong-v5: parallel_pool against Gymnasium, SB3 and EnvPool, and the raw single-thread ALE loop.
+
+Measures, side by side in one run on this machine:
+
+1. frames/s (agent steps x frame_skip 4, as EnvPool counts them) of our sync mode and async mode
+   (batch_size = num_envs // 2) against Gymnasium's AsyncVectorEnv and SB3's SubprocVecEnv (when
+   installed) over ale_py's ``ALE/Pong-v5`` (``frameskip=1``, ``repeat_action_probability=0``) in
+   ``AtariPreprocessing(frame_skip=4, noop_max=30, screen_size=84)`` and
+   ``FrameStackObservation(4)`` (the same preprocessing as ours), and EnvPool's sync and async
+   modes (when installed: ``pip install envpool==1.2.5``), interleaved as ``parallel_pool/bench.py``
+   does;
+2. the raw single-thread C++ loop (native/bench/atari_raw.cc, no pool, no Python) in its two modes,
+   "emulation" (ALE alone, 4 act() per step) and "preprocess" (our full env step: max-pool, grey,
+   resize, frame stack), whose difference is what our preprocessing costs; one copy (the per-core
+   limit) and two copies pinned to CPUs 0 and 1 at once (this machine's 2-core limit);
+
+prints markdown tables with ratios, checks the issue's targets (at or above EnvPool in both modes)
+and optionally appends everything to a JSON file.
+
+The raw loop is built with CMake (``-DPP_BUILD_BENCH=ON``, target ``atari_raw``) into
+build/bench-atari, reusing the ALE already built by ``pip install -e .`` when there is one,
+unless ``--raw-binary`` names one.
+
+Usage:
+    python benchmarks/bench_atari.py                       # ~10 minutes on 2 cores
+    python benchmarks/bench_atari.py --json benchmarks/results_atari.json
+    python benchmarks/bench_atari.py --num-envs 2 --seconds 0.2 --repeats 1 --raw-seconds 0.5   # smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+import gymnasium
+
+from parallel_pool import bench
+
+TASK = "Pong-v5"
+FRAME_SKIP = 4
+NUM_ENVS = (1, 2, 4, 8, 16, 32, 64)
+METHODS = ("pp-sync", "pp-async", "gym-async", "sb3-subproc", "envpool-sync", "envpool-async")
+RAW_MODES = ("emulation", "preprocess")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RAW_BUILD_DIR = os.path.join(REPO, "build", "bench-atari")
+
+
+def make_gymnasium_pong() -> gymnasium.Env:
+    """ale_py's Pong with the preprocessing our Pong-v5 does (EnvPool's v5 defaults)."""
+    import ale_py
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+    gymnasium.register_envs(ale_py)
+    env = gymnasium.make("ALE/Pong-v5", frameskip=1, repeat_action_probability=0.0)
+    env = AtariPreprocessing(env, noop_max=30, frame_skip=FRAME_SKIP, screen_size=84)
+    return FrameStackObservation(env, 4)
+
+
+def rom_dir() -> str:
+    spec = importlib.util.find_spec("ale_py")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("ale-py is not installed: its ROMs are needed")
+    return os.path.join(list(spec.submodule_search_locations)[0], "roms")
+
+
+def build_raw_binary() -> str:
+    """Configures and builds the atari_raw target; returns its path."""
+    args = ["cmake", "-S", REPO, "-B", RAW_BUILD_DIR, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
+            f"-DPython_EXECUTABLE={sys.executable}"]
+    # Reuse the ALE that the editable install built (its download, source and objects).
+    existing = sorted(glob.glob(os.path.join(REPO, "build", "cp*", "_deps", "ale", "build", "src", "ale", "libale.a")))
+    if existing:
+        ale_build = existing[-1].split(os.sep + "src" + os.sep + "ale")[0]
+        args.append(f"-DPP_ALE_ROOT={os.path.dirname(ale_build)}")
+        # Its build tree can only be driven by the generator that made it (pip's: Ninja).
+        with open(os.path.join(ale_build, "CMakeCache.txt")) as f:
+            cache = dict(re.findall(r"^(CMAKE_GENERATOR|CMAKE_MAKE_PROGRAM):\w+=(.*)$", f.read(), re.M))
+        if "CMAKE_GENERATOR" in cache:
+            args += ["-G", cache["CMAKE_GENERATOR"]]
+        if os.path.exists(cache.get("CMAKE_MAKE_PROGRAM", "")):
+            args.append(f"-DCMAKE_MAKE_PROGRAM={cache['CMAKE_MAKE_PROGRAM']}")
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", RAW_BUILD_DIR, "--target", "atari_raw", "-j2"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return os.path.join(RAW_BUILD_DIR, "atari_raw")
+
+
+def raw_rates(binary: str, mode: str, cpus: list[int | None], seconds: float) -> list[float]:
+    """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their frames/s."""
+    procs = []
+    for cpu in cpus:
+        cmd = [binary, "--task", TASK, "--mode", mode, "--seconds", str(seconds), "--rom-dir", rom_dir()]
+        if cpu is not None:
+            cmd += ["--cpu", str(cpu)]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    rates = []
+    for p in procs:
+        out, err = p.communicate(timeout=seconds * 10 + 60)
+        match = re.search(r"frames_per_s=([0-9.]+)", out)
+        if p.returncode != 0 or match is None:
+            raise RuntimeError(f"atari_raw failed: {err or out}")
+        rates.append(float(match.group(1)))
+    return rates
+
+
+def measure_raw(binary: str, seconds: float, repeats: int) -> dict[str, dict[str, Any]]:
+    """Per mode, the median of ``repeats`` runs: one unpinned loop and two pinned loops (summed)."""
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    out: dict[str, dict[str, Any]] = {}
+    for mode in RAW_MODES:
+        one = [raw_rates(binary, mode, [None], seconds)[0] for _ in range(repeats)]
+        two = [sum(raw_rates(binary, mode, cpus, seconds)) for _ in range(repeats)] if len(cpus) == 2 else []
+        out[mode] = {
+            "one_loop": sorted(one)[len(one) // 2],
+            "two_pinned_loops": sorted(two)[len(two) // 2] if two else None,
+            "samples_one": one,
+            "samples_two": two,
+            "cpus": cpus,
+        }
+    return out
+
+
+def format_raw(raw: dict[str, dict[str, Any]]) -> str:
+    lines = [
+        f"| {TASK} raw loop | frames/s, 1 thread | 2 loops pinned to 2 CPUs (sum) | scaling |",
+        "|---|---:|---:|---:|",
+    ]
+    for mode, r in raw.items():
+        one, two = r["one_loop"], r["two_pinned_loops"]
+        scaling = f"{two / one:.2f}x" if two else "-"
+        lines.append(f"| {mode} | {one:,.0f} | {'-' if two is None else f'{two:,.0f}'} | {scaling} |")
+    emulation, full = raw["emulation"]["one_loop"], raw["preprocess"]["one_loop"]
+    lines.append("")
+    lines.append(f"Preprocessing costs {(emulation / full - 1):.1%} of the emulation time per step "
+                 f"(emulation only {emulation:,.0f} vs with preprocessing {full:,.0f} frames/s).")
+    return "\n".join(lines)
+
+
+def frames_table(result: bench.BenchResult) -> str:
+    """The throughput as frames/s (steps x frame_skip), with each method's ratio to ours."""
+    sizes = sorted({m.num_envs for m in result.measurements})
+    methods = list(dict.fromkeys(m.method for m in result.measurements))
+    rates = {(m.method, m.num_envs): m.steps_per_s for m in result.measurements}
+    lines = ["| num_envs | " + " | ".join(bench.METHODS[m] for m in methods) + " | sync / envpool sync "
+             "| async / envpool async |", "|---:|" + "---:|" * (len(methods) + 2)]
+    for n in sizes:
+        cells = [f"{rates[(m, n)] * FRAME_SKIP:,.0f}" if rates.get((m, n)) else "-" for m in methods]
+        ratios = []
+        for ours, theirs in (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async")):
+            a, b = rates.get((ours, n)), rates.get((theirs, n))
+            ratios.append(f"{a / b:.2f}x" if a and b else "-")
+        lines.append(f"| {n} | " + " | ".join(cells + ratios) + " |")
+    return "\n".join(lines)
+
+
+def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
+    checks = []
+    rates = {(m.method, m.num_envs): m.steps_per_s for m in result.measurements}
+    for ours, theirs in (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async")):
+        for n in sorted({m.num_envs for m in result.measurements}):
+            a, b = rates.get((ours, n)), rates.get((theirs, n))
+            if a and b:
+                checks.append((f"{TASK} num_envs={n}: {bench.METHODS[ours]} >= {bench.METHODS[theirs]}", a >= b,
+                               f"{a * FRAME_SKIP:,.0f} vs {b * FRAME_SKIP:,.0f} frames/s = {a / b:.2f}x"))
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
+    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed segments per method (default 3)")
+    parser.add_argument("--raw-binary", help="a built atari_raw (default: build it into build/bench-atari)")
+    parser.add_argument("--raw-seconds", type=float, default=5.0, help="seconds per raw-loop run (default 5)")
+    parser.add_argument("--raw-repeats", type=int, default=3, help="raw-loop runs, median reported (default 3)")
+    parser.add_argument("--skip-raw", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    bench.GYMNASIUM_EQUIVALENTS[TASK] = make_gymnasium_pong
+
+    machine = bench.machine_info()
+    print(f"# Atari ({TASK}): parallel_pool vs Gymnasium {machine['gymnasium']} + ale_py, SB3, EnvPool")
+    print()
+    print(
+        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
+        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    )
+    record: dict[str, Any] = {"machine": machine, "command": " ".join(["python", *sys.argv])}
+
+    if not args.skip_raw:
+        binary = args.raw_binary or build_raw_binary()
+        raw = measure_raw(binary, args.raw_seconds, args.raw_repeats)
+        print()
+        print(f"## Raw single-thread C++ loop (median of {args.raw_repeats} runs of {args.raw_seconds:g} s)")
+        print()
+        print(format_raw(raw))
+        record["raw"] = raw
+
+    if not args.skip_throughput:
+        result = bench.run_benchmarks(
+            [TASK], args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
+            progress=not args.no_progress,
+        )
+        print()
+        print(f"## Throughput (frames/s = steps/s x {FRAME_SKIP}, median of {args.repeats} interleaved segments)")
+        print()
+        print(frames_table(result))
+        record["throughput"] = result.to_json()
+        checks = check_targets(result)
+        if checks:
+            print()
+            print("## Targets")
+            print()
+            for name, ok, detail in checks:
+                print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
+        record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
+    if args.json:
+        bench.write_json(os.path.abspath(args.json), record, append=True)
+        print(f"\nappended to {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
