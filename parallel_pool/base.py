@@ -23,6 +23,7 @@ class BasePoolEnv:
     env_type = "base"
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
+        render_mode = kwargs.pop("render_mode", None)
         base_id, pool, env_config = resolve(task_id, kwargs)
         self.task_id = task_id
         seeds = env_seeds(pool["seed"], pool["num_envs"])
@@ -46,6 +47,12 @@ class BasePoolEnv:
         self._unpacker = Unpacker(self.spec, self._native.field_names)
         self.observation_space = self.spec.observation_space
         self.action_space = self.spec.action_space
+        # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
+        self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
+        if render_mode not in (None, self.render_mode):
+            self._native.close()
+            modes = "'rgb_array' or None" if self.render_mode else "None (it does not render)"
+            raise ValueError(f"render_mode of {task_id} must be {modes}, got {render_mode!r}")
 
     # --- the spaces, as EnvPool names them and as Gymnasium's vector envs name them ---
     @property
@@ -128,6 +135,16 @@ class BasePoolEnv:
         arrays, errors = self._native.step(action, self._env_ids(env_id))
         raise_env_errors(errors, arrays)
         return arrays
+
+    def render(self, env_id: Any = None) -> np.ndarray:
+        """The current RGB frame of each env in ``env_id`` (all envs if None), as a
+        ``(n, height, width, 3)`` uint8 array (``spec.render_shape`` per frame).
+
+        The envs must have been reset and have no step in flight: in async mode, pass env ids whose
+        results were received (``info["env_id"]``). A task that does not render raises ValueError.
+        """
+        self._check_open()
+        return self._native.render(self._env_ids(env_id))
 
     def close(self) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent."""

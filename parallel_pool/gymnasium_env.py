@@ -34,7 +34,7 @@ class GymnasiumEnv(BasePoolEnv):
         self._unpack = self._unpacker.unpack
         self.metadata: dict[str, Any] = {
             "autoreset_mode": gymnasium_autoreset_mode(self.autoreset_mode),
-            "render_modes": [],
+            "render_modes": [] if self.render_mode is None else [self.render_mode],
         }
 
     def reset(

@@ -158,6 +158,12 @@ def test_vector_env_api() -> None:
         envs.step(None)
     assert envs.render() == [None] * 4
     envs.close()
+    rendering = TianshouVectorEnv("GuessingGame-v0", num_envs=2, seed=0, max_num_players=1)
+    rendering.reset()
+    frames = rendering.render()
+    assert len(frames) == 2 and all(f.shape == (8, 8, 3) for f in frames)
+    np.testing.assert_array_equal(np.stack(frames), rendering.pool.render())
+    rendering.close()
     with pytest.raises(AssertionError):
         envs.step(np.zeros(4, dtype=np.int64))
 

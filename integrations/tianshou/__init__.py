@@ -45,8 +45,8 @@ class TianshouVectorEnv(BaseVectorEnv):
 
     ``seed(seed)`` seeds the action-space samplers and re-seeds the envs (with a reset), as
     Tianshou's ``DummyEnvWorker`` does; ``seed=`` here and ``reset(seed=...)`` seed the envs too.
-    ``render()`` returns None per env (native envs do
-    not render yet). ``make_kwargs`` go to ``parallel_pool.make``.
+    ``render()`` returns each env's RGB frame (None per env for tasks that do not render).
+    ``make_kwargs`` go to ``parallel_pool.make``.
 
     Example:
         >>> import numpy as np
@@ -292,7 +292,9 @@ class TianshouVectorEnv(BaseVectorEnv):
 
     def render(self, **kwargs: Any) -> list[Any]:
         self._assert_is_not_closed()
-        return [None] * self.env_num
+        if self.pool.render_mode is None:
+            return [None] * self.env_num
+        return list(self.pool.render())
 
     def close(self) -> None:
         self._assert_is_not_closed()
