@@ -97,9 +97,14 @@ class BasePoolEnv:
         if seed is not None:
             all_seeds = env_seeds(seed, self.num_envs)
             seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
-        if self.is_async:
-            self._native.reset(ids, seeds)
+        if self.is_async and ids is None:
+            # EnvPool's async reset(): queue every env's reset, return the first batch to finish.
+            self._native.reset(None, seeds)
             arrays, errors = self._native.recv(None)
+        elif self.is_async:
+            # Given envs (received, not in flight) are reset now and their rows returned in order;
+            # the other envs' steps in flight are untouched and still come through recv().
+            arrays, errors = self._native.reset_now(ids, seeds)
         elif ids is None or len(ids) == self.num_envs and np.array_equal(ids, np.arange(self.num_envs)):
             arrays, errors = self._native.reset_recv(None, seeds)
         else:
@@ -107,11 +112,19 @@ class BasePoolEnv:
         raise_env_errors(errors, arrays)
         return arrays
 
-    def async_reset(self, seed: Any = None) -> None:
-        """Queues a reset of every env; collect the results with ``recv``."""
+    def async_reset(self, seed: Any = None, env_id: Any = None) -> None:
+        """Queues a reset of every env (or of those in ``env_id``); collect the results with ``recv``.
+
+        ``seed`` as in ``reset``: an int gives env ``i`` the seed ``seed + i``, a list one per env
+        (all ``num_envs`` of them, even when ``env_id`` picks a few).
+        """
         self._check_open()
-        seeds = None if seed is None else env_seeds(seed, self.num_envs)
-        self._native.reset(None, seeds)
+        ids = self._env_ids(env_id)
+        seeds = None
+        if seed is not None:
+            all_seeds = env_seeds(seed, self.num_envs)
+            seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
+        self._native.reset(ids, seeds)
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one step for each env in ``env_id`` (all envs if None) and returns at once.
