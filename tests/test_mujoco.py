@@ -92,6 +92,31 @@ TASKS = [
                  exclude_current_positions_from_observation=False),
         ),
     ),
+    MujocoTask(
+        "Hopper-v4",
+        qvel_noise="uniform",
+        has_xml_file=False,
+        kwargs_cases=(
+            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
+                 healthy_state_range=(-50.0, 50.0), healthy_z_range=(0.75, 2.0), healthy_angle_range=(-0.3, 0.3),
+                 reset_noise_scale=0.01, exclude_current_positions_from_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(0.9, float("inf")), healthy_reward=2.0),
+            # A narrow state range: state_vector()[2:] leaves it before z or the angle do.
+            dict(healthy_state_range=(-2.0, 2.0), healthy_angle_range=(-1.0, 1.0)),
+        ),
+    ),
+    MujocoTask(
+        "Hopper-v5",
+        qvel_noise="uniform",
+        kwargs_cases=(
+            dict(frame_skip=2, forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
+                 healthy_state_range=(-50.0, 50.0), healthy_z_range=(0.75, 2.0), healthy_angle_range=(-0.3, 0.3),
+                 reset_noise_scale=0.01, exclude_current_positions_from_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(0.9, float("inf")), healthy_reward=2.0),
+            # A narrow state range: state_vector()[2:] leaves it before z or the angle do.
+            dict(healthy_state_range=(-2.0, 2.0), healthy_angle_range=(-1.0, 1.0)),
+        ),
+    ),
 ]
 
 @pytest.fixture(autouse=True)
