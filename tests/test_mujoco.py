@@ -117,6 +117,29 @@ TASKS = [
             dict(healthy_state_range=(-2.0, 2.0), healthy_angle_range=(-1.0, 1.0)),
         ),
     ),
+    MujocoTask(
+        "Walker2d-v4",
+        qvel_noise="uniform",
+        has_xml_file=False,
+        kwargs_cases=(
+            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5, healthy_z_range=(0.9, 1.8),
+                 healthy_angle_range=(-0.5, 0.5), reset_noise_scale=0.01,
+                 exclude_current_positions_from_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 2.0), healthy_reward=2.0),
+        ),
+    ),
+    MujocoTask(
+        "Walker2d-v5",
+        qvel_noise="uniform",
+        kwargs_cases=(
+            dict(frame_skip=2, forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
+                 healthy_z_range=(0.9, 1.8), healthy_angle_range=(-0.5, 0.5), reset_noise_scale=0.01,
+                 exclude_current_positions_from_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 2.0), healthy_reward=2.0),
+            # Gymnasium's v4 model (left foot friction 0.9) under v5.
+            dict(xml_file="walker2d.xml"),
+        ),
+    ),
 ]
 
 @pytest.fixture(autouse=True)

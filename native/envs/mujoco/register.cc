@@ -11,6 +11,7 @@
 #include "envs/mujoco/half_cheetah.h"
 #include "envs/mujoco/hopper.h"
 #include "envs/mujoco/mujoco_env.h"
+#include "envs/mujoco/walker2d.h"
 
 namespace pp::mujoco {
 namespace {
@@ -48,6 +49,8 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v5", v5, 4800.0, assets_dir));
   registry.Add(MakeTask<HopperEnv>("Hopper-v4", v4, 3800.0, assets_dir));
   registry.Add(MakeTask<HopperEnv>("Hopper-v5", v5, 3800.0, assets_dir));
+  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v4", v4, std::nullopt, assets_dir));
+  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v5", v5, std::nullopt, assets_dir));
 }
 
 }  // namespace pp::mujoco
