@@ -11,6 +11,7 @@
 #include "envs/mujoco/half_cheetah.h"
 #include "envs/mujoco/hopper.h"
 #include "envs/mujoco/mujoco_env.h"
+#include "envs/mujoco/swimmer.h"
 #include "envs/mujoco/walker2d.h"
 
 namespace pp::mujoco {
@@ -51,6 +52,8 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<HopperEnv>("Hopper-v5", v5, 3800.0, assets_dir));
   registry.Add(MakeTask<Walker2dEnv>("Walker2d-v4", v4, std::nullopt, assets_dir));
   registry.Add(MakeTask<Walker2dEnv>("Walker2d-v5", v5, std::nullopt, assets_dir));
+  registry.Add(MakeTask<SwimmerEnv>("Swimmer-v4", v4, 360.0, assets_dir));
+  registry.Add(MakeTask<SwimmerEnv>("Swimmer-v5", v5, 360.0, assets_dir));
 }
 
 }  // namespace pp::mujoco
