@@ -13,6 +13,8 @@ covers it. See native/envs/mujoco/README.md.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
 import re
 import subprocess
@@ -316,6 +318,28 @@ def test_kwargs_match_gymnasium(task: MujocoTask, kwargs: dict[str, Any]) -> Non
     if "healthy_z_range" in kwargs:  # a narrow range: the run should see unhealthy states
         terminates = kwargs.get("terminate_when_unhealthy", True)
         assert (result["terminated"] > 0) == terminates, result
+
+
+# Config keys that are not Gymnasium constructor kwargs: the pool's own and the MuJoCo family's
+# (mujoco_env.h CommonDefaults). Gymnasium's rendering kwargs are out of scope (README, Known limits).
+POOL_CONFIG = {"autoreset_mode", "batch_size", "episode_stats", "num_envs", "num_threads", "seed",
+               "thread_affinity_offset", "max_episode_steps", "expose_physics_state", "assets_dir"}
+RENDER_KWARGS = {"default_camera_config"}
+
+
+@pytest.mark.parametrize("task", TASKS, ids=str)
+def test_kwargs_and_defaults_are_gymnasiums(task: MujocoTask) -> None:
+    module, name = gymnasium.spec(task.task_id).entry_point.split(":")
+    signature = inspect.signature(getattr(importlib.import_module(module), name).__init__)
+    theirs = {p.name: p.default for p in signature.parameters.values()
+              if p.name != "self" and p.kind is not p.VAR_KEYWORD and p.name not in RENDER_KWARGS}
+    ours = {k: v for k, v in parallel_pool.make_spec(task.task_id).config.items() if k not in POOL_CONFIG}
+    assert set(ours) == set(theirs), (sorted(ours), sorted(theirs))
+    for key, default in theirs.items():
+        value = ours[key]
+        assert (list(value) if isinstance(default, tuple) else value) == (
+            list(default) if isinstance(default, tuple) else default), (key, value, default)
+    assert ("xml_file" in theirs) == task.has_xml_file
 
 
 def halved_ctrlrange_copy(task_id: str, directory: str) -> str:
