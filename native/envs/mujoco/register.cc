@@ -3,20 +3,25 @@
 #include "envs/mujoco/register.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "envs/mujoco/ant.h"
 #include "envs/mujoco/half_cheetah.h"
+#include "envs/mujoco/hopper.h"
 #include "envs/mujoco/mujoco_env.h"
+#include "envs/mujoco/swimmer.h"
+#include "envs/mujoco/walker2d.h"
 
 namespace pp::mujoco {
 namespace {
 
 // EnvT provides Defaults(Version), MakeSpec(Version, const Config&) and EnvT(spec, env_id, Version).
+// reward_threshold is std::nullopt where Gymnasium registers none (Walker2d, ...).
 template <typename EnvT>
-TaskEntry MakeTask(std::string task_id, Version version, double reward_threshold, const std::string& assets_dir,
-                   int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
+TaskEntry MakeTask(std::string task_id, Version version, std::optional<double> reward_threshold,
+                   const std::string& assets_dir, int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
   TaskEntry task;
   task.task_id = std::move(task_id);
   task.family = "mujoco";
@@ -25,8 +30,8 @@ TaskEntry MakeTask(std::string task_id, Version version, double reward_threshold
   task.defaults.Set("assets_dir", assets_dir);
   task.make_spec = [version, reward_threshold](const std::string& /*id*/, const Config& config) {
     EnvSpec spec = EnvT::MakeSpec(version, config);
-    spec.has_reward_threshold = true;
-    spec.reward_threshold = reward_threshold;
+    spec.has_reward_threshold = reward_threshold.has_value();
+    spec.reward_threshold = reward_threshold.value_or(0.0);
     return spec;
   };
   task.make_env = [version](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
@@ -43,6 +48,12 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<AntEnv>("Ant-v5", v5, 6000.0, assets_dir));
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v4", v4, 4800.0, assets_dir));
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v5", v5, 4800.0, assets_dir));
+  registry.Add(MakeTask<HopperEnv>("Hopper-v4", v4, 3800.0, assets_dir));
+  registry.Add(MakeTask<HopperEnv>("Hopper-v5", v5, 3800.0, assets_dir));
+  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v4", v4, std::nullopt, assets_dir));
+  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v5", v5, std::nullopt, assets_dir));
+  registry.Add(MakeTask<SwimmerEnv>("Swimmer-v4", v4, 360.0, assets_dir));
+  registry.Add(MakeTask<SwimmerEnv>("Swimmer-v5", v5, 360.0, assets_dir));
 }
 
 }  // namespace pp::mujoco
