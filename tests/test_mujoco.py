@@ -92,6 +92,28 @@ TASKS = [
                  exclude_current_positions_from_observation=False),
         ),
     ),
+    MujocoTask(
+        "Humanoid-v4",
+        qvel_noise="uniform",
+        has_xml_file=False,
+        kwargs_cases=(
+            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.3, healthy_reward=1.0, healthy_z_range=(1.1, 1.6),
+                 reset_noise_scale=0.05, exclude_current_positions_from_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 1.6)),
+        ),
+    ),
+    MujocoTask(
+        "Humanoid-v5",
+        qvel_noise="uniform",
+        kwargs_cases=(
+            dict(frame_skip=3, forward_reward_weight=2.0, ctrl_cost_weight=0.3, contact_cost_weight=1e-5,
+                 contact_cost_range=(0.01, 0.5), healthy_reward=1.0, healthy_z_range=(1.1, 1.6),
+                 reset_noise_scale=0.05, exclude_current_positions_from_observation=False,
+                 include_cinert_in_observation=False, include_cvel_in_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 1.6),
+                 include_qfrc_actuator_in_observation=False, include_cfrc_ext_in_observation=False),
+        ),
+    ),
 ]
 
 @pytest.fixture(autouse=True)
@@ -314,9 +336,9 @@ def test_unknown_kwargs_list_the_valid_ones() -> None:
 # --- reset noise ---------------------------------------------------------------------------------
 
 RESET_SAMPLES = 2000
-# Bounds in standard errors: over 4 tasks x ~60 coordinates x 2 moments, a true distribution
-# exceeds 5 standard errors with probability ~1e-4 in all; a wrong scale or kind of noise (e.g.
-# uniform instead of normal for qvel: std s/sqrt(3) instead of s) misses by far more.
+# Bounds in standard errors: over ~190 coordinates (6 tasks) x 2 moments x 2 samplers, a true
+# distribution exceeds 5 standard errors with probability ~1e-3 in all; a wrong scale or kind of
+# noise (e.g. uniform instead of normal for qvel: std s/sqrt(3) instead of s) misses by far more.
 Z_BOUND = 5.0
 
 
