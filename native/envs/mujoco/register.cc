@@ -10,6 +10,7 @@
 #include "envs/mujoco/ant.h"
 #include "envs/mujoco/half_cheetah.h"
 #include "envs/mujoco/humanoid.h"
+#include "envs/mujoco/humanoid_standup.h"
 #include "envs/mujoco/mujoco_env.h"
 
 namespace pp::mujoco {
@@ -51,6 +52,8 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v5", v5, 4800.0, assets_dir));
   registry.Add(MakeTask<HumanoidEnv>("Humanoid-v4", v4, kNoThreshold, assets_dir));
   registry.Add(MakeTask<HumanoidEnv>("Humanoid-v5", v5, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<HumanoidStandupEnv>("HumanoidStandup-v4", v4, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<HumanoidStandupEnv>("HumanoidStandup-v5", v5, kNoThreshold, assets_dir));
 }
 
 }  // namespace pp::mujoco
