@@ -47,13 +47,16 @@ class MujocoTask:
     (``scale * standard_normal``) or ``"uniform"`` (``uniform(-scale, scale)``); qpos always gets
     ``uniform(-scale, scale)``. ``kwargs_cases``: non-default constructor kwargs, each compared
     with Gymnasium made with the same kwargs. ``has_xml_file``: whether Gymnasium's constructor
-    takes ``xml_file`` for this version.
+    takes ``xml_file`` for this version. ``reset_noise_scale``: the scale of the reset noise when
+    Gymnasium's env keeps none in ``_reset_noise_scale`` (HumanoidStandup-v4 hard-codes it); the
+    reset-noise test checks it against Gymnasium's own samples too.
     """
 
     task_id: str
     qvel_noise: str = "normal"
     kwargs_cases: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     has_xml_file: bool = True
+    reset_noise_scale: float | None = None
 
     def __str__(self) -> str:
         return self.task_id
@@ -157,6 +160,41 @@ TASKS = [
         kwargs_cases=(
             dict(frame_skip=2, forward_reward_weight=2.0, ctrl_cost_weight=0.01, reset_noise_scale=0.2,
                  exclude_current_positions_from_observation=False),
+        ),
+    ),
+    MujocoTask(
+        "Humanoid-v4",
+        qvel_noise="uniform",
+        has_xml_file=False,
+        kwargs_cases=(
+            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.3, healthy_reward=1.0, healthy_z_range=(1.1, 1.6),
+                 reset_noise_scale=0.05, exclude_current_positions_from_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 1.6)),
+        ),
+    ),
+    MujocoTask(
+        "Humanoid-v5",
+        qvel_noise="uniform",
+        kwargs_cases=(
+            dict(frame_skip=3, forward_reward_weight=2.0, ctrl_cost_weight=0.3, contact_cost_weight=1e-5,
+                 contact_cost_range=(0.01, 0.5), healthy_reward=1.0, healthy_z_range=(1.1, 1.6),
+                 reset_noise_scale=0.05, exclude_current_positions_from_observation=False,
+                 include_cinert_in_observation=False, include_cvel_in_observation=False),
+            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 1.6),
+                 include_qfrc_actuator_in_observation=False, include_cfrc_ext_in_observation=False),
+        ),
+    ),
+    # Gymnasium's HumanoidStandup-v4 takes no kwargs but rendering's.
+    MujocoTask("HumanoidStandup-v4", qvel_noise="uniform", has_xml_file=False, reset_noise_scale=0.01),
+    MujocoTask(
+        "HumanoidStandup-v5",
+        qvel_noise="uniform",
+        kwargs_cases=(
+            dict(frame_skip=3, uph_cost_weight=2.0, ctrl_cost_weight=0.3, impact_cost_weight=1e-5,
+                 impact_cost_range=(0.01, 0.5), reset_noise_scale=0.05,
+                 exclude_current_positions_from_observation=False, include_cinert_in_observation=False,
+                 include_cfrc_ext_in_observation=False),
+            dict(include_cvel_in_observation=False, include_qfrc_actuator_in_observation=False),
         ),
     ),
 ]
@@ -395,6 +433,9 @@ def test_unknown_kwargs_list_the_valid_ones() -> None:
         parallel_pool.make("HalfCheetah-v4", xml_file="half_cheetah.xml")
     with pytest.raises(ValueError, match="frame_skip"):
         parallel_pool.make("Ant-v4", frame_skip=2)
+    # HumanoidStandup-v4 takes none of v5's reward kwargs.
+    with pytest.raises(ValueError, match="ctrl_cost_weight"):
+        parallel_pool.make("HumanoidStandup-v4", ctrl_cost_weight=0.1)
     with pytest.raises(ValueError, match="healthy_z_range"):
         parallel_pool.make("Ant-v5", healthy_z_range=(0.2, 0.5, 1.0))
     with pytest.raises(ValueError, match="body id"):
@@ -404,9 +445,9 @@ def test_unknown_kwargs_list_the_valid_ones() -> None:
 # --- reset noise ---------------------------------------------------------------------------------
 
 RESET_SAMPLES = 2000
-# Bounds in standard errors: over 10 tasks (~170 qpos/qvel coordinates) x 2 moments x 2 samplers,
-# a true distribution exceeds 5 standard errors with probability ~4e-4 in all; a wrong scale or kind of noise (e.g.
-# uniform instead of normal for qvel: std s/sqrt(3) instead of s) misses by far more.
+# Bounds in standard errors: over every task's qpos/qvel coordinates x 2 moments x 2 samplers, a
+# true distribution exceeds 5 standard errors with probability ~1e-3 in all; a wrong scale or kind
+# of noise (e.g. uniform instead of normal for qvel: std s/sqrt(3) instead of s) misses by far more.
 Z_BOUND = 5.0
 
 
@@ -431,7 +472,7 @@ def check_reset_distribution(dqpos: np.ndarray, qvel: np.ndarray, scale: float, 
 @pytest.mark.parametrize("task", TASKS, ids=str)
 def test_reset_noise_matches_gymnasium(task: MujocoTask) -> None:
     gym = gym_make(task.task_id)
-    scale = gym._reset_noise_scale
+    scale = gym._reset_noise_scale if task.reset_noise_scale is None else task.reset_noise_scale
     init_qpos, init_qvel = gym.init_qpos.copy(), gym.init_qvel.copy()
     # Gymnasium's own samples pass the check: it describes Gymnasium's distribution.
     gym.reset(seed=0)

@@ -10,6 +10,8 @@
 #include "envs/mujoco/ant.h"
 #include "envs/mujoco/half_cheetah.h"
 #include "envs/mujoco/hopper.h"
+#include "envs/mujoco/humanoid.h"
+#include "envs/mujoco/humanoid_standup.h"
 #include "envs/mujoco/mujoco_env.h"
 #include "envs/mujoco/swimmer.h"
 #include "envs/mujoco/walker2d.h"
@@ -17,8 +19,10 @@
 namespace pp::mujoco {
 namespace {
 
+// No reward threshold: Gymnasium registers the task without one (spec.reward_threshold is None).
+constexpr std::optional<double> kNoThreshold = std::nullopt;
+
 // EnvT provides Defaults(Version), MakeSpec(Version, const Config&) and EnvT(spec, env_id, Version).
-// reward_threshold is std::nullopt where Gymnasium registers none (Walker2d, ...).
 template <typename EnvT>
 TaskEntry MakeTask(std::string task_id, Version version, std::optional<double> reward_threshold,
                    const std::string& assets_dir, int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
@@ -50,10 +54,14 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v5", v5, 4800.0, assets_dir));
   registry.Add(MakeTask<HopperEnv>("Hopper-v4", v4, 3800.0, assets_dir));
   registry.Add(MakeTask<HopperEnv>("Hopper-v5", v5, 3800.0, assets_dir));
-  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v4", v4, std::nullopt, assets_dir));
-  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v5", v5, std::nullopt, assets_dir));
+  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v4", v4, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<Walker2dEnv>("Walker2d-v5", v5, kNoThreshold, assets_dir));
   registry.Add(MakeTask<SwimmerEnv>("Swimmer-v4", v4, 360.0, assets_dir));
   registry.Add(MakeTask<SwimmerEnv>("Swimmer-v5", v5, 360.0, assets_dir));
+  registry.Add(MakeTask<HumanoidEnv>("Humanoid-v4", v4, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<HumanoidEnv>("Humanoid-v5", v5, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<HumanoidStandupEnv>("HumanoidStandup-v4", v4, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<HumanoidStandupEnv>("HumanoidStandup-v5", v5, kNoThreshold, assets_dir));
 }
 
 }  // namespace pp::mujoco
