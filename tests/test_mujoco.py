@@ -45,13 +45,15 @@ class MujocoTask:
     (``scale * standard_normal``) or ``"uniform"`` (``uniform(-scale, scale)``); qpos always gets
     ``uniform(-scale, scale)``. ``kwargs_cases``: non-default constructor kwargs, each compared
     with Gymnasium made with the same kwargs. ``has_xml_file``: whether Gymnasium's constructor
-    takes ``xml_file`` for this version.
+    takes ``xml_file`` for this version. ``reset_noise_scale``: the scale when Gymnasium's env has
+    no ``_reset_noise_scale`` (v4 tasks that hard-code it).
     """
 
     task_id: str
     qvel_noise: str = "normal"
     kwargs_cases: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     has_xml_file: bool = True
+    reset_noise_scale: float | None = None
 
     def __str__(self) -> str:
         return self.task_id
@@ -91,6 +93,18 @@ TASKS = [
             dict(frame_skip=2, forward_reward_weight=0.5, ctrl_cost_weight=0.3, reset_noise_scale=0.05,
                  exclude_current_positions_from_observation=False),
         ),
+    ),
+    # InvertedPendulum-v4 and the v4s below take no kwargs (but rendering ones).
+    MujocoTask("InvertedPendulum-v4", qvel_noise="uniform", has_xml_file=False, reset_noise_scale=0.01),
+    MujocoTask(
+        "InvertedPendulum-v5",
+        qvel_noise="uniform",
+        kwargs_cases=(dict(frame_skip=3, reset_noise_scale=0.05),),
+    ),
+    MujocoTask("InvertedDoublePendulum-v4", has_xml_file=False, reset_noise_scale=0.1),
+    MujocoTask(
+        "InvertedDoublePendulum-v5",
+        kwargs_cases=(dict(frame_skip=3, healthy_reward=5.0, reset_noise_scale=0.2),),
     ),
 ]
 
@@ -309,13 +323,16 @@ def test_unknown_kwargs_list_the_valid_ones() -> None:
         parallel_pool.make("Ant-v5", healthy_z_range=(0.2, 0.5, 1.0))
     with pytest.raises(ValueError, match="body id"):
         parallel_pool.make("Ant-v5", main_body=99)
+    # The v4 pendulums take no kwargs at all.
+    with pytest.raises(ValueError, match="reset_noise_scale"):
+        parallel_pool.make("InvertedPendulum-v4", reset_noise_scale=0.1)
 
 
 # --- reset noise ---------------------------------------------------------------------------------
 
 RESET_SAMPLES = 2000
-# Bounds in standard errors: over 4 tasks x ~60 coordinates x 2 moments, a true distribution
-# exceeds 5 standard errors with probability ~1e-4 in all; a wrong scale or kind of noise (e.g.
+# Bounds in standard errors: over 8 tasks x ~10-60 coordinates x 2 moments, a true distribution
+# exceeds 5 standard errors with probability ~3e-4 in all; a wrong scale or kind of noise (e.g.
 # uniform instead of normal for qvel: std s/sqrt(3) instead of s) misses by far more.
 Z_BOUND = 5.0
 
@@ -341,9 +358,8 @@ def check_reset_distribution(dqpos: np.ndarray, qvel: np.ndarray, scale: float, 
 @pytest.mark.parametrize("task", TASKS, ids=str)
 def test_reset_noise_matches_gymnasium(task: MujocoTask) -> None:
     gym = gym_make(task.task_id)
-    scale = gym._reset_noise_scale
+    scale = task.reset_noise_scale if task.reset_noise_scale is not None else getattr(gym, "_reset_noise_scale", None)
     init_qpos, init_qvel = gym.init_qpos.copy(), gym.init_qvel.copy()
-    # Gymnasium's own samples pass the check: it describes Gymnasium's distribution.
     gym.reset(seed=0)
     qpos, qvel = [], []
     for _ in range(RESET_SAMPLES):
@@ -351,7 +367,7 @@ def test_reset_noise_matches_gymnasium(task: MujocoTask) -> None:
         qpos.append(gym.data.qpos.copy())
         qvel.append(gym.data.qvel.copy())
     gym.close()
-    check_reset_distribution(np.array(qpos) - init_qpos, np.array(qvel) - init_qvel, scale, task.qvel_noise)
+    gym_qpos, gym_qvel = np.array(qpos), np.array(qvel)
     # Ours: 100 envs reset 20 times with fresh seeds.
     env = parallel_pool.make(task.task_id, num_envs=100, expose_physics_state=True)
     qpos, qvel = [], []
@@ -360,8 +376,11 @@ def test_reset_noise_matches_gymnasium(task: MujocoTask) -> None:
         qpos.append(info["qpos"].copy())
         qvel.append(info["qvel"].copy())
     env.close()
-    check_reset_distribution(np.concatenate(qpos) - init_qpos, np.concatenate(qvel) - init_qvel, scale,
-                             task.qvel_noise)
+    our_qpos, our_qvel = np.concatenate(qpos), np.concatenate(qvel)
+    assert scale is not None, "give the MujocoTask the reset_noise_scale its Gymnasium env hard-codes"
+    # Gymnasium's own samples pass the check: it describes Gymnasium's distribution.
+    check_reset_distribution(gym_qpos - init_qpos, gym_qvel - init_qvel, scale, task.qvel_noise)
+    check_reset_distribution(our_qpos - init_qpos, our_qvel - init_qvel, scale, task.qvel_noise)
 
 
 # --- determinism ---------------------------------------------------------------------------------

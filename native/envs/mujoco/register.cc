@@ -8,6 +8,8 @@
 
 #include "envs/mujoco/ant.h"
 #include "envs/mujoco/half_cheetah.h"
+#include "envs/mujoco/inverted_double_pendulum.h"
+#include "envs/mujoco/inverted_pendulum.h"
 #include "envs/mujoco/mujoco_env.h"
 
 namespace pp::mujoco {
@@ -43,6 +45,10 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<AntEnv>("Ant-v5", v5, 6000.0, assets_dir));
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v4", v4, 4800.0, assets_dir));
   registry.Add(MakeTask<HalfCheetahEnv>("HalfCheetah-v5", v5, 4800.0, assets_dir));
+  registry.Add(MakeTask<InvertedPendulumEnv>("InvertedPendulum-v4", v4, 950.0, assets_dir));
+  registry.Add(MakeTask<InvertedPendulumEnv>("InvertedPendulum-v5", v5, 950.0, assets_dir));
+  registry.Add(MakeTask<InvertedDoublePendulumEnv>("InvertedDoublePendulum-v4", v4, 9100.0, assets_dir));
+  registry.Add(MakeTask<InvertedDoublePendulumEnv>("InvertedDoublePendulum-v5", v5, 9100.0, assets_dir));
 }
 
 }  // namespace pp::mujoco
