@@ -12,7 +12,11 @@
 #include "envs/mujoco/hopper.h"
 #include "envs/mujoco/humanoid.h"
 #include "envs/mujoco/humanoid_standup.h"
+#include "envs/mujoco/inverted_double_pendulum.h"
+#include "envs/mujoco/inverted_pendulum.h"
 #include "envs/mujoco/mujoco_env.h"
+#include "envs/mujoco/pusher.h"
+#include "envs/mujoco/reacher.h"
 #include "envs/mujoco/swimmer.h"
 #include "envs/mujoco/walker2d.h"
 
@@ -62,6 +66,14 @@ void RegisterMujoco(Registry& registry, const std::string& assets_dir) {
   registry.Add(MakeTask<HumanoidEnv>("Humanoid-v5", v5, kNoThreshold, assets_dir));
   registry.Add(MakeTask<HumanoidStandupEnv>("HumanoidStandup-v4", v4, kNoThreshold, assets_dir));
   registry.Add(MakeTask<HumanoidStandupEnv>("HumanoidStandup-v5", v5, kNoThreshold, assets_dir));
+  registry.Add(MakeTask<InvertedPendulumEnv>("InvertedPendulum-v4", v4, 950.0, assets_dir));
+  registry.Add(MakeTask<InvertedPendulumEnv>("InvertedPendulum-v5", v5, 950.0, assets_dir));
+  registry.Add(MakeTask<InvertedDoublePendulumEnv>("InvertedDoublePendulum-v4", v4, 9100.0, assets_dir));
+  registry.Add(MakeTask<InvertedDoublePendulumEnv>("InvertedDoublePendulum-v5", v5, 9100.0, assets_dir));
+  registry.Add(MakeTask<ReacherEnv>("Reacher-v4", v4, -3.75, assets_dir, ReacherEnv::kMaxEpisodeSteps));
+  registry.Add(MakeTask<ReacherEnv>("Reacher-v5", v5, -3.75, assets_dir, ReacherEnv::kMaxEpisodeSteps));
+  registry.Add(MakeTask<PusherEnv>("Pusher-v4", v4, 0.0, assets_dir, PusherEnv::kMaxEpisodeSteps));
+  registry.Add(MakeTask<PusherEnv>("Pusher-v5", v5, 0.0, assets_dir, PusherEnv::kMaxEpisodeSteps));
 }
 
 }  // namespace pp::mujoco
