@@ -60,7 +60,9 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
         distance_penalty_(FieldOrNone(spec, "info:distance_penalty")),
         velocity_penalty_(FieldOrNone(spec, "info:velocity_penalty")),
         healthy_reward_(v5_ ? spec.config.GetFloat("healthy_reward") : kV4HealthyReward),
-        reset_noise_scale_(v5_ ? spec.config.GetFloat("reset_noise_scale") : kV4ResetNoiseScale) {}
+        reset_noise_scale_(v5_ ? spec.config.GetFloat("reset_noise_scale") : kV4ResetNoiseScale) {
+    SkipContactForces();  // reads no cfrc_ext
+  }
 
   void Reset() override {
     ResetWithNoise(reset_noise_scale_, VelocityNoise::kNormal);

@@ -50,7 +50,9 @@ class InvertedPendulumEnv final : public MujocoEnv {
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         reward_survive_(FieldOrNone(spec, "info:reward_survive")),
-        reset_noise_scale_(v5_ ? spec.config.GetFloat("reset_noise_scale") : kV4ResetNoiseScale) {}
+        reset_noise_scale_(v5_ ? spec.config.GetFloat("reset_noise_scale") : kV4ResetNoiseScale) {
+    SkipContactForces();  // reads no cfrc_ext
+  }
 
   void Reset() override {
     // Both versions perturb qpos and qvel with uniform(-scale, scale).

@@ -71,7 +71,9 @@ class PusherEnv final : public MujocoEnv {
         reward_control_weight_(v5_ ? spec.config.GetFloat("reward_control_weight") : kControlWeight),
         tips_arm_(BodyId("tips_arm")),
         object_(BodyId("object")),
-        goal_(BodyId("goal")) {}
+        goal_(BodyId("goal")) {
+    SkipContactForces();  // reads no cfrc_ext
+  }
 
   // reset_model: qpos = qpos0 (no noise) with qpos[-4:-2] the cylinder's position and qpos[-2:]
   // the goal's, (0, 0); qvel = uniform(-0.005, 0.005) but 0 for the last four. Then set_state.

@@ -57,7 +57,9 @@ class ReacherEnv final : public MujocoEnv {
         reward_dist_weight_(v5_ ? spec.config.GetFloat("reward_dist_weight") : 1.0),
         reward_control_weight_(v5_ ? spec.config.GetFloat("reward_control_weight") : 1.0),
         fingertip_(BodyId("fingertip")),
-        target_(BodyId("target")) {}
+        target_(BodyId("target")) {
+    SkipContactForces();  // reads no cfrc_ext
+  }
 
   // reset_model: qpos = qpos0 + uniform(-0.1, 0.1); its last two entries (the target's slide
   // joints) the goal, drawn uniform in [-0.2, 0.2)^2 until inside the disk; qvel = uniform(-0.005,

@@ -51,6 +51,7 @@ class SwimmerEnv final : public MujocoEnv {
         ctrl_cost_weight_(spec.config.GetFloat("ctrl_cost_weight")),
         reset_noise_scale_(spec.config.GetFloat("reset_noise_scale")),
         exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")) {
+    SkipContactForces();  // reads no cfrc_ext
     for (int k = 0; k < kNumInfo; ++k) info_[k] = FieldOrNone(spec, std::string("info:") + kInfoNames[k]);
   }
 

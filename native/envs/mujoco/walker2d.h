@@ -66,6 +66,7 @@ class Walker2dEnv final : public MujocoEnv {
         healthy_angle_range_(Range(spec.config, "healthy_angle_range")),
         reset_noise_scale_(spec.config.GetFloat("reset_noise_scale")),
         exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")) {
+    SkipContactForces();  // reads no cfrc_ext
     for (int k = 0; k < kNumInfo; ++k) info_[k] = FieldOrNone(spec, std::string("info:") + kInfoNames[k]);
   }
 
