@@ -23,6 +23,7 @@ class BasePoolEnv:
     env_type = "base"
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
+        render_mode = kwargs.pop("render_mode", None)
         base_id, pool, env_config = resolve(task_id, kwargs)
         self.task_id = task_id
         seeds = env_seeds(pool["seed"], pool["num_envs"])
@@ -46,6 +47,12 @@ class BasePoolEnv:
         self._unpacker = Unpacker(self.spec, self._native.field_names)
         self.observation_space = self.spec.observation_space
         self.action_space = self.spec.action_space
+        # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
+        self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
+        if render_mode not in (None, self.render_mode):
+            self._native.close()
+            modes = "'rgb_array' or None" if self.render_mode else "None (it does not render)"
+            raise ValueError(f"render_mode of {task_id} must be {modes}, got {render_mode!r}")
 
     # --- the spaces, as EnvPool names them and as Gymnasium's vector envs name them ---
     @property
@@ -90,9 +97,14 @@ class BasePoolEnv:
         if seed is not None:
             all_seeds = env_seeds(seed, self.num_envs)
             seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
-        if self.is_async:
-            self._native.reset(ids, seeds)
+        if self.is_async and ids is None:
+            # EnvPool's async reset(): queue every env's reset, return the first batch to finish.
+            self._native.reset(None, seeds)
             arrays, errors = self._native.recv(None)
+        elif self.is_async:
+            # Given envs (received, not in flight) are reset now and their rows returned in order;
+            # the other envs' steps in flight are untouched and still come through recv().
+            arrays, errors = self._native.reset_now(ids, seeds)
         elif ids is None or len(ids) == self.num_envs and np.array_equal(ids, np.arange(self.num_envs)):
             arrays, errors = self._native.reset_recv(None, seeds)
         else:
@@ -100,11 +112,19 @@ class BasePoolEnv:
         raise_env_errors(errors, arrays)
         return arrays
 
-    def async_reset(self, seed: Any = None) -> None:
-        """Queues a reset of every env; collect the results with ``recv``."""
+    def async_reset(self, seed: Any = None, env_id: Any = None) -> None:
+        """Queues a reset of every env (or of those in ``env_id``); collect the results with ``recv``.
+
+        ``seed`` as in ``reset``: an int gives env ``i`` the seed ``seed + i``, a list one per env
+        (all ``num_envs`` of them, even when ``env_id`` picks a few).
+        """
         self._check_open()
-        seeds = None if seed is None else env_seeds(seed, self.num_envs)
-        self._native.reset(None, seeds)
+        ids = self._env_ids(env_id)
+        seeds = None
+        if seed is not None:
+            all_seeds = env_seeds(seed, self.num_envs)
+            seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
+        self._native.reset(ids, seeds)
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one step for each env in ``env_id`` (all envs if None) and returns at once.
@@ -128,6 +148,16 @@ class BasePoolEnv:
         arrays, errors = self._native.step(action, self._env_ids(env_id))
         raise_env_errors(errors, arrays)
         return arrays
+
+    def render(self, env_id: Any = None) -> np.ndarray:
+        """The current RGB frame of each env in ``env_id`` (all envs if None), as a
+        ``(n, height, width, 3)`` uint8 array (``spec.render_shape`` per frame).
+
+        The envs must have been reset and have no step in flight: in async mode, pass env ids whose
+        results were received (``info["env_id"]``). A task that does not render raises ValueError.
+        """
+        self._check_open()
+        return self._native.render(self._env_ids(env_id))
 
     def close(self) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent."""

@@ -34,7 +34,7 @@ class GymnasiumEnv(BasePoolEnv):
         self._unpack = self._unpacker.unpack
         self.metadata: dict[str, Any] = {
             "autoreset_mode": gymnasium_autoreset_mode(self.autoreset_mode),
-            "render_modes": [],
+            "render_modes": [] if self.render_mode is None else [self.render_mode],
         }
 
     def reset(
@@ -43,7 +43,10 @@ class GymnasiumEnv(BasePoolEnv):
         """Resets every env (or those in ``env_id``, or ``options["reset_mask"]``).
 
         ``seed`` re-seeds: an int gives env ``i`` the seed ``seed + i``; a list gives one per env.
-        In async mode this queues the resets and returns the first ``batch_size`` results.
+        Rows come back in ``env_id`` order. In async mode, ``reset()`` of every env queues the
+        resets and returns the first ``batch_size`` results (EnvPool's behaviour); ``reset(env_id)``
+        resets those envs now (they must not be in flight) and returns exactly their rows, while
+        the other envs' steps stay in flight for ``recv``.
         """
         arrays = self._reset_arrays(env_id, seed, options)
         return self._unpacker.obs(arrays), self._unpacker.info(arrays)

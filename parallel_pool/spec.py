@@ -114,6 +114,8 @@ class EnvSpec:
         self.max_num_players: int = native["max_num_players"]
         self.max_episode_steps: int = native["max_episode_steps"]
         self.reward_threshold: float | None = native["reward_threshold"]
+        # (height, width, 3) of the frames ``render()`` returns; None: the task does not render.
+        self.render_shape: tuple[int, ...] | None = native.get("render_shape")
         self.obs_fields = [f for f in self.state_fields if f.name == "obs" or f.name.startswith("obs:")]
         self.info_fields = [f for f in self.state_fields if f.name.startswith("info:")]
 

@@ -42,8 +42,11 @@ class ParallelPoolVectorEnv(VectorEnv):
         self.single_action_space = self._env.action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self.metadata = {"autoreset_mode": gymnasium_autoreset_mode(self._env.autoreset_mode), "render_modes": []}
-        self.render_mode = None
+        self.render_mode = self._env.render_mode
+        self.metadata = {
+            "autoreset_mode": gymnasium_autoreset_mode(self._env.autoreset_mode),
+            "render_modes": [] if self.render_mode is None else [self.render_mode],
+        }
         self.spec = None
         self._last_obs: Any = None
 
@@ -70,6 +73,12 @@ class ParallelPoolVectorEnv(VectorEnv):
         self._last_obs = result[0]
         return result
 
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """Every env's current RGB frame (Gymnasium's vector convention: a tuple, one per env)."""
+        if self.render_mode is None:
+            return None
+        return tuple(self._env.render())
+
     def close_extras(self, **kwargs: Any) -> None:
         self._env.close()
 
@@ -92,6 +101,4 @@ def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, space: gymnasium.Spac
 
 def make_vector_env(num_envs: int = 1, task_id: str = "", **kwargs: Any) -> ParallelPoolVectorEnv:
     """Gymnasium's ``vector_entry_point`` for ``parallel_pool/<task_id>``."""
-    if kwargs.pop("render_mode", None) is not None:
-        raise ValueError("parallel_pool vector envs do not render yet; pass render_mode=None")
     return ParallelPoolVectorEnv(task_id, num_envs=num_envs, **kwargs)

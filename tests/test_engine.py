@@ -291,3 +291,36 @@ def test_async_never_loses_a_job(num_envs: int, batch_size: int) -> None:
         _, _, _, _, info = env.recv(timeout=10)
         env.send(action, info["env_id"])
     env.close()
+
+
+def test_async_reset_of_given_envs_returns_exactly_their_rows() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=8, batch_size=4, seed=0, num_threads=2)
+    reference = parallel_pool.make("CartPole-v1", num_envs=8, seed=0)
+    ref_obs, _ = reference.reset(seed=100)
+    env.async_reset()
+    _, _, _, _, info = env.recv()
+    first = info["env_id"].copy()
+    env.send(np.ones(4, dtype=np.int64), first)  # 4 steps in flight, 4 resets not yet received
+    _, _, _, _, info = env.recv()
+    received = info["env_id"].copy()
+    in_flight = sorted(set(range(8)) - set(received))
+    with pytest.raises(ValueError, match="recv"):
+        env.reset(env_id=np.array(in_flight[:1]))
+    # Reset two received envs now: exactly their rows, in the order asked, seeded as asked.
+    ids = received[[2, 0]]
+    obs, info = env.reset(env_id=ids, seed=100)
+    np.testing.assert_array_equal(info["env_id"], ids)
+    np.testing.assert_array_equal(info["elapsed_step"], [0, 0])
+    np.testing.assert_array_equal(obs, ref_obs[ids])
+    # The envs in flight were not disturbed: the next recv returns exactly them.
+    _, _, _, _, info = env.recv()
+    assert sorted(info["env_id"]) == in_flight
+    # async_reset of some envs queues just those.
+    env.async_reset(seed=100, env_id=ids)
+    env.send(np.zeros(2, dtype=np.int64), received[[1, 3]])
+    obs, _, _, _, info = env.recv()
+    assert sorted(info["env_id"]) == sorted(received)
+    rows = [list(info["env_id"]).index(i) for i in ids]
+    np.testing.assert_array_equal(obs[rows], ref_obs[ids])
+    env.close()
+    reference.close()

@@ -10,6 +10,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
 
 import parallel_pool
+from parallel_pool.errors import PoolClosedError
 
 
 def test_envpool_style_spaces_are_single_env() -> None:
@@ -124,3 +125,71 @@ def test_list_all_envs() -> None:
                  "Acrobot-v1"):
         assert task in envs
         assert f"parallel_pool/{task}" in gym.registry
+
+
+def _check_frames(frames: np.ndarray, obs: np.ndarray, info: dict) -> None:
+    # The tutorial env paints its state: red = last secret + 1, green = players, blue = steps.
+    assert frames.shape == (len(obs), 8, 8, 3) and frames.dtype == np.uint8
+    np.testing.assert_array_equal(frames[:, 3, 5, 0], obs[:, 1] + 1)  # one player: a row per env
+    np.testing.assert_array_equal(frames[:, 3, 5, 1], info["num_players"])
+    np.testing.assert_array_equal(frames[:, 3, 5, 2], info["elapsed_step"] % 256)
+    assert (frames == frames[:, :1, :1]).all()  # flat colour
+
+
+def test_render_returns_the_requested_envs_current_frames() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=3, seed=0, max_num_players=1)
+    assert env.render_mode == "rgb_array" and env.metadata["render_modes"] == ["rgb_array"]
+    assert env.spec.render_shape == (8, 8, 3)
+    with pytest.raises(ValueError, match="before reset"):
+        env.render()
+    obs, info = env.reset()
+    _check_frames(env.render(), obs, info)
+    for _ in range(3):
+        obs, _, _, _, info = env.step(np.arange(3).reshape(3, 1))
+    _check_frames(env.render(), obs, info)
+    subset = env.render(np.array([2, 0]))
+    np.testing.assert_array_equal(subset, env.render()[[2, 0]])
+    for bad in ([0, 0], [3], [-1]):
+        with pytest.raises(ValueError, match="env id"):
+            env.render(np.array(bad))
+    env.close()
+    with pytest.raises(PoolClosedError):
+        env.render()
+
+
+def test_render_in_async_mode_needs_received_envs() -> None:
+    env = parallel_pool.make("GuessingGame-v0", num_envs=4, batch_size=2, seed=0, max_num_players=1)
+    env.async_reset()
+    obs, _, _, _, info = env.recv()
+    _check_frames(env.render(info["env_id"]), obs, info)
+    with pytest.raises(ValueError, match="recv"):
+        env.render()  # two envs are still in flight
+    env.close()
+
+
+def test_render_mode_is_checked_and_non_rendering_tasks_say_so() -> None:
+    with pytest.raises(ValueError, match="rgb_array"):
+        parallel_pool.make("GuessingGame-v0", num_envs=2, render_mode="human")
+    with pytest.raises(ValueError, match="does not render"):
+        parallel_pool.make("CartPole-v1", num_envs=2, render_mode="rgb_array")
+    env = parallel_pool.make("CartPole-v1", num_envs=2, render_mode=None)
+    assert env.render_mode is None and env.metadata["render_modes"] == []
+    env.reset()
+    with pytest.raises(ValueError, match="CartPole-v1 does not render"):
+        env.render()
+    env.close()
+
+
+def test_vector_view_renders_a_tuple_of_frames() -> None:
+    envs = gym.make_vec("parallel_pool/GuessingGame-v0", num_envs=3, max_num_players=1,
+                              render_mode="rgb_array")
+    assert envs.render_mode == "rgb_array"
+    obs, info = envs.reset(seed=1)
+    frames = envs.render()
+    assert isinstance(frames, tuple) and len(frames) == 3
+    _check_frames(np.stack(frames), obs, info)
+    envs.close()
+    plain = gym.make_vec("parallel_pool/CartPole-v1", num_envs=2)
+    plain.reset()
+    assert plain.render_mode is None and plain.render() is None
+    plain.close()

@@ -257,6 +257,22 @@ def test_attributes_methods_and_wrappers() -> None:
     plain.close()
 
 
+def test_render_gives_the_pools_frames() -> None:
+    # The tutorial env renders flat 8x8 frames; SB3 tiles them for render("rgb_array").
+    envs = ParallelPoolVecEnv("GuessingGame-v0", num_envs=3, seed=0, max_num_players=1)
+    assert envs.render_mode == "rgb_array" and envs.get_attr("render_mode") == ["rgb_array"] * 3
+    envs.reset()
+    envs.step(np.array([0, 1, 2]))
+    images = envs.get_images()
+    np.testing.assert_array_equal(np.stack(images), envs.pool.render())
+    (frame,) = envs.env_method("render", indices=[2])
+    np.testing.assert_array_equal(frame, images[2])
+    tiled = envs.render()
+    assert tiled.shape == (16, 16, 3)  # SB3's tile_images: 2x2 tiles, one blank
+    np.testing.assert_array_equal(tiled[:8, 8:], images[1])
+    envs.close()
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="same_step"):
         ParallelPoolVecEnv("CartPole-v1", num_envs=2, autoreset_mode="next_step")

@@ -158,6 +158,12 @@ def test_vector_env_api() -> None:
         envs.step(None)
     assert envs.render() == [None] * 4
     envs.close()
+    rendering = TianshouVectorEnv("GuessingGame-v0", num_envs=2, seed=0, max_num_players=1)
+    rendering.reset()
+    frames = rendering.render()
+    assert len(frames) == 2 and all(f.shape == (8, 8, 3) for f in frames)
+    np.testing.assert_array_equal(np.stack(frames), rendering.pool.render())
+    rendering.close()
     with pytest.raises(AssertionError):
         envs.step(np.zeros(4, dtype=np.int64))
 
@@ -178,8 +184,11 @@ def test_async_step_and_reset() -> None:
     assert sorted(envs.waiting_id + envs.ready_id) == list(range(6)) and set(ids) <= set(envs.ready_id)
     with pytest.raises(ValueError, match="stepping now"):
         envs.step(np.zeros((1, 1), np.float32), [envs.waiting_id[0]])
-    with pytest.raises(ValueError, match="async"):
-        envs.reset([ids[0]])  # not at an episode end: only a full reset can reset it here
+    # A received env mid-episode is reset at once; the steps in flight are untouched.
+    first, info0 = envs.reset([ids[0]])
+    assert first.shape == (1, 3) and info0[0]["env_id"] == ids[0]
+    with pytest.raises(ValueError, match="recv"):
+        envs.reset([envs.waiting_id[0]])  # still stepping
     obs, _ = envs.step(None)[0], None  # wait only
     assert len(obs) == 2
     # A full reset first drains the steps in flight.

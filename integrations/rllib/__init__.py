@@ -49,8 +49,6 @@ def env_creator(task_id: str, **default_kwargs: Any) -> Callable[[dict[str, Any]
                 f".env_runners(num_envs_per_env_runner=N, gym_env_vectorize_mode={VECTORIZE_MODE!r})"
             )
         num_envs = int(kwargs.pop("num_envs"))
-        if kwargs.pop("render_mode", None) is not None:
-            raise ValueError("parallel_pool envs do not render yet; pass render_mode=None")
         return ParallelPoolVectorEnv(task_id, num_envs=num_envs, **kwargs)
 
     return create

@@ -45,20 +45,23 @@ class ParallelPoolVecEnv(VecEnv):
 
     - ``get_attr(name)``: an attribute set with ``set_attr``; else the pool's config value
       (``max_episode_steps``, the task's kwargs, ...); else the pool's attribute
-      (``observation_space``, ``action_space``, ``metadata``, ``spec``); ``render_mode`` is None.
+      (``observation_space``, ``action_space``, ``metadata``, ``spec``); ``render_mode`` is the
+      pool's (``"rgb_array"`` for tasks that render, such as Atari; else None).
     - ``set_attr(name, value)``: stores a per-env Python attribute that ``get_attr`` returns and that
       callbacks may use; the native env never reads it. Config and pool attributes are fixed when
       the pool is built: setting one is an ``AttributeError``.
     - ``env_method``: ``reset`` (resets those envs now; returns ``(obs, info)`` per env),
-      ``render`` (None: native envs do not render yet), ``get_wrapper_attr``/``has_wrapper_attr``,
+      ``render`` (each env's RGB frame; None for tasks that do not render),
+      ``get_wrapper_attr``/``has_wrapper_attr``,
       or a callable stored with ``set_attr``.
     - ``env_is_wrapped(cls)``: True for ``Monitor`` and Gymnasium's ``RecordEpisodeStatistics``
       when episode statistics are on (the pool records them as those do) and for ``TimeLimit``
       when the task has a time limit; False otherwise.
     - ``seed(seed)``: env ``i`` gets ``seed + i`` at the next ``reset()`` (as SB3's VecEnvs do); the
       native pool re-seeds there.
-    - ``render()``: native envs do not render yet: it warns and returns None, as SB3 does for
-      envs made without a ``render_mode``.
+    - ``render()`` / ``get_images()``: SB3's, over the pool's frames (``render("rgb_array")`` tiles
+      them); for a task that does not render it warns and returns None, as SB3 does for envs made
+      without a ``render_mode``.
 
     Example:
         >>> import numpy as np
@@ -156,7 +159,7 @@ class ParallelPoolVecEnv(VecEnv):
         if name in self._user_attrs[i]:
             return self._user_attrs[i][name]
         if name == "render_mode":
-            return None
+            return self.pool.render_mode
         config = self.pool.config
         if name in config:
             return config[name]
@@ -188,7 +191,9 @@ class ParallelPoolVecEnv(VecEnv):
         if method_name == "has_wrapper_attr":
             return [_has(self._env_attr, method_args[0], i) for i in ids]
         if method_name == "render":
-            return [None for _ in ids]
+            if self.pool.render_mode is None:
+                return [None for _ in ids]
+            return list(self.pool.render(np.asarray(ids, dtype=np.int64)))
         if method_name == "reset":
             return self._reset_some(ids, method_kwargs.get("seed"), method_kwargs.get("options"))
         raise AttributeError(
@@ -227,8 +232,10 @@ class ParallelPoolVecEnv(VecEnv):
         return [wrapped for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        warnings.warn("native parallel_pool envs do not render yet", stacklevel=2)
-        return [None for _ in range(self.num_envs)]
+        if self.pool.render_mode is None:
+            warnings.warn(f"{self.task_id} does not render", stacklevel=2)
+            return [None for _ in range(self.num_envs)]
+        return list(self.pool.render())
 
     def __repr__(self) -> str:
         return f"ParallelPoolVecEnv({self.task_id!r}, num_envs={self.num_envs})"

@@ -40,13 +40,13 @@ class TianshouVectorEnv(BaseVectorEnv):
     Async (``wait_num < num_envs``): ``step(action, id)`` sends the actions of the envs in ``id``
     and returns the first ``wait_num`` envs to finish, ``info[k]["env_id"]`` saying which;
     ``step(None)`` only waits. ``num_envs`` must be a multiple of ``wait_num`` (the pool returns
-    exactly ``wait_num`` rows per ``recv``), and only envs that just ended an episode, or all envs,
-    can be reset. ``timeout`` is not supported.
+    exactly ``wait_num`` rows per ``recv``); ``reset(id)`` resets envs that are not in flight
+    (received, not yet stepped again) at once, the others' steps staying in flight. ``timeout`` is not supported.
 
     ``seed(seed)`` seeds the action-space samplers and re-seeds the envs (with a reset), as
     Tianshou's ``DummyEnvWorker`` does; ``seed=`` here and ``reset(seed=...)`` seed the envs too.
-    ``render()`` returns None per env (native envs do
-    not render yet). ``make_kwargs`` go to ``parallel_pool.make``.
+    ``render()`` returns each env's RGB frame (None per env for tasks that do not render).
+    ``make_kwargs`` go to ``parallel_pool.make``.
 
     Example:
         >>> import numpy as np
@@ -152,11 +152,6 @@ class TianshouVectorEnv(BaseVectorEnv):
         if len(ids) == self.env_num and np.array_equal(np.sort(ids), np.arange(self.env_num)):
             obs, infos = self._reset_all(seed)
             return _take(obs, ids), infos[ids]
-        if self.is_async:
-            raise ValueError(
-                "in async mode only envs that just ended an episode, or all envs, can be reset "
-                f"(asked for {ids.tolist()})"
-            )
         seeds = None
         if seed is not None:
             seeds = parallel_pool.pool.env_seeds(seed, self.env_num)
@@ -292,7 +287,9 @@ class TianshouVectorEnv(BaseVectorEnv):
 
     def render(self, **kwargs: Any) -> list[Any]:
         self._assert_is_not_closed()
-        return [None] * self.env_num
+        if self.pool.render_mode is None:
+            return [None] * self.env_num
+        return list(self.pool.render())
 
     def close(self) -> None:
         self._assert_is_not_closed()

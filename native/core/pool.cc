@@ -274,6 +274,22 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds
   return block;
 }
 
+void Pool::Render(const int32_t* env_ids, int n, uint8_t* frames) {
+  std::lock_guard<std::mutex> lock(api_mu_);
+  CheckOpen();
+  if (spec_.render_shape.empty()) throw std::invalid_argument(spec_.task_id + " does not render");
+  CheckEnvIds(env_ids, n, "render");
+  std::size_t frame_bytes = 1;
+  for (int d : spec_.render_shape) frame_bytes *= static_cast<std::size_t>(d);
+  for (int k = 0; k < n; ++k) {
+    EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
+    if (!s.ever_reset) throw std::invalid_argument(EnvIdError(env_ids[k], "render before reset; call reset() first"));
+  }
+  for (int k = 0; k < n; ++k) {
+    envs_[static_cast<std::size_t>(env_ids[k])].env->Render(frames + static_cast<std::size_t>(k) * frame_bytes);
+  }
+}
+
 void Pool::PushJob(int env_id) {
   // At most num_envs jobs are queued, but a push can still find its cell taken: a consumer that
   // claimed the item one lap earlier may not have marked the cell free yet (it was preempted).

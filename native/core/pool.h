@@ -72,6 +72,9 @@ class Pool final : public SlotAllocator {
   // Wait for the next complete batch. timeout_s < 0 waits for ever. The caller owns the block and
   // gives it back with BlockFreeList::Release.
   OutputBlock* Recv(double timeout_s);
+  // Writes the current RGB frame of each env, spec().render_shape bytes apart, on the caller's
+  // thread. The envs must have been reset and have no step in flight (received).
+  void Render(const int32_t* env_ids, int n, uint8_t* frames);
   // Joins every thread, even with jobs in flight. Idempotent.
   void Close();
 

@@ -83,6 +83,7 @@ py::dict SpecToDict(const EnvSpec& spec) {
   d["max_num_players"] = spec.max_num_players;
   d["max_episode_steps"] = spec.max_episode_steps;
   d["reward_threshold"] = spec.has_reward_threshold ? py::object(py::float_(spec.reward_threshold)) : py::none();
+  d["render_shape"] = spec.render_shape.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(spec.render_shape)));
   return d;
 }
 
@@ -190,6 +191,22 @@ class PyPool {
     return Wrap(block, ids.size);
   }
 
+  // (n, height, width, 3) uint8: the current frame of each env in env_ids (all if None).
+  py::array Render(const py::object& env_ids) {
+    const std::vector<int>& shape = pool_->spec().render_shape;
+    if (shape.empty()) throw py::value_error(pool_->spec().task_id + " does not render");
+    EnvIdList ids = EnvIds(env_ids);
+    std::vector<py::ssize_t> dims{ids.size};
+    for (int d : shape) dims.push_back(d);
+    py::array_t<uint8_t> frames(dims);
+    uint8_t* out = frames.mutable_data();
+    {
+      py::gil_scoped_release release;
+      pool_->Render(ids.data, ids.size, out);
+    }
+    return frames;
+  }
+
   void Close() {
     py::gil_scoped_release release;
     pool_->Close();
@@ -258,14 +275,24 @@ class PyPool {
     std::vector<py::ssize_t> expect{n};
     if (field.per_player) expect.push_back(pool_->spec().max_num_players);
     for (int d : field.shape) expect.push_back(d);
+    if (field.per_player && expect[1] == 1 && arr.ndim() + 1 == static_cast<py::ssize_t>(expect.size())) {
+      // One player per env: (n, *shape) is accepted for (n, 1, *shape), as the single-env space says.
+      bool rest = arr.ndim() >= 1 && arr.shape(0) == n;
+      for (std::size_t d = 2; rest && d < expect.size(); ++d) rest = arr.shape(static_cast<py::ssize_t>(d - 1)) == expect[d];
+      if (rest) arr = arr.attr("reshape")(py::tuple(py::cast(expect)));
+    }
     bool match = arr.ndim() == static_cast<py::ssize_t>(expect.size());
     for (std::size_t d = 0; match && d < expect.size(); ++d) match = arr.shape(static_cast<py::ssize_t>(d)) == expect[d];
     if (!match) {
-      std::string want_shape = "(", got = "(";
-      for (auto d : expect) want_shape += std::to_string(d) + ",";
-      for (py::ssize_t d = 0; d < arr.ndim(); ++d) got += std::to_string(arr.shape(d)) + ",";
-      throw py::value_error("action '" + field.name + "' must have shape " + want_shape + ") for " +
-                            std::to_string(n) + " env(s), got " + got + ")");
+      // Python's tuple notation: (3,), (3, 4).
+      auto tuple_str = [](const std::vector<py::ssize_t>& dims) {
+        std::string out = "(";
+        for (std::size_t d = 0; d < dims.size(); ++d) out += (d ? ", " : "") + std::to_string(dims[d]);
+        return out + (dims.size() == 1 ? ",)" : ")");
+      };
+      std::vector<py::ssize_t> got(arr.shape(), arr.shape() + arr.ndim());
+      throw py::value_error("action '" + field.name + "' must have shape " + tuple_str(expect) + " for " +
+                            std::to_string(n) + " env(s), got " + tuple_str(got));
     }
     return py::array::ensure(arr, py::array::c_style);
   }
@@ -451,5 +478,6 @@ PYBIND11_MODULE(_native, m) {
       .def("step", &PyPool::Step, py::arg("actions"), py::arg("env_ids") = py::none())
       .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("reset_now", &PyPool::ResetNow, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
+      .def("render", &PyPool::Render, py::arg("env_ids") = py::none())
       .def("close", &PyPool::Close);
 }

@@ -54,7 +54,9 @@ class HalfCheetahEnv final : public MujocoEnv {
         forward_reward_weight_(spec.config.GetFloat("forward_reward_weight")),
         ctrl_cost_weight_(spec.config.GetFloat("ctrl_cost_weight")),
         reset_noise_scale_(spec.config.GetFloat("reset_noise_scale")),
-        exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")) {}
+        exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")) {
+    SkipContactForces();  // reads no cfrc_ext
+  }
 
   void Reset() override {
     ResetWithNoise(reset_noise_scale_, VelocityNoise::kNormal);

@@ -130,13 +130,17 @@ class MujocoEnv : public Env {
   }
 
   // MujocoEnv.do_simulation: ctrl = action (float32 widened to float64), frame_skip mj_steps, then
-  // mj_rnePostConstraint so cfrc_ext and friends are up to date.
+  // mj_rnePostConstraint so cfrc_ext and friends are up to date. Those are outputs only (the next
+  // mj_step recomputes everything), so a task that reads none of cacc/cfrc_int/cfrc_ext skips it.
   void DoSimulation(const Action& action) {
     const float* a = Actions(action);
     for (int64_t i = 0; i < m_->nu; ++i) d_->ctrl[i] = a[i];
     for (int i = 0; i < frame_skip_; ++i) mj_step(m_, d_);
-    mj_rnePostConstraint(m_, d_);
+    if (uses_contact_forces_) mj_rnePostConstraint(m_, d_);
   }
+
+  // For tasks whose obs, reward and info read no cacc/cfrc_int/cfrc_ext.
+  void SkipContactForces() { uses_contact_forces_ = false; }
 
   const float* Actions(const Action& action) const { return action.Get<float>(action_); }
 
@@ -200,6 +204,7 @@ class MujocoEnv : public Env {
   const int action_;
   const std::vector<double> init_qpos_, init_qvel_;
   int qpos_field_ = -1, qvel_field_ = -1;
+  bool uses_contact_forces_ = true;
 };
 
 }  // namespace pp::mujoco

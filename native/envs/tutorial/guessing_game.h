@@ -33,6 +33,8 @@ class GuessingGame final : public Env {
     spec.state.push_back(Box("info:num_players", Dtype::kInt32, {}));
     // Action per player: the guess. Per-player action arrays have max_num_players rows per env.
     spec.action.push_back(PerPlayer(Discrete("action", actions)));
+    // Optional: a task that renders declares its frame shape (height, width, 3) and overrides Render.
+    spec.render_shape = {kFrameSize, kFrameSize, 3};
     return spec;
   }
 
@@ -80,6 +82,17 @@ class GuessingGame final : public Env {
     return result;
   }
 
+  // 5. Render (optional): the current frame as RGB bytes. Here a flat colour that encodes the state:
+  // red = last secret + 1, green = active players, blue = steps taken (mod 256).
+  void Render(uint8_t* rgb) override {
+    for (int i = 0; i < kFrameSize * kFrameSize; ++i) {
+      rgb[3 * i] = static_cast<uint8_t>(secret_ + 1);
+      rgb[3 * i + 1] = static_cast<uint8_t>(num_players_);
+      rgb[3 * i + 2] = static_cast<uint8_t>(elapsed_step() % 256);
+    }
+  }
+
+  static constexpr int kFrameSize = 8;
   static constexpr int kMaxPlayersOnStack = 64;  // per-step scratch; MakeSpec caps players below
 
  private:
