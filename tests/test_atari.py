@@ -271,3 +271,32 @@ def test_bad_kwargs_raise_value_error(kwargs: dict) -> None:
 def test_unknown_kwarg_lists_valid_ones() -> None:
     with pytest.raises((ValueError, TypeError), match="stack_num"):
         parallel_pool.make("Pong-v5", num_envs=1, stack_size=4)
+
+
+@pytest.mark.parametrize("game", ["Breakout", "SpaceInvaders"])
+def test_render_matches_ale_py_screen(game: str) -> None:
+    """env.render() is the current RGB screen: ale_py's getScreenRGB after the same frames."""
+    env = parallel_pool.make(f"{game}-v5", num_envs=2, seed=0, noop_max=0, repeat_action_probability=0.0,
+                             use_fire_reset=False)
+    oracle = gymnasium.make(f"ALE/{game}-v5", frameskip=1, repeat_action_probability=0.0)
+    try:
+        env.reset()
+        oracle.reset(seed=0)
+        ale = oracle.unwrapped.ale
+        frames = env.render()
+        assert frames.shape == (2, 210, 160, 3) and frames.dtype == np.uint8
+        np.testing.assert_array_equal(frames[0], ale.getScreenRGB())
+        actions = np.random.default_rng(0).integers(env.action_space.n, size=100)
+        action_set = oracle.unwrapped._action_set
+        for a in actions:
+            _, _, terminated, _, _ = env.step(np.array([a, a]))
+            for _ in range(4):
+                ale.act(action_set[a])
+                if ale.game_over():
+                    break
+            if terminated[0]:
+                break
+            np.testing.assert_array_equal(env.render(env_id=[1])[0], ale.getScreenRGB())
+    finally:
+        env.close()
+        oracle.close()
