@@ -162,6 +162,8 @@ class AtariEnv : public Env {
         stack_(frame_bytes_ * o_.stack_num),
         pooled_(static_cast<std::size_t>(kScreenPixels) * o_.channels),
         resized_(frame_bytes_),
+        cached_screens_{std::vector<uint8_t>(kScreenPixels), std::vector<uint8_t>(kScreenPixels)},
+        horizontal_rows_(static_cast<std::size_t>(kScreenHeight) * resizer_.row_floats()),
         obs_(spec.StateIndex("obs")),
         lives_field_(spec.StateIndex("info:lives")),
         reward_field_(spec.StateIndex("info:reward")),
@@ -264,6 +266,60 @@ class AtariEnv : public Env {
   // which holds the previous step's pooled frame (np.maximum(..., out=obs_buffer[0])), so we start
   // from our previous pooled frame likewise, and the terminal observation is the oracle's.
   void PushFrame(bool fill_stack, bool last_frame_fresh) {
+    const bool same_size = o_.height == kScreenHeight && o_.width == kScreenWidth;
+    const uint8_t* hwc = pooled_.data();
+    if (o_.channels == 1 && !same_size) {
+      PoolAndResizeGray(last_frame_fresh);
+      hwc = resized_.data();
+    } else {
+      Pool(last_frame_fresh);
+      if (!same_size) {
+        resizer_.Resize(pooled_.data(), resized_.data());
+        hwc = resized_.data();
+      }
+    }
+    PushToStack(hwc, fill_stack);
+  }
+
+  // The grey path, row by row with a cache: a source row whose two palette-index rows are those of
+  // the last fresh pooling gives the same pooled row and the same horizontal resize pass, so both
+  // are kept (Atari screens change in a few rows per step: in Pong the paddles and the ball).
+  // Exact: the cache is keyed on the inputs themselves. A stale pooling (game over inside the
+  // skip: pooled = max(previous pooled, frame)) is not a function of the index rows: it drops it.
+  void PoolAndResizeGray(bool last_frame_fresh) {
+    const uint8_t* gray = palette_.gray;
+    const uint8_t* gray_max = GrayMaxTable(palette_);
+    const bool pool = o_.frame_skip > 1;
+    const std::size_t row_floats = resizer_.row_floats();
+    const bool reuse = row_cache_valid_ && last_frame_fresh;
+    for (int y = 0; y < kScreenHeight; ++y) {
+      const std::size_t at = static_cast<std::size_t>(y) * kScreenWidth;
+      const uint8_t* a = screens_[0] + at;
+      const uint8_t* b = screens_[1] + at;
+      uint8_t* cached_a = &cached_screens_[0][at];
+      uint8_t* cached_b = &cached_screens_[1][at];
+      if (reuse && std::memcmp(a, cached_a, kScreenWidth) == 0 &&
+          (!pool || std::memcmp(b, cached_b, kScreenWidth) == 0)) {
+        continue;
+      }
+      uint8_t* row = pooled_.data() + at;
+      if (last_frame_fresh && pool) {
+        for (int x = 0; x < kScreenWidth; ++x) row[x] = gray_max[a[x] << 8 | b[x]];
+      } else if (last_frame_fresh) {
+        for (int x = 0; x < kScreenWidth; ++x) row[x] = gray[a[x]];
+      } else if (pool) {
+        for (int x = 0; x < kScreenWidth; ++x) row[x] = std::max(row[x], gray[b[x]]);
+      }
+      resizer_.HorizontalPass(row, &horizontal_rows_[static_cast<std::size_t>(y) * row_floats]);
+      std::memcpy(cached_a, a, kScreenWidth);
+      std::memcpy(cached_b, b, kScreenWidth);
+    }
+    row_cache_valid_ = last_frame_fresh;
+    resizer_.VerticalPass(horizontal_rows_.data(), resized_.data());
+  }
+
+  // Pools the full frame into pooled_ (grey or HWC RGB).
+  void Pool(bool last_frame_fresh) {
     uint8_t* pooled = pooled_.data();
     if (o_.channels == 1) {
       const uint8_t* gray = palette_.gray;
@@ -284,12 +340,10 @@ class AtariEnv : public Env {
         }
       }
     }
-    const bool same_size = o_.height == kScreenHeight && o_.width == kScreenWidth;
-    const uint8_t* hwc = pooled;
-    if (!same_size) {
-      resizer_.Resize(pooled, resized_.data());
-      hwc = resized_.data();
-    }
+  }
+
+  // Writes a frame (HWC) into the ring, as CHW planes for RGB; every slot of it on a reset.
+  void PushToStack(const uint8_t* hwc, bool fill_stack) {
     head_ = (head_ + 1) % o_.stack_num;
     uint8_t* frame = stack_.data() + static_cast<std::size_t>(head_) * frame_bytes_;
     if (o_.channels == 1) {
@@ -326,6 +380,11 @@ class AtariEnv : public Env {
   std::vector<uint8_t> stack_;     // stack_num frames, a ring; head_ is the newest
   std::vector<uint8_t> pooled_;    // the last max-pooled 210x160 frame, grey or HWC RGB
   std::vector<uint8_t> resized_;   // the resized frame, HWC
+  // The grey path's row cache: the index rows each pooled row was made from, and each source row's
+  // horizontal resize pass.
+  std::vector<uint8_t> cached_screens_[2];
+  std::vector<float> horizontal_rows_;
+  bool row_cache_valid_ = false;
   uint8_t screens_[2][kScreenPixels];  // palette indices of the last and the second-last frame
   const int obs_, lives_field_, reward_field_, terminated_field_, life_loss_field_, action_field_;
   bool has_fire_ = false;

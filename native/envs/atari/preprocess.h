@@ -125,22 +125,54 @@ class AreaResizer {
   }
 
   void Resize(const uint8_t* src, uint8_t* dst) {
-    const std::size_t n = row_.size();
     int row_of = -1;  // the source row whose horizontal pass row_ holds
+    Vertical(dst, [&](int sy) {
+      if (sy != row_of) {
+        row_of = sy;
+        HorizontalPass(src + static_cast<std::size_t>(sy) * src_width_ * channels_, row_.data());
+      }
+      return row_.data();
+    });
+  }
+
+  // The two halves of Resize for callers that cache rows: the horizontal pass of one source row
+  // (row_floats() floats), and the vertical pass over every source row's horizontal pass
+  // (`rows`: src_height x row_floats()). Resize(src) == Vertical(HorizontalPass of every row).
+  std::size_t row_floats() const { return row_.size(); }
+  void HorizontalPass(const uint8_t* s, float* out) {
+    // The row as floats first (vectorised), so the term loops below only gather floats.
+    const std::size_t row_values = static_cast<std::size_t>(src_width_) * channels_;
+    for (std::size_t i = 0; i < row_values; ++i) src_row_[i] = static_cast<float>(s[i]);
+    if (channels_ == 1) {
+      GrayTerms(out);
+    } else {
+      Terms<3>(out);
+    }
+  }
+  void VerticalPass(const float* rows, uint8_t* dst) {
+    const std::size_t n = row_.size();
+    Vertical(dst, [&](int sy) { return rows + static_cast<std::size_t>(sy) * n; });
+  }
+
+  int dst_height() const { return dst_height_; }
+  int dst_width() const { return dst_width_; }
+
+ private:
+  // The sum over the source rows of each destination row, in OpenCV's order; then cvRound.
+  template <typename RowFn>
+  void Vertical(uint8_t* dst, RowFn row_of) {
+    const std::size_t n = row_.size();
     std::size_t y = 0;
     for (int dy = 0; dy < dst_height_; ++dy) {
       bool first = true;
       for (; y < ytab_.size() && ytab_[y].di == dy; ++y) {
-        if (ytab_[y].si != row_of) {
-          row_of = ytab_[y].si;
-          HorizontalPass(src + static_cast<std::size_t>(row_of) * src_width_ * channels_);
-        }
+        const float* row = row_of(ytab_[y].si);
         const float beta = ytab_[y].alpha;
         if (first) {
-          for (std::size_t i = 0; i < n; ++i) sum_[i] = beta * row_[i];
+          for (std::size_t i = 0; i < n; ++i) sum_[i] = beta * row[i];
           first = false;
         } else {
-          for (std::size_t i = 0; i < n; ++i) sum_[i] += beta * row_[i];
+          for (std::size_t i = 0; i < n; ++i) sum_[i] += beta * row[i];
         }
       }
       uint8_t* d = dst + static_cast<std::size_t>(dy) * n;
@@ -148,27 +180,9 @@ class AreaResizer {
     }
   }
 
-  int dst_height() const { return dst_height_; }
-  int dst_width() const { return dst_width_; }
-
- private:
-  // Term k of every destination column in turn, so that the columns' sums are independent chains
-  // the CPU overlaps. Missing terms (k >= the column's count) have weight 0: adding s * 0 = +0.0
-  // to a non-negative sum leaves it unchanged, so the floats are OpenCV's.
-  void HorizontalPass(const uint8_t* s) {
-    // The row as floats first (vectorised), so the term loops below only gather floats.
-    const std::size_t row_values = static_cast<std::size_t>(src_width_) * channels_;
-    for (std::size_t i = 0; i < row_values; ++i) src_row_[i] = static_cast<float>(s[i]);
-    if (channels_ == 1) {
-      GrayTerms();
-    } else {
-      Terms<3>();
-    }
-  }
-
-  // Terms<1> with four columns per SSE register, all terms of a column kept in the register:
+  // Terms<1> with four columns per SSE register (zero-padded terms as there), all terms of a column kept in the register:
   // the same IEEE products and sums in the same order, lane by lane.
-  void GrayTerms() {
+  void GrayTerms(float* out) {
     const int width = dst_width_;
     const int* offset = x_offset_.data();
     const float* p = src_row_.data();
@@ -181,25 +195,28 @@ class AreaResizer {
         const __m128 v = _mm_setr_ps(p[o0 + k], p[o1 + k], p[o2 + k], p[o3 + k]);
         acc = _mm_add_ps(acc, _mm_mul_ps(v, _mm_loadu_ps(&x_weight_[static_cast<std::size_t>(k) * width + dx])));
       }
-      _mm_storeu_ps(&row_[dx], acc);
+      _mm_storeu_ps(&out[dx], acc);
     }
 #endif
     for (; dx < width; ++dx) {
       float acc = p[offset[dx]] * x_weight_[dx];
       for (int k = 1; k < max_terms_; ++k) acc += p[offset[dx] + k] * x_weight_[static_cast<std::size_t>(k) * width + dx];
-      row_[dx] = acc;
+      out[dx] = acc;
     }
   }
 
+  // Term k of every destination column in turn, so that the columns' sums are independent chains
+  // the CPU overlaps. Missing terms (k >= the column's count) have weight 0: adding s * 0 = +0.0
+  // to a non-negative sum leaves it unchanged, so the floats are OpenCV's.
   template <int kChannels>
-  void Terms() {
+  void Terms(float* out_row) {
     const int width = dst_width_;
     const int* offset = x_offset_.data();
     for (int k = 0; k < max_terms_; ++k) {
       const float* w = &x_weight_[static_cast<std::size_t>(k) * width];
       for (int c = 0; c < kChannels; ++c) {
         const float* p = src_row_.data() + static_cast<std::size_t>(k) * kChannels + c;
-        float* out = row_.data() + c;
+        float* out = out_row + c;
         if (k == 0) {
           for (int dx = 0; dx < width; ++dx) out[dx * kChannels] = p[offset[dx]] * w[dx];
         } else {
