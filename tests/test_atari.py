@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 
+import ale_py  # a runtime dependency: the ROMs
+import cv2  # noqa: F401  (the test extra: Gymnasium's AtariPreprocessing resizes with it; fail, never skip)
 import gymnasium
 import numpy as np
 import pytest
 
 import parallel_pool
-
-ale_py = pytest.importorskip("ale_py", reason="the Atari envs take their ROMs from the ale-py wheel")
-cv2 = pytest.importorskip("cv2", reason="Gymnasium's AtariPreprocessing resizes with OpenCV")
 
 gymnasium.register_envs(ale_py)
 
