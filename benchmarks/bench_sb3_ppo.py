@@ -76,7 +76,8 @@ def main() -> None:
           f"torch {torch.__version__} (1 thread); load average at the end {load:.2f}\n")
     print("| vec env | runs (s) | median (s) |")
     print("|---|---|---:|")
-    names = {"subproc": f"`SubprocVecEnv` ({args.num_envs} subprocesses)", "pool": "`ParallelPoolVecEnv` (one native pool)"}
+    names = {"subproc": f"`SubprocVecEnv` ({args.num_envs} subprocesses)",
+             "pool": "`ParallelPoolVecEnv` (one native pool)"}
     for kind, runs in times.items():
         print(f"| {names[kind]} | {', '.join(f'{t:.1f}' for t in runs)} | {statistics.median(runs):.1f} |")
     ratio = statistics.median(times["subproc"]) / statistics.median(times["pool"])

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _native
-from parallel_pool.errors import PoolClosedError
-from parallel_pool.pool import Unpacker, env_seeds, raise_env_errors, resolve
+from parallel_pool.errors import EnvError, PoolClosedError
+from parallel_pool.pool import Unpacker, env_seeds, resolve
 from parallel_pool.spec import EnvSpec
 
 
@@ -85,8 +85,9 @@ class BasePoolEnv:
             raise ValueError(f"env_id must be a 1-d array of env ids, got a scalar {env_id!r}")
         return ids
 
-    def _reset_arrays(self, env_id: Any, seed: Any, options: dict[str, Any] | None) -> tuple:
-        """Resets envs and returns their rows (all envs in order; or the given ones, in order)."""
+    def _reset_arrays(self, env_id: Any, seed: Any, options: dict[str, Any] | None, as_step: bool = False) -> tuple:
+        """Resets envs and returns their rows (all envs in order; or the given ones, in order).
+        ``as_step``: an EnvError's result takes the step form rather than the reset form."""
         self._check_open()
         if options and "reset_mask" in options:
             if env_id is not None:
@@ -109,7 +110,8 @@ class BasePoolEnv:
             arrays, errors = self._native.reset_recv(None, seeds)
         else:
             arrays, errors = self._native.reset_now(ids, seeds)
-        raise_env_errors(errors, arrays)
+        if errors:
+            raise EnvError(errors, self._convert(arrays, reset=not as_step))
         return arrays
 
     def async_reset(self, seed: Any = None, env_id: Any = None) -> None:
@@ -140,13 +142,19 @@ class BasePoolEnv:
         if timeout is not None and (not isinstance(timeout, (int, float)) or timeout < 0):
             raise ValueError(f"timeout must be None or a non-negative number of seconds, got {timeout!r}")
         arrays, errors = self._native.recv(timeout)
-        raise_env_errors(errors, arrays)
+        if errors:
+            raise EnvError(errors, self._convert(arrays, reset=False))
         return arrays
 
     def _step_arrays(self, action: Any, env_id: Any) -> tuple:
         self._check_open()
         arrays, errors = self._native.step(action, self._env_ids(env_id))
-        raise_env_errors(errors, arrays)
+        if errors:
+            raise EnvError(errors, self._convert(arrays, reset=False))
+        return arrays
+
+    def _convert(self, arrays: tuple, reset: bool) -> Any:
+        """The native arrays of a batch in this front-end's return form (``EnvError.result``)."""
         return arrays
 
     def render(self, env_id: Any = None) -> np.ndarray:

@@ -88,6 +88,9 @@ class DmEnv(BasePoolEnv):
         values += [flat_info[n] for n in self._names[len(values):]]
         return dm_env.TimeStep(step_type, reward, discount, self._observation_type(*values))
 
+    def _convert(self, arrays: tuple, reset: bool) -> Any:
+        return self._time_step(arrays)
+
     def reset(self, env_id: Any = None, *, seed: Any = None) -> dm_env.TimeStep:
         """Resets every env (or those in ``env_id``); every row is ``FIRST``."""
         return self._time_step(self._reset_arrays(env_id, seed, None))

@@ -12,8 +12,9 @@ __all__ = ["EnvError", "PoolClosedError"]
 class EnvError(RuntimeError):
     """An env raised an exception while stepping or resetting.
 
-    The rest of the batch is not lost: ``result`` holds the batch as ``recv``/``step`` would have
-    returned it (the failed envs' rows hold zeros), and ``env_ids`` names the envs that failed.
+    The rest of the batch is not lost: ``result`` holds the batch as the call would have returned
+    it (``(obs, info)`` from ``reset``, the 5-tuple from ``step``/``recv``, a ``TimeStep`` from the
+    dm_env front-end; the failed envs' rows hold zeros), and ``env_ids`` names the envs that failed.
     A failed env starts a new episode on its next step (except with ``autoreset_mode="disabled"``,
     where it must be reset explicitly).
     """

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from parallel_pool.base import BasePoolEnv
-from parallel_pool.pool import gymnasium_autoreset_mode, raise_env_errors
+from parallel_pool.errors import EnvError
+from parallel_pool.pool import gymnasium_autoreset_mode
 
 
 class GymnasiumEnv(BasePoolEnv):
@@ -51,6 +52,14 @@ class GymnasiumEnv(BasePoolEnv):
         arrays = self._reset_arrays(env_id, seed, options)
         return self._unpacker.obs(arrays), self._unpacker.info(arrays)
 
+    def reset_as_step(
+        self, env_id: Any = None, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """``reset``, with the rows in ``step``'s form: ``(obs, reward, terminated, truncated, info)``
+        with reward 0 and both flags False. For code that merges reset rows with step rows (the
+        Ray layer); an ``EnvError``'s ``result`` takes that form too."""
+        return self._unpack(self._reset_arrays(env_id, seed, options, as_step=True))
+
     def step(self, action: Any, env_id: Any = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Steps the envs in ``env_id`` (all if None) and returns their rows, in that order in sync
         mode. In async mode this is ``send`` followed by ``recv``."""
@@ -60,7 +69,12 @@ class GymnasiumEnv(BasePoolEnv):
         # The hot path of sync stepping: kept flat on purpose (the native call checks everything).
         arrays, errors = self._native.step(action, None if env_id is None else self._env_ids(env_id))
         if errors:
-            raise_env_errors(errors, arrays)
+            raise EnvError(errors, self._unpack(arrays))
+        return self._unpack(arrays)
+
+    def _convert(self, arrays: tuple, reset: bool) -> Any:
+        if reset:
+            return self._unpacker.obs(arrays), self._unpacker.info(arrays)
         return self._unpack(arrays)
 
     def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:

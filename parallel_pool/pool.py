@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _native
-from parallel_pool.errors import EnvError
 from parallel_pool.spec import POOL_DEFAULTS, EnvSpec
 
 _AUTORESET_MODES = ("next_step", "same_step", "disabled")
@@ -236,8 +235,3 @@ class Unpacker:
             arrays[self._truncated],
             self.info(arrays),
         )
-
-
-def raise_env_errors(errors: list[tuple[int, str]] | None, result: Any) -> None:
-    if errors:
-        raise EnvError(errors, result)

@@ -6,6 +6,7 @@ import collections
 import threading
 import time
 
+import dm_env
 import numpy as np
 import pytest
 
@@ -134,13 +135,36 @@ def test_env_exception_is_raised_in_python_and_pool_goes_on() -> None:
     with pytest.raises(EnvError, match="env 0: tutorial env raised on step 3") as excinfo:
         env.step(action)
     assert sorted(excinfo.value.env_ids) == [0, 1, 2, 3]
-    assert excinfo.value.result is not None  # the batch is not lost
+    # The batch is not lost: the result is what step() would have returned.
+    obs, reward, terminated, truncated, info = excinfo.value.result
+    assert obs.shape[1:] == (2,) and reward.shape == (4,)  # per-player obs: no rows from failed envs
+    np.testing.assert_array_equal(info["env_id"], np.arange(4))
+    np.testing.assert_array_equal(info["elapsed_step"], 3)
     # The failed envs start new episodes on their next step; the pool keeps working.
     _, _, _, _, info = env.step(action)
     np.testing.assert_array_equal(info["elapsed_step"], 0)
     _, _, _, _, info = env.step(action)
     np.testing.assert_array_equal(info["elapsed_step"], 1)
     env.close()
+
+
+def test_env_error_result_takes_each_front_ends_form() -> None:
+    kwargs = dict(num_envs=4, seed=0, raise_on_step=1, max_num_players=1)
+    env = parallel_pool.make("GuessingGame-v0", batch_size=2, **kwargs)
+    env.async_reset()
+    with pytest.raises(EnvError) as excinfo:
+        for _ in range(4):
+            _, _, _, _, info = env.recv()
+            env.send(np.zeros(2, dtype=np.int64), info["env_id"])
+    obs, _, _, _, info = excinfo.value.result  # recv's 5-tuple
+    assert len(obs) == 2 and set(excinfo.value.env_ids) <= set(info["env_id"])
+    env.close()
+    dm = parallel_pool.make_dm("GuessingGame-v0", **kwargs)
+    dm.reset()
+    with pytest.raises(EnvError) as excinfo:
+        dm.step(np.zeros(4, dtype=np.int64))
+    assert isinstance(excinfo.value.result, dm_env.TimeStep)
+    dm.close()
 
 
 def test_recv_timeout_then_result_still_arrives() -> None:

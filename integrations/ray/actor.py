@@ -55,8 +55,10 @@ class PoolActor:
     # --- sync ---
     def reset(self, seed: Any = None) -> tuple:
         """Resets every env; returns the reset rows as a step would (reward 0, not done)."""
-        env = self._env
-        return self._globalize(env._unpacker.unpack(env._reset_arrays(None, seed, None)))
+        try:
+            return self._globalize(self._env.reset_as_step(seed=seed))
+        except EnvError as e:
+            raise self._global_env_error(e) from None
 
     def step(self, actions: Any) -> tuple:
         try:
@@ -100,7 +102,7 @@ class PoolActor:
     def _global_env_error(self, error: EnvError) -> EnvError:
         """The same error with global env ids, and the rest of the batch as a step returns it."""
         errors = [(env_id + self._offset, message) for env_id, message in error.errors]
-        result = self._globalize(self._env._unpacker.unpack(error.result)) if error.result is not None else None
+        result = self._globalize(error.result) if error.result is not None else None
         return EnvError(errors, result)
 
     def _globalize(self, result: tuple) -> tuple:
