@@ -133,9 +133,14 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
   if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   num_threads = std::min(num_threads, num_envs);
   options_.num_threads = num_threads;
-  // In sync mode the calling thread steps envs too while it waits, so it is one of the threads:
-  // a single env runs entirely on the caller, with no thread hand-off at all.
-  const int num_workers = ordered_ ? num_threads - 1 : num_threads;
+  // The calling thread steps envs too while it waits, so it is one of the threads: in sync mode a
+  // single env runs entirely on the caller, with no thread hand-off at all. In async mode it helps
+  // in recv() (without a timeout), and while it is busy elsewhere (the policy, in Python) the
+  // workers go on with the envs in flight: num_threads - 1 workers keep num_threads CPUs busy
+  // without oversubscribing them (measured: HalfCheetah-v5, 2 CPUs, 16 envs / batch 8, 95% of two
+  // pinned raw loops with one worker, 85-87% with two). At least one worker, since an async
+  // caller need not be waiting.
+  const int num_workers = ordered_ ? num_threads - 1 : std::max(1, num_threads - 1);
   workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_,
                                           [this](int env_id) { RunJob(env_id); });
 }
