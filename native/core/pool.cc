@@ -335,6 +335,15 @@ OutputBlock* Pool::Recv(double timeout_s) {
     // long step cannot hold it past the deadline.
     const bool help = ordered_ || forever;
     if (help && workers_->RunOne()) continue;
+    // The batch is finishing on other threads: spin a little before sleeping. A sleep costs a
+    // futex wake-up, which on a VM is an inter-processor interrupt and tens of microseconds,
+    // longer than the last env step often takes.
+    if (SpinUntil([&] {
+          return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||
+                 (help && !queue_.EmptyApprox());
+        })) {
+      continue;
+    }
     std::unique_lock<std::mutex> lock(ready_mu_);
     auto ready = [&] {
       return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||

@@ -120,6 +120,22 @@ class Pool final : public SlotAllocator {
     std::chrono::steady_clock::time_point episode_start;
   };
 
+  // Spins (with pause) for up to kRecvSpinMicros until done() holds; returns whether it did.
+  template <typename Done>
+  static bool SpinUntil(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kRecvSpinMicros);
+    for (;;) {
+      for (int i = 0; i < 64; ++i) {
+        if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+    }
+  }
+  static constexpr int kRecvSpinMicros = 50;
+
   void CheckOpen() const;
   void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
