@@ -53,6 +53,12 @@ GYMNASIUM_EQUIVALENTS: dict[str, Callable[[], gymnasium.Env]] = {}
 # Distinct pre-drawn action batches a method cycles through: enough that the actions look random
 # to the env, few enough that 256 envs of an 8-dim Box take a few MB.
 ACTION_BATCHES = 512
+# The subprocess-based methods start one process per env (SB3's workers each import torch): past
+# this many a machine of a few cores only swaps, and 256 of them can exhaust its memory. They are
+# not run above it (reported as such); the native pools are.
+MAX_SUBPROCESSES = 64
+SUBPROCESS_METHODS = ("gym-async", "sb3-subproc")
+
 # Warm-up: run at least this long (it also estimates the rate that sizes a timed segment).
 WARMUP_SECONDS = 0.05
 # A native pool that returns nothing for this long (or 10x its expected segment time, if longer)
@@ -394,8 +400,16 @@ def run_benchmarks(
             failed: dict[str, str] = {}
             samples: dict[str, list[float]] = {m: [] for m in runnable[task_id]}
             calls: dict[str, int] = {}
+            here = [m for m in runnable[task_id] if not (m in SUBPROCESS_METHODS and num_envs > MAX_SUBPROCESSES)]
+            for method in runnable[task_id]:
+                if method not in here:
+                    bar.advance(repeats + 1)
+                    measurements.append(Measurement(
+                        task_id=task_id, method=method, num_envs=num_envs, batch_size=num_envs, steps_per_s=None,
+                        note=f"not run: {num_envs} subprocesses (more than {MAX_SUBPROCESSES})",
+                    ))
             try:
-                for method in runnable[task_id]:
+                for method in here:
                     bar.describe(f"{task_id} num_envs={num_envs}: starting {METHODS[method]}")
                     runners[method] = runner = make_runner(
                         method, task_id, num_envs, seed=seed, num_threads=num_threads,
