@@ -14,12 +14,9 @@ from __future__ import annotations
 import re
 import statistics
 import subprocess
-import time
 from typing import Any, Callable
 
-import numpy as np
-
-import parallel_pool
+from parallel_pool import bench
 
 
 def two_pinned_loops(raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float) -> float:
@@ -35,39 +32,6 @@ def two_pinned_loops(raw_cmd: Callable[[int], list[str]], cpus: list[int], patte
     return total
 
 
-class _PoolLoop:
-    """A pool stepped as fast as Python drives it: sync ``step``, or async ``recv``/``send``."""
-
-    def __init__(self, task_id: str, num_envs: int, batch_size: int, **kwargs: Any) -> None:
-        self.env = parallel_pool.make(task_id, num_envs=num_envs, batch_size=batch_size, seed=0, **kwargs)
-        rng = np.random.default_rng(0)
-        space = self.env.action_space
-        if hasattr(space, "n"):
-            self.actions = [rng.integers(0, space.n, size=batch_size) for _ in range(64)]
-        else:
-            self.actions = [rng.uniform(space.low, space.high, size=(batch_size, *space.shape)).astype(space.dtype)
-                            for _ in range(64)]
-        self.sync = batch_size == num_envs
-        if self.sync:
-            self.env.reset()
-        else:
-            self.env.async_reset()
-
-    def run(self, seconds: float) -> float:
-        """Env steps per second over about ``seconds``."""
-        env, steps = self.env, 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            for action in self.actions:
-                if self.sync:
-                    env.step(action)
-                else:
-                    *_, info = env.recv()
-                    env.send(action, info["env_id"])
-                steps += len(action)
-        return steps / (time.perf_counter() - start)
-
-
 def interleaved(
     task_id: str,
     configs: dict[str, tuple[int, int]],
@@ -81,19 +45,24 @@ def interleaved(
 ) -> dict[str, Any]:
     """Per config name -> (num_envs, batch_size): the median rate and the median per-round ratio to
     the 2-core limit. ``pool_scale`` converts env steps to the raw loop's unit (Atari: frames)."""
-    loops = {name: _PoolLoop(task_id, n, b) for name, (n, b) in configs.items()}
+    # bench.py's runners (our sync mode: step; async: recv/send), timed the way its tables are.
+    runners: dict[str, bench.Runner] = {}
+    calls: dict[str, int] = {}
     limits: list[float] = []
     rates: dict[str, list[float]] = {name: [] for name in configs}
     try:
-        for loop in loops.values():  # warm up
-            loop.run(min(seconds, 0.5))
+        for name, (n, b) in configs.items():
+            method = "pp-sync" if b == n else "pp-async"
+            runners[name] = bench.make_runner(method, task_id, n, async_fraction=b / n)
+            calls[name] = max(1, round(seconds * bench.warm_up(runners[name])))
         for _ in range(rounds):
             limits.append(two_pinned_loops(raw_cmd, cpus, pattern, seconds))
-            for name, loop in loops.items():
-                rates[name].append(loop.run(seconds) * pool_scale)
+            for name, runner in runners.items():
+                elapsed = bench._time_calls(runner, calls[name], bench.HANG_SECONDS)
+                rates[name].append(calls[name] * runner.steps_per_call / elapsed * pool_scale)
     finally:
-        for loop in loops.values():
-            loop.env.close()
+        for runner in runners.values():
+            runner.close()
     out: dict[str, Any] = {"limit_samples": limits, "limit_median": statistics.median(limits), "configs": {}}
     for name, samples in rates.items():
         ratios = [r / lim for r, lim in zip(samples, limits)]
