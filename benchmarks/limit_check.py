@@ -1,10 +1,19 @@
-"""Our pool against this machine's 2-core limit, measured interleaved round by round.
+"""Our pool against this machine's 2-core limit, measured interleaved segment by segment.
 
 The limit is two raw single-thread C++ loops over the env (no pool, no Python) pinned to the two
-CPUs at once. This machine's speed drifts by 10-30% within minutes (it is a shared VM), so a limit
-measured once before the pool runs says little about the pool's share of it: here every round
-times the two pinned loops and then each pool configuration for the same few seconds, and the
-result is the median over rounds of (pool rate / that round's limit).
+CPUs at once. This machine's speed drifts by 10-30% within seconds to minutes (it is a shared VM),
+so a limit measured once says little about the pool's share of it. Here every pool segment sits
+between two limit segments (limit, config, limit, config, ..., limit), each config's share in a
+round is its rate over the mean of the two limits measured right before and right after it, the
+order of the configs rotates from round to round, and the result is the median share over rounds.
+
+Most of that drift is CPU time the hypervisor takes from this VM for other guests ("steal" in
+/proc/stat): 4% in one 2 s window and 60% in another, while both vCPUs ran a raw loop. Neither the
+raw loops nor the pool run while a vCPU is stolen, so the script also reads the two CPUs' stolen
+ticks around every segment and also reports a steal-corrected share: each rate divided by the
+fraction of the segment's CPU time that was not stolen. It is context, not the target's measure:
+a pool that lets a vCPU halt (sync mode between batches) can be charged steal for the host's delay
+in waking it, so correcting would excuse some of its own cost. The targets use the uncorrected share.
 
 Used by bench_mujoco.py and bench_atari.py.
 """
@@ -19,8 +28,41 @@ from typing import Any, Callable
 from parallel_pool import bench
 
 
+def cpu_ticks(cpus: list[int]) -> tuple[int, int]:
+    """(stolen, total) clock ticks of these CPUs since boot, from /proc/stat; (0, 0) without it."""
+    try:
+        with open("/proc/stat") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return 0, 0
+    wanted = {f"cpu{c}" for c in cpus}
+    stolen = total = 0
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in wanted:
+            # user nice system idle iowait irq softirq steal (guest time is already inside user)
+            values = [int(x) for x in fields[1:9]]
+            total += sum(values)
+            stolen += values[7] if len(values) > 7 else 0
+    return stolen, total
+
+
+def steal_fraction(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the CPUs' time between two ``cpu_ticks`` readings that the hypervisor took."""
+    total = after[1] - before[1]
+    return (after[0] - before[0]) / total if total > 0 else 0.0
+
+
 def two_pinned_loops(raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float) -> float:
     """Sum of the rates of one raw loop per CPU, run at the same time."""
+    return two_pinned_loops_with_steal(raw_cmd, cpus, pattern, seconds)[0]
+
+
+def two_pinned_loops_with_steal(
+    raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float
+) -> tuple[float, float]:
+    """``two_pinned_loops``, and the share of the CPUs' time stolen meanwhile."""
+    ticks = cpu_ticks(cpus)
     procs = [subprocess.Popen(raw_cmd(cpu), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cpu in cpus]
     total = 0.0
     for p in procs:
@@ -29,7 +71,12 @@ def two_pinned_loops(raw_cmd: Callable[[int], list[str]], cpus: list[int], patte
         if p.returncode != 0 or match is None:
             raise RuntimeError(f"raw loop failed: {err or out}")
         total += float(match.group(1))
-    return total
+    return total, steal_fraction(ticks, cpu_ticks(cpus))
+
+
+def _corrected(rate: float, steal: float) -> float:
+    """``rate`` per unstolen CPU time (a segment that lost nearly everything is not comparable)."""
+    return rate / (1.0 - steal) if steal < 0.9 else float("nan")
 
 
 def interleaved(
@@ -49,42 +96,78 @@ def interleaved(
     runners: dict[str, bench.Runner] = {}
     calls: dict[str, int] = {}
     limits: list[float] = []
+    limit_steal: list[float] = []
     rates: dict[str, list[float]] = {name: [] for name in configs}
+    steal: dict[str, list[float]] = {name: [] for name in configs}
+    ratios: dict[str, list[float]] = {name: [] for name in configs}
+    corrected: dict[str, list[float]] = {name: [] for name in configs}
     try:
         for name, (n, b) in configs.items():
             method = "pp-sync" if b == n else "pp-async"
             runners[name] = bench.make_runner(method, task_id, n, async_fraction=b / n)
             calls[name] = max(1, round(seconds * bench.warm_up(runners[name])))
-        for _ in range(rounds):
-            limits.append(two_pinned_loops(raw_cmd, cpus, pattern, seconds))
-            for name, runner in runners.items():
+        names = list(runners)
+        for r in range(rounds):
+            # Rotate the order, so no config always runs first (or last) after a limit segment.
+            order = names[r % len(names):] + names[:r % len(names)]
+            before, before_steal = two_pinned_loops_with_steal(raw_cmd, cpus, pattern, seconds)
+            limits.append(before)
+            limit_steal.append(before_steal)
+            for name in order:
+                runner = runners[name]
+                ticks = cpu_ticks(cpus)
                 elapsed = bench._time_calls(runner, calls[name], bench.HANG_SECONDS)
-                rates[name].append(calls[name] * runner.steps_per_call / elapsed * pool_scale)
+                pool_steal = steal_fraction(ticks, cpu_ticks(cpus))
+                rate = calls[name] * runner.steps_per_call / elapsed * pool_scale
+                after, after_steal = two_pinned_loops_with_steal(raw_cmd, cpus, pattern, seconds)
+                limits.append(after)
+                limit_steal.append(after_steal)
+                rates[name].append(rate)
+                steal[name].append(pool_steal)
+                ratios[name].append(rate / ((before + after) / 2))
+                limit_corrected = (_corrected(before, before_steal) + _corrected(after, after_steal)) / 2
+                corrected[name].append(_corrected(rate, pool_steal) / limit_corrected)
+                before, before_steal = after, after_steal
     finally:
         for runner in runners.values():
             runner.close()
-    out: dict[str, Any] = {"limit_samples": limits, "limit_median": statistics.median(limits), "configs": {}}
+    out: dict[str, Any] = {
+        "limit_samples": limits, "limit_median": statistics.median(limits), "limit_steal": limit_steal,
+        "configs": {},
+    }
     for name, samples in rates.items():
-        ratios = [r / lim for r, lim in zip(samples, limits)]
+        kept = [x for x in corrected[name] if x == x]  # without NaN: segments almost wholly stolen
         out["configs"][name] = {
             "num_envs": configs[name][0], "batch_size": configs[name][1], "samples": samples,
-            "median": statistics.median(samples), "ratios": ratios, "median_ratio": statistics.median(ratios),
+            "median": statistics.median(samples), "ratios": ratios[name],
+            "median_ratio": statistics.median(ratios[name]), "steal": steal[name],
+            "ratios_steal_corrected": corrected[name],
+            "median_ratio_steal_corrected": statistics.median(kept) if kept else float("nan"),
         }
     return out
 
 
 def format_interleaved(task_id: str, result: dict[str, Any], unit: str) -> str:
+    limits, steal = result["limit_samples"], result["limit_steal"]
     lines = [
-        f"2-core limit of {task_id} (two pinned raw loops), median of {len(result['limit_samples'])} rounds: "
-        f"{result['limit_median']:,.0f} {unit} (rounds: {', '.join(f'{x:,.0f}' for x in result['limit_samples'])})",
+        f"2-core limit of {task_id} (two pinned raw loops), median of {len(limits)} segments: "
+        f"{result['limit_median']:,.0f} {unit} (range {min(limits):,.0f}-{max(limits):,.0f}); CPU time stolen "
+        f"by the hypervisor during them: median {statistics.median(steal):.0%} (range {min(steal):.0%}-"
+        f"{max(steal):.0%})",
         "",
-        f"| {task_id} | num_envs | batch_size | {unit}, median | median per-round share of the limit |",
-        "|---|---:|---:|---:|---:|",
+        f"| {task_id} | num_envs | batch_size | {unit}, median | stolen, median | share of the adjacent limits, "
+        "median | the same, steal-corrected |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, c in result["configs"].items():
-        lines.append(f"| {name} | {c['num_envs']} | {c['batch_size']} | {c['median']:,.0f} | {c['median_ratio']:.0%} |")
+        lines.append(
+            f"| {name} | {c['num_envs']} | {c['batch_size']} | {c['median']:,.0f} "
+            f"| {statistics.median(c['steal']):.0%} | {c['median_ratio']:.0%} "
+            f"| {c['median_ratio_steal_corrected']:.0%} |"
+        )
     return "\n".join(lines)
 
 
-def best(result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return max(result["configs"].items(), key=lambda kv: kv[1]["median_ratio"])
+def best(result: dict[str, Any], key: str = "median_ratio") -> tuple[str, dict[str, Any]]:
+    """The config with the highest median share (uncorrected by default: the target's measure)."""
+    return max(result["configs"].items(), key=lambda kv: kv[1][key])
