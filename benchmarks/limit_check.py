@@ -7,8 +7,9 @@ between two limit segments (limit, config, limit, config, ..., limit), each conf
 round is its rate over the mean of the two limits measured right before and right after it, the
 order of the configs rotates from round to round, and the result is the median share over rounds.
 
-Most of that drift is CPU time the hypervisor takes from this VM for other guests ("steal" in
-/proc/stat): 4% in one 2 s window and 60% in another, while both vCPUs ran a raw loop. Neither the
+Part of that drift is CPU time the hypervisor takes from this VM for other guests ("steal" in
+/proc/stat): 4% in one 2 s window and 60% in another, while both vCPUs ran a raw loop. The rest is
+invisible from inside the guest (one run saw 0% steal while the limit ranged 28k-49k). Neither the
 raw loops nor the pool run while a vCPU is stolen, so the script also reads the two CPUs' stolen
 ticks around every segment and also reports a steal-corrected share: each rate divided by the
 fraction of the segment's CPU time that was not stolen. It is context, not the target's measure:
