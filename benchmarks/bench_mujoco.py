@@ -1,21 +1,23 @@
 """Ant-v5 and HalfCheetah-v5: parallel_pool against Gymnasium, SB3 and EnvPool, and the C++ limit.
 
-Measures, side by side in one run on this machine:
+Measures, side by side in one run on this machine, in this order:
 
-1. env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against Gymnasium's
-   AsyncVectorEnv, SB3's SubprocVecEnv (when installed) and EnvPool's sync and async modes (when
-   installed: ``pip install envpool==1.2.5``), for num_envs 1, 2, 4, 8, 16, 32, interleaved as
-   ``parallel_pool/bench.py`` does;
-2. the raw single-thread C++ loop over one env (native/bench/mujoco_raw.cc, no pool, no Python):
+1. the raw single-thread C++ loop over one env (native/bench/mujoco_raw.cc, no pool, no Python):
    one copy (the per-core limit), and two copies pinned to CPUs 0 and 1 at once (this machine's
    2-core limit; two vCPUs of one core scale less than 2x, so twice one loop is not the limit);
    for reference, one copy stepping the largest num_envs envs round robin (what that many envs'
    state costs in cache, without a pool);
-
-3. our share of the 2-core limit, interleaved: our sync and async modes at each num_envs >= 4, each
+2. our share of the 2-core limit, interleaved: our sync and async modes at each num_envs >= 4, each
    segment between two limit segments (two pinned raw loops), the median over rounds of its rate
    over the mean of those two limits (benchmarks/limit_check.py; this shared VM's speed drifts
-   within seconds, so the limit of step 2 alone is not compared);
+   within seconds, so the limit of step 1 alone is not compared). This runs before step 3, whose
+   Gymnasium envs import the `mujoco` Python package: that import installs MuJoCo's global timer
+   callback, which our envs' mj_step then calls as well (the raw loops never do);
+3. env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against Gymnasium's
+   AsyncVectorEnv, SB3's SubprocVecEnv (when installed) and EnvPool's sync and async modes (when
+   installed: ``pip install envpool==1.2.5``), for num_envs 1, 2, 4, 8, 16, 32, interleaved as
+   ``parallel_pool/bench.py`` does. Our rows there pay the timer callback; EnvPool's statically
+   linked MuJoCo does not;
 
 prints markdown tables, checks the issue's targets (at or above EnvPool in both modes; our best
 at >= 90% of the 2-core limit) and optionally appends everything to a JSON file.
@@ -24,7 +26,7 @@ The raw loop is built with CMake (``-DPP_BUILD_BENCH=ON``, target ``mujoco_raw``
 build/bench-mujoco unless ``--raw-binary`` names one.
 
 Usage:
-    python benchmarks/bench_mujoco.py                     # ~10 minutes on 2 cores
+    python benchmarks/bench_mujoco.py                     # ~17 minutes on 2 cores
     python benchmarks/bench_mujoco.py --json benchmarks/results_mujoco.json
     python benchmarks/bench_mujoco.py --tasks Ant-v5 --num-envs 8 32 --skip-raw
 """
@@ -204,18 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         print(format_raw(raw))
         record["raw"] = raw
 
-    result = None
-    if not args.skip_throughput:
-        result = bench.run_benchmarks(
-            args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-            progress=not args.no_progress,
-        )
-        print()
-        print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds:g} s)")
-        print()
-        print(bench.format_table(result))
-        record["throughput"] = result.to_json()
-
+    # The limit share first, while nothing in this process has imported the `mujoco` Python package:
+    # importing it installs MuJoCo's global timer callback (mjcb_time), which every mj_step of our
+    # envs then calls too (9% of a HalfCheetah-v5 step here), and the raw loops never pay it. The
+    # throughput rows below create Gymnasium's MuJoCo envs, which import it.
     limits: dict[str, dict[str, Any]] = {}
     if not args.skip_raw and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
         cpus = sorted(os.sched_getaffinity(0))[:2]
@@ -237,6 +231,18 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(limit_check.format_interleaved(task_id, limits[task_id], "steps/s"))
         record["limit_interleaved"] = limits
+
+    result = None
+    if not args.skip_throughput:
+        result = bench.run_benchmarks(
+            args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
+            progress=not args.no_progress,
+        )
+        print()
+        print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds:g} s)")
+        print()
+        print(bench.format_table(result))
+        record["throughput"] = result.to_json()
 
     if result is not None or limits:
         checks = check_targets(result, limits)

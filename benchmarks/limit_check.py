@@ -6,6 +6,9 @@ so a limit measured once says little about the pool's share of it. Here every po
 between two limit segments (limit, config, limit, config, ..., limit), each config's share in a
 round is its rate over the mean of the two limits measured right before and right after it, the
 order of the configs rotates from round to round, and the result is the median share over rounds.
+Run it before anything in the process imports the `mujoco` Python package (see the result's
+``mujoco_module_imported``): that import installs MuJoCo's global timer callback, which our MuJoCo
+envs then call on every mj_step while the raw loops never do.
 
 Part of that drift is CPU time the hypervisor takes from this VM for other guests ("steal" in
 /proc/stat): 4% in one 2 s window and 60% in another, while both vCPUs ran a raw loop. The rest is
@@ -24,6 +27,7 @@ from __future__ import annotations
 import re
 import statistics
 import subprocess
+import sys
 from typing import Any, Callable
 
 from parallel_pool import bench
@@ -134,6 +138,9 @@ def interleaved(
             runner.close()
     out: dict[str, Any] = {
         "limit_samples": limits, "limit_median": statistics.median(limits), "limit_steal": limit_steal,
+        # Importing the `mujoco` package installs MuJoCo's timer callback, which our MuJoCo envs then
+        # call on every mj_step and the raw loops never do: such a share is not like with like.
+        "mujoco_module_imported": "mujoco" in sys.modules,
         "configs": {},
     }
     for name, samples in rates.items():
@@ -155,6 +162,13 @@ def format_interleaved(task_id: str, result: dict[str, Any], unit: str) -> str:
         f"{result['limit_median']:,.0f} {unit} (range {min(limits):,.0f}-{max(limits):,.0f}); CPU time stolen "
         f"by the hypervisor during them: median {statistics.median(steal):.0%} (range {min(steal):.0%}-"
         f"{max(steal):.0%})",
+    ]
+    if result.get("mujoco_module_imported"):
+        lines.append(
+            "WARNING: the `mujoco` Python package was imported in this process: its timer callback slowed "
+            "our MuJoCo envs (not the raw loops) during these segments."
+        )
+    lines += [
         "",
         f"| {task_id} | num_envs | batch_size | {unit}, median | stolen, median | share of the adjacent limits, "
         "median | the same, steal-corrected |",
