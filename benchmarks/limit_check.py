@@ -58,15 +58,11 @@ def steal_fraction(before: tuple[int, int], after: tuple[int, int]) -> float:
     return (after[0] - before[0]) / total if total > 0 else 0.0
 
 
-def two_pinned_loops(raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float) -> float:
-    """Sum of the rates of one raw loop per CPU, run at the same time."""
-    return two_pinned_loops_with_steal(raw_cmd, cpus, pattern, seconds)[0]
-
-
-def two_pinned_loops_with_steal(
+def two_pinned_loops(
     raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float
 ) -> tuple[float, float]:
-    """``two_pinned_loops``, and the share of the CPUs' time stolen meanwhile."""
+    """Sum of the rates of one raw loop per CPU, run at the same time, and the share of the CPUs'
+    time the hypervisor stole meanwhile."""
     ticks = cpu_ticks(cpus)
     procs = [subprocess.Popen(raw_cmd(cpu), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cpu in cpus]
     total = 0.0
@@ -115,7 +111,7 @@ def interleaved(
         for r in range(rounds):
             # Rotate the order, so no config always runs first (or last) after a limit segment.
             order = names[r % len(names):] + names[:r % len(names)]
-            before, before_steal = two_pinned_loops_with_steal(raw_cmd, cpus, pattern, seconds)
+            before, before_steal = two_pinned_loops(raw_cmd, cpus, pattern, seconds)
             limits.append(before)
             limit_steal.append(before_steal)
             for name in order:
@@ -124,7 +120,7 @@ def interleaved(
                 elapsed = bench._time_calls(runner, calls[name], bench.HANG_SECONDS)
                 pool_steal = steal_fraction(ticks, cpu_ticks(cpus))
                 rate = calls[name] * runner.steps_per_call / elapsed * pool_scale
-                after, after_steal = two_pinned_loops_with_steal(raw_cmd, cpus, pattern, seconds)
+                after, after_steal = two_pinned_loops(raw_cmd, cpus, pattern, seconds)
                 limits.append(after)
                 limit_steal.append(after_steal)
                 rates[name].append(rate)

@@ -327,28 +327,22 @@ OutputBlock* Pool::Recv(double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(forever ? 0.0 : timeout_s));
+  // While it waits, the caller runs queued jobs itself rather than sleep: in sync mode it is one of
+  // the stepping threads; in async mode its core would otherwise idle, and a job it runs still
+  // takes its row in finishing order. With a timeout it only waits (in async mode), so a long step
+  // cannot hold it past the deadline.
+  const bool help = ordered_ || forever;
+  auto ready = [&] {
+    return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||
+           (help && !queue_.EmptyApprox());
+  };
   while (block->rows_done.load(std::memory_order_acquire) < batch_size_) {
     CheckOpen();
-    // While it waits, the caller runs queued jobs itself rather than sleep: in sync mode it is one
-    // of the stepping threads; in async mode its core would otherwise idle, and a job it runs
-    // still takes its row in finishing order. With a timeout it only waits (in async mode), so a
-    // long step cannot hold it past the deadline.
-    const bool help = ordered_ || forever;
     if (help && workers_->RunOne()) continue;
-    // The batch is finishing on other threads: spin a little before sleeping. A sleep costs a
-    // futex wake-up, which on a VM is an inter-processor interrupt and tens of microseconds,
-    // longer than the last env step often takes.
-    if (SpinUntil([&] {
-          return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||
-                 (help && !queue_.EmptyApprox());
-        })) {
-      continue;
-    }
+    // The batch is finishing on other threads: spin a little before sleeping on it (a futex
+    // wake-up is an inter-processor interrupt on a VM, often longer than the last env step).
+    if (SpinUntil(ready)) continue;
     std::unique_lock<std::mutex> lock(ready_mu_);
-    auto ready = [&] {
-      return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||
-             (help && !queue_.EmptyApprox());
-    };
     if (forever) {
       ready_cv_.wait(lock, ready);
     } else if (!ready_cv_.wait_until(lock, deadline, ready)) {
