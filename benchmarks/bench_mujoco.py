@@ -16,8 +16,12 @@ Measures, side by side in one run on this machine, in this order:
 3. env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against Gymnasium's
    AsyncVectorEnv, SB3's SubprocVecEnv (when installed) and EnvPool's sync and async modes (when
    installed: ``pip install envpool==1.2.5``), for num_envs 1, 2, 4, 8, 16, 32, interleaved as
-   ``parallel_pool/bench.py`` does. Our rows there pay the timer callback; EnvPool's statically
-   linked MuJoCo does not;
+   ``parallel_pool/bench.py`` does. The Gymnasium rows import `mujoco` into this process, so by
+   default the timer callback is removed (``mujoco.mj_resetCallbacks()``) before this step: our
+   rows then run as in the process of a user who does not import `mujoco` (as EnvPool's
+   statically linked MuJoCo always does). Gymnasium's AsyncVectorEnv workers, forked from this
+   process, inherit that (in their favour); SB3's SubprocVecEnv workers start fresh and install
+   it. ``--keep-mujoco-timer`` measures with the callback in place;
 
 prints markdown tables, checks the issue's targets (at or above EnvPool in both modes; our best
 at >= 90% of the 2-core limit) and optionally appends everything to a JSON file.
@@ -163,6 +167,17 @@ def check_targets(
     return checks
 
 
+def set_mujoco_timer(keep: bool) -> str:
+    """Imports `mujoco` (the Gymnasium rows would anyway) and, unless `keep`, removes the timer
+    callback its import installs. Returns which state the throughput rows run in."""
+    import mujoco
+
+    if keep:
+        return "kept (installed by `import mujoco`)"
+    mujoco.mj_resetCallbacks()
+    return "removed (mujoco.mj_resetCallbacks())"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
@@ -178,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--skip-limit", action="store_true", help="skip the interleaved 2-core-limit rounds")
+    parser.add_argument("--keep-mujoco-timer", action="store_true",
+                        help="measure the throughput rows with the timer callback that `import mujoco` installs")
     parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
     parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
     args = parser.parse_args(argv)
@@ -234,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
 
     result = None
     if not args.skip_throughput:
+        record["mujoco_timer_callback"] = set_mujoco_timer(keep=args.keep_mujoco_timer)
+        print()
+        print(f"MuJoCo timer callback during the throughput rows: {record['mujoco_timer_callback']}")
         result = bench.run_benchmarks(
             args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
             progress=not args.no_progress,
