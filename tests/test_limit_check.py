@@ -64,3 +64,39 @@ def test_a_failing_raw_loop_is_an_error_not_a_number() -> None:
 
     with pytest.raises(RuntimeError, match="raw loop failed"):
         limit_check.two_pinned_loops(raw_cmd, [0], r"steps_per_s=([0-9.]+)", 0.05)
+
+
+def test_ab_limit_rejects_configs_that_are_not_num_envs_over_batch_size(capsys: pytest.CaptureFixture[str]) -> None:
+    import ab_limit
+
+    for bad in ("8/9", "8", "0/0", "a/b"):
+        with pytest.raises(SystemExit) as e:
+            ab_limit.main(["--a", sys.executable, "--b", sys.executable, bad])
+        assert e.value.code == 2
+        assert f"config {bad!r} is not N/B" in capsys.readouterr().err
+
+
+def test_ab_limit_alternates_two_builds_and_tabulates_their_shares(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A fake raw loop at 1,000 steps/s per CPU, and both "builds" this interpreter: the plumbing
+    # (child processes, alternation, per-config medians) is what is tested, not a speed.
+    raw = tmp_path / "fake_raw"
+    raw.write_text("#!/bin/sh\necho steps_per_s=1000.0\n")
+    raw.chmod(0o755)
+    import ab_limit
+
+    code = ab_limit.main([
+        "--a", sys.executable, "--b", sys.executable, "--raw-binary", str(raw), "--task", "CartPole-v1",
+        "--reps", "2", "--rounds", "1", "--seconds", "0.05", "2/2", "2/1",
+    ])
+    out = capsys.readouterr().out
+    assert code == 0
+    runs = [line.split(":")[0] for line in out.splitlines() if line.startswith("rep ")]
+    assert runs == ["rep 0 build A", "rep 0 build B", "rep 1 build B", "rep 1 build A"]
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| 2/")}
+    assert set(rows) == {"2/2", "2/1"}
+    for line in rows.values():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[4] == "2"  # rounds per build: 2 processes x 1 round
+        assert float(cells[1].rstrip("%")) > 0 and float(cells[2].rstrip("%")) > 0
