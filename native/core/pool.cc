@@ -43,7 +43,9 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
       spec_(std::move(spec)),
       options_(std::move(options)),
       batch_size_(options_.batch_size == 0 ? options_.num_envs : options_.batch_size),
-      ordered_(batch_size_ == options_.num_envs) {
+      ordered_(batch_size_ == options_.num_envs),
+      // Twice the most jobs ever queued, so a push rarely meets a cell still being released.
+      queue_(2 * static_cast<std::size_t>(std::max(1, options_.num_envs))) {
   const int num_envs = options_.num_envs;
   if (num_envs <= 0) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(num_envs));
   if (batch_size_ <= 0 || batch_size_ > num_envs) {
@@ -139,18 +141,7 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
   // pinned raw loops with one worker, 85-87% with two). At least one worker, since an async
   // caller need not be waiting.
   const int num_workers = ordered_ ? num_threads - 1 : std::max(1, num_threads - 1);
-  // Each thread owns a contiguous range of envs (so in sync mode also of output rows): env i's
-  // jobs go to lane i * num_lanes / num_envs, and a thread whose lane is empty takes jobs from the
-  // others'. Moving an env to another core costs its state's cache lines (measured on MuJoCo's
-  // HalfCheetah: a few percent); an idle core costs more, so idle threads still take any job.
-  const int num_lanes = num_workers + 1;
-  // Twice the most jobs a lane can hold, so a push rarely meets a cell still being released.
-  lanes_ = std::make_unique<JobLanes>(num_lanes, 2 * static_cast<std::size_t>(num_envs));
-  for (int i = 0; i < num_envs; ++i) {
-    envs_[static_cast<std::size_t>(i)].lane =
-        static_cast<int>(static_cast<int64_t>(i) * num_lanes / num_envs);
-  }
-  workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, lanes_.get(),
+  workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_,
                                           [this](int env_id) { RunJob(env_id); });
 }
 
@@ -308,8 +299,7 @@ void Pool::PushJob(int env_id) {
   // At most num_envs jobs are queued, but a push can still find its cell taken: a consumer that
   // claimed the item one lap earlier may not have marked the cell free yet (it was preempted).
   // That consumer is running or runnable, so waiting for it always ends.
-  const int lane = envs_[static_cast<std::size_t>(env_id)].lane;
-  while (!lanes_->TryPush(lane, env_id)) std::this_thread::yield();
+  while (!queue_.TryPush(env_id)) std::this_thread::yield();
 }
 
 void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
@@ -344,7 +334,7 @@ OutputBlock* Pool::Recv(double timeout_s) {
   const bool help = ordered_ || forever;
   auto ready = [&] {
     return block->rows_done.load(std::memory_order_acquire) >= batch_size_ || closed_.load() ||
-           (help && !lanes_->EmptyApprox());
+           (help && !queue_.EmptyApprox());
   };
   while (block->rows_done.load(std::memory_order_acquire) < batch_size_) {
     CheckOpen();

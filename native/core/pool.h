@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "action_queue.h"
 #include "env.h"
-#include "job_lanes.h"
 #include "output_block.h"
 #include "registry.h"
 #include "spec.h"
@@ -96,7 +96,6 @@ class Pool final : public SlotAllocator {
 
   struct alignas(64) EnvState {
     std::unique_ptr<Env> env;
-    int lane = 0;  // the job lane of the thread that steps this env (others take it when idle)
     // The queued job.
     JobKind job = JobKind::kReset;
     bool reseed = false;
@@ -166,7 +165,7 @@ class Pool final : public SlotAllocator {
   int64_t send_index_ = 0;               // sync: assigned at send
   int64_t read_block_ = 0;
 
-  std::unique_ptr<JobLanes> lanes_;  // one per worker, plus the caller's
+  ActionQueue queue_;
   std::unique_ptr<WorkerPool> workers_;
   std::mutex ready_mu_;
   std::condition_variable ready_cv_;

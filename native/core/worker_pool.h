@@ -1,7 +1,5 @@
-// A fixed set of worker threads that run jobs popped from JobLanes, optionally pinned.
+// A fixed set of worker threads that run jobs popped from an ActionQueue, optionally pinned.
 // Idle workers spin briefly, then sleep until woken; the caller can help by running jobs itself.
-// Worker i pops lane i % num_lanes first and the caller lane num_threads % num_lanes, so with
-// num_threads + 1 lanes every thread, the caller included, has a lane of its own.
 #pragma once
 
 #include <pthread.h>
@@ -15,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "job_lanes.h"
+#include "action_queue.h"
 
 namespace pp {
 
@@ -24,12 +22,11 @@ class WorkerPool {
   using Job = std::function<void(int)>;
 
   // `affinity_offset` < 0: no pinning; else worker i is pinned to CPU (offset + i) % num_cpus.
-  WorkerPool(int num_threads, int affinity_offset, JobLanes* lanes, Job run_job)
-      : lanes_(lanes), run_job_(std::move(run_job)), caller_lane_(num_threads % lanes->num_lanes()) {
+  WorkerPool(int num_threads, int affinity_offset, ActionQueue* queue, Job run_job)
+      : queue_(queue), run_job_(std::move(run_job)) {
     const int num_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int i = 0; i < num_threads; ++i) {
-      const int lane = i % lanes->num_lanes();
-      threads_.emplace_back([this, lane] { Loop(lane); });
+      threads_.emplace_back([this] { Loop(); });
       if (affinity_offset >= 0) Pin(threads_.back(), (affinity_offset + i) % num_cpus);
     }
   }
@@ -38,8 +35,6 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int num_threads() const { return static_cast<int>(threads_.size()); }
-  // The lane the caller's RunOne pops first.
-  int caller_lane() const { return caller_lane_; }
 
   // Wake up to `n` sleeping workers (jobs were pushed). Cheap when nobody sleeps.
   void Wake(int n) {
@@ -56,11 +51,10 @@ class WorkerPool {
     }
   }
 
-  // Run one queued job on the calling thread, from the caller's lane if it has one. Returns false
-  // when every lane was empty.
+  // Run one queued job on the calling thread. Returns false when the queue was empty.
   bool RunOne() {
     int id;
-    if (!lanes_->TryPop(caller_lane_, &id)) return false;
+    if (!queue_->TryPop(&id)) return false;
     run_job_(id);
     return true;
   }
@@ -83,17 +77,17 @@ class WorkerPool {
   // cores a spinning worker steals time from the Python thread, so the spin is kept short.
   static constexpr int kSpinIterations = 256;
 
-  void Loop(int lane) {
+  void Loop() {
     for (;;) {
       int id;
       if (stopping()) return;
-      if (lanes_->TryPop(lane, &id)) {
+      if (queue_->TryPop(&id)) {
         run_job_(id);
         continue;
       }
       bool found = false;
       for (int i = 0; i < kSpinIterations && !stopping(); ++i) {
-        if (!lanes_->EmptyApprox()) {
+        if (!queue_->EmptyApprox()) {
           found = true;
           break;
         }
@@ -104,7 +98,7 @@ class WorkerPool {
       if (found) continue;
       std::unique_lock<std::mutex> lock(mu_);
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
-      cv_.wait(lock, [this] { return stop_ || wake_tokens_ > 0 || !lanes_->EmptyApprox(); });
+      cv_.wait(lock, [this] { return stop_ || wake_tokens_ > 0 || !queue_->EmptyApprox(); });
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
       if (wake_tokens_ > 0) --wake_tokens_;
       if (stop_) return;
@@ -120,9 +114,8 @@ class WorkerPool {
     pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
   }
 
-  JobLanes* lanes_;
+  ActionQueue* queue_;
   Job run_job_;
-  int caller_lane_;
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,6 +1,5 @@
 // Tests of WorkerPool: every job runs exactly once, jobs run in parallel, RunOne on the caller,
-// sleeping workers wake on Wake(), Stop() with jobs still queued, pinning, and the job lanes (each
-// thread runs its own lane's jobs first and takes others' only when its lane is empty).
+// sleeping workers wake on Wake(), Stop() with jobs still queued, and pinning.
 #include "core/worker_pool.h"
 
 #include <sched.h>
@@ -32,7 +31,7 @@ bool WaitFor(Pred done, milliseconds timeout = milliseconds(10000)) {
   return true;
 }
 
-// Runs while the test body runs: the lanes, the per-id counters and the threads that ran jobs.
+// Runs while the test body runs: the queue, the per-id counters and the threads that ran jobs.
 struct Counters {
   explicit Counters(int n) : runs(static_cast<std::size_t>(n)) {
     for (auto& r : runs) r.store(0);
@@ -53,13 +52,13 @@ struct Counters {
 
 TEST(EveryJobRunsExactlyOnce) {
   constexpr int kJobs = 1024, kRounds = 100;
-  pp::JobLanes lanes(1, kJobs);  // one lane, shared by every thread
+  pp::ActionQueue queue(kJobs);
   Counters c(kJobs);
-  pp::WorkerPool pool(4, -1, &lanes, [&](int id) { c.Record(id); });
+  pp::WorkerPool pool(4, -1, &queue, [&](int id) { c.Record(id); });
   CHECK_EQ(pool.num_threads(), 4);
   for (int round = 1; round <= kRounds; ++round) {
     for (int id = 0; id < kJobs; ++id) {
-      if (!CHECK(lanes.TryPush(0, id))) return;
+      if (!CHECK(queue.TryPush(id))) return;
     }
     pool.Wake(kJobs);
     if (!CHECK(WaitFor([&] { return c.total.load() == round * kJobs; }))) {
@@ -73,20 +72,20 @@ TEST(EveryJobRunsExactlyOnce) {
   // A few more moments: no job runs twice late.
   std::this_thread::sleep_for(milliseconds(20));
   CHECK_EQ(c.total.load(), kRounds * kJobs);
-  CHECK(lanes.EmptyApprox());
+  CHECK(queue.EmptyApprox());
 }
 
 // Four jobs that can only finish when all four run at the same time: proves the pool runs jobs on
 // several threads (sleeping in a job does not need a core each).
 TEST(JobsRunInParallel) {
   constexpr int kThreads = 4;
-  pp::JobLanes lanes(1, kThreads);  // one lane, shared by every thread
+  pp::ActionQueue queue(kThreads);
   std::mutex mu;
   std::condition_variable cv;
   int arrived = 0;
   std::atomic<int> timed_out{0};
   Counters c(kThreads);
-  pp::WorkerPool pool(kThreads, -1, &lanes, [&](int id) {
+  pp::WorkerPool pool(kThreads, -1, &queue, [&](int id) {
     std::unique_lock<std::mutex> lock(mu);
     ++arrived;
     cv.notify_all();
@@ -94,7 +93,7 @@ TEST(JobsRunInParallel) {
     lock.unlock();
     c.Record(id);
   });
-  for (int id = 0; id < kThreads; ++id) lanes.TryPush(0, id);
+  for (int id = 0; id < kThreads; ++id) queue.TryPush(id);
   pool.Wake(kThreads);
   CHECK(WaitFor([&] { return c.total.load() == kThreads; }, milliseconds(20000)));
   CHECK_EQ(timed_out.load(), 0);
@@ -102,12 +101,12 @@ TEST(JobsRunInParallel) {
 }
 
 TEST(RunOneRunsOnTheCaller) {
-  pp::JobLanes lanes(1, 8);  // one lane, shared by every thread
+  pp::ActionQueue queue(8);
   Counters c(8);
-  pp::WorkerPool pool(0, -1, &lanes, [&](int id) { c.Record(id); });  // no workers: only the caller runs jobs
+  pp::WorkerPool pool(0, -1, &queue, [&](int id) { c.Record(id); });  // no workers: only the caller runs jobs
   CHECK_EQ(pool.num_threads(), 0);
   CHECK(!pool.RunOne());  // empty queue
-  for (int id = 0; id < 5; ++id) lanes.TryPush(0, id);
+  for (int id = 0; id < 5; ++id) queue.TryPush(id);
   pool.Wake(5);  // nobody to wake: must not block
   for (int k = 0; k < 5; ++k) CHECK(pool.RunOne());
   CHECK(!pool.RunOne());
@@ -117,14 +116,14 @@ TEST(RunOneRunsOnTheCaller) {
   CHECK(c.threads.count(std::this_thread::get_id()) == 1);
 
   // With workers present, RunOne still runs a job on the caller when it gets one.
-  pp::JobLanes lanes2(1, 4);  // one lane, shared by every thread
+  pp::ActionQueue queue2(4);
   std::atomic<bool> ran_on_caller{false};
   const auto caller = std::this_thread::get_id();
-  pp::WorkerPool busy(1, -1, &lanes2, [&](int) {
+  pp::WorkerPool busy(1, -1, &queue2, [&](int) {
     if (std::this_thread::get_id() == caller) ran_on_caller.store(true);
   });
   std::this_thread::sleep_for(milliseconds(50));  // the worker goes to sleep; nothing wakes it
-  lanes2.TryPush(0, 0);
+  queue2.TryPush(0);
   CHECK(busy.RunOne());
   CHECK(ran_on_caller.load());
   CHECK(!busy.RunOne());
@@ -133,12 +132,12 @@ TEST(RunOneRunsOnTheCaller) {
 // Workers spin briefly and then sleep; a push followed by Wake(1) must get the job done without
 // the caller's help. Repeated, to give a lost wake-up many chances to show.
 TEST(WakeAfterSleep) {
-  pp::JobLanes lanes(1, 16);  // one lane, shared by every thread
+  pp::ActionQueue queue(16);
   Counters c(16);
-  pp::WorkerPool pool(2, -1, &lanes, [&](int id) { c.Record(id); });
+  pp::WorkerPool pool(2, -1, &queue, [&](int id) { c.Record(id); });
   std::this_thread::sleep_for(milliseconds(100));  // long past the spin: both workers asleep
   for (int round = 1; round <= 40; ++round) {
-    lanes.TryPush(0, round % 16);
+    queue.TryPush(round % 16);
     pool.Wake(1);
     if (!CHECK(WaitFor([&] { return c.total.load() == round; }, milliseconds(5000)))) {
       std::fprintf(stderr, "round %d: job not run after Wake(1): lost wake-up\n", round);
@@ -149,8 +148,8 @@ TEST(WakeAfterSleep) {
   }
   // Two jobs, one Wake(1): the woken worker drains both.
   std::this_thread::sleep_for(milliseconds(50));
-  lanes.TryPush(0, 1);
-  lanes.TryPush(0, 2);
+  queue.TryPush(1);
+  queue.TryPush(2);
   pool.Wake(1);
   CHECK(WaitFor([&] { return c.total.load() == 42; }, milliseconds(5000)));
   CHECK(c.threads.count(std::this_thread::get_id()) == 0);
@@ -158,13 +157,13 @@ TEST(WakeAfterSleep) {
 
 TEST(StopJoinsWithJobsStillQueued) {
   constexpr int kJobs = 100;
-  pp::JobLanes lanes(1, 128);  // one lane, shared by every thread
+  pp::ActionQueue queue(128);
   std::mutex mu;
   std::condition_variable cv;
   bool gate_open = false;
   std::atomic<int> started{0};
   std::atomic<int> finished{0};
-  auto pool = std::make_unique<pp::WorkerPool>(2, -1, &lanes, [&](int) {
+  auto pool = std::make_unique<pp::WorkerPool>(2, -1, &queue, [&](int) {
     started.fetch_add(1);
     std::unique_lock<std::mutex> lock(mu);
     cv.wait_for(lock, std::chrono::seconds(20), [&] { return gate_open; });
@@ -177,7 +176,7 @@ TEST(StopJoinsWithJobsStillQueued) {
     }
     cv.notify_all();
   };
-  for (int id = 0; id < kJobs; ++id) lanes.TryPush(0, id);
+  for (int id = 0; id < kJobs; ++id) queue.TryPush(id);
   pool->Wake(2);
   // Both workers are inside a job; 98 jobs remain queued.
   if (!CHECK(WaitFor([&] { return started.load() == 2; }))) {
@@ -200,9 +199,9 @@ TEST(StopJoinsWithJobsStillQueued) {
   CHECK_EQ(finished.load(), started.load());
   CHECK_LT(started.load(), kJobs);  // the queued jobs were not drained by Stop
   CHECK_EQ(pool->num_threads(), 0);
-  // No job was lost or run twice: the ones not run are still in the lanes.
+  // No job was lost or run twice: the ones not run are still in the queue.
   int left = 0, id;
-  while (lanes.TryPop(0, &id)) ++left;
+  while (queue.TryPop(&id)) ++left;
   CHECK_EQ(left + started.load(), kJobs);
   pool->Stop();  // idempotent
   CHECK(!pool->RunOne());
@@ -210,16 +209,16 @@ TEST(StopJoinsWithJobsStillQueued) {
 }
 
 TEST(StopWithSleepingWorkersAndDestructor) {
-  pp::JobLanes lanes(1, 4);  // one lane, shared by every thread
+  pp::ActionQueue queue(4);
   {
-    pp::WorkerPool pool(3, -1, &lanes, [](int) {});
+    pp::WorkerPool pool(3, -1, &queue, [](int) {});
     std::this_thread::sleep_for(milliseconds(50));
     const auto start = Clock::now();
     pool.Stop();
     CHECK_LT(Clock::now() - start, std::chrono::seconds(5));
   }
   {
-    pp::WorkerPool pool(3, -1, &lanes, [](int) {});  // destroyed right away, without Stop()
+    pp::WorkerPool pool(3, -1, &queue, [](int) {});  // destroyed right away, without Stop()
   }
 }
 
@@ -234,10 +233,10 @@ TEST(PinningWithAffinityOffset) {
 
   for (int offset : {0, 1, 1000}) {
     constexpr int kJobs = 256;
-    pp::JobLanes lanes(1, kJobs);  // one lane, shared by every thread
+    pp::ActionQueue queue(kJobs);
     Counters c(kJobs);
     std::atomic<int> not_single_cpu{0};
-    pp::WorkerPool pool(3, offset, &lanes, [&](int id) {
+    pp::WorkerPool pool(3, offset, &queue, [&](int id) {
       cpu_set_t set;
       CPU_ZERO(&set);
       if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0 || CPU_COUNT(&set) != 1) {
@@ -245,107 +244,11 @@ TEST(PinningWithAffinityOffset) {
       }
       c.Record(id);
     });
-    for (int id = 0; id < kJobs; ++id) lanes.TryPush(0, id);
+    for (int id = 0; id < kJobs; ++id) queue.TryPush(id);
     pool.Wake(kJobs);
     CHECK(WaitFor([&] { return c.total.load() == kJobs; }));
     for (int id = 0; id < kJobs; ++id) CHECK_EQ(c.runs[static_cast<std::size_t>(id)].load(), 1);
     if (all_allowed) CHECK_EQ(not_single_cpu.load(), 0);
-  }
-}
-
-// One worker (lane 0) and the caller (lane 1). The worker runs its own lane's job before an older
-// one on the caller's lane, and takes the caller's job when its own lane is empty; RunOne on the
-// caller takes the caller's lane first.
-TEST(EachThreadPrefersItsOwnLane) {
-  pp::JobLanes lanes(2, 8);
-  std::mutex mu;
-  std::vector<int> order;
-  std::vector<std::thread::id> ran_on(8);
-  pp::WorkerPool pool(1, -1, &lanes, [&](int id) {
-    std::lock_guard<std::mutex> lock(mu);
-    order.push_back(id);
-    ran_on[static_cast<std::size_t>(id)] = std::this_thread::get_id();
-  });
-  CHECK_EQ(pool.caller_lane(), 1);
-  const auto caller = std::this_thread::get_id();
-  auto ran = [&] {
-    std::lock_guard<std::mutex> lock(mu);
-    return order.size();
-  };
-
-  // The worker is asleep (long past its spin), so nothing is taken until Wake.
-  std::this_thread::sleep_for(milliseconds(100));
-  CHECK(lanes.TryPush(1, 0));  // the caller's lane, pushed first
-  CHECK(lanes.TryPush(0, 1));  // the worker's lane
-  pool.Wake(1);
-  CHECK(WaitFor([&] { return ran() == 2; }));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    CHECK_EQ(order[0], 1);  // its own lane first
-    CHECK_EQ(order[1], 0);  // then, idle, the caller's
-    CHECK(ran_on[0] != caller);
-    CHECK(ran_on[1] != caller);
-  }
-
-  // RunOne on the caller takes the caller's lane even when the worker's lane was pushed first.
-  std::this_thread::sleep_for(milliseconds(100));
-  CHECK(lanes.TryPush(0, 2));
-  CHECK(lanes.TryPush(1, 3));
-  CHECK(pool.RunOne());
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    CHECK_EQ(order.back(), 3);
-    CHECK(ran_on[3] == caller);
-  }
-  // The caller's lane is empty: RunOne takes the worker's job.
-  CHECK(pool.RunOne());
-  CHECK_EQ(ran(), 4u);
-  CHECK(ran_on[2] == caller);
-  CHECK(!pool.RunOne());
-}
-
-// Two workers (lanes 0 and 1; lane 2 is the caller's): two jobs that can only finish while both
-// run at once, one on each worker's lane, are each run by that lane's worker, round after round
-// (neither worker takes the other's job while its own lane has one).
-TEST(WorkersRunTheirOwnLanesInParallel) {
-  pp::JobLanes lanes(3, 8);
-  std::mutex mu;
-  std::condition_variable cv;
-  int arrived = 0;
-  std::atomic<int> timed_out{0};
-  constexpr int kRounds = 10;
-  std::vector<std::thread::id> ran_on(2 * kRounds);
-  pp::WorkerPool pool(2, -1, &lanes, [&](int id) {
-    std::unique_lock<std::mutex> lock(mu);
-    ran_on[static_cast<std::size_t>(id)] = std::this_thread::get_id();
-    ++arrived;
-    cv.notify_all();
-    // Jobs 2r and 2r + 1 (round r) wait for each other.
-    const int round_arrivals = 2 * (id / 2 + 1);
-    if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= round_arrivals; })) {
-      timed_out.fetch_add(1);
-    }
-  });
-  CHECK_EQ(pool.caller_lane(), 2);
-  std::this_thread::sleep_for(milliseconds(100));
-  for (int round = 0; round < kRounds; ++round) {
-    CHECK(lanes.TryPush(0, 2 * round));
-    CHECK(lanes.TryPush(1, 2 * round + 1));
-    pool.Wake(2);
-    CHECK(WaitFor([&] {
-      std::lock_guard<std::mutex> lock(mu);
-      return arrived == 2 * (round + 1);
-    }));
-    std::this_thread::sleep_for(milliseconds(50));  // both workers asleep again
-  }
-  CHECK_EQ(timed_out.load(), 0);
-  std::lock_guard<std::mutex> lock(mu);
-  CHECK(ran_on[0] != ran_on[1]);
-  // Each lane's jobs ran on the same worker every round (which worker wakes first varies, so a
-  // pool without lanes would mix them up within a few rounds).
-  for (int round = 1; round < kRounds; ++round) {
-    CHECK(ran_on[static_cast<std::size_t>(2 * round)] == ran_on[0]);
-    CHECK(ran_on[static_cast<std::size_t>(2 * round + 1)] == ran_on[1]);
   }
 }
 
