@@ -31,21 +31,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def child(task_id: str, rounds: int, seconds: float, raw_binary: str, configs: list[str]) -> None:
     """Runs in each build's interpreter: prints the per-round shares of each config as JSON."""
     sys.path.insert(0, HERE)
-    import gymnasium
+    import bench_mujoco
     import limit_check
-
-    assets = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
-
-    def raw_cmd(cpu: int) -> list[str]:
-        return [raw_binary, "--task", task_id, "--seconds", str(seconds), "--warmup", "0.3",
-                "--assets-dir", assets, "--cpu", str(cpu)]
 
     parsed = {}
     for spec in configs:
         n, b = (int(x) for x in spec.split("/"))
         parsed[spec] = (n, b)
     cpus = sorted(os.sched_getaffinity(0))[:2]
-    result = limit_check.interleaved(task_id, parsed, raw_cmd, r"steps_per_s=([0-9.]+)", cpus,
+    raw_cmd = bench_mujoco.limit_raw_cmd(raw_binary, task_id, seconds)
+    result = limit_check.interleaved(task_id, parsed, raw_cmd, bench_mujoco.RAW_RATE_PATTERN, cpus,
                                      rounds=rounds, seconds=seconds)
     print(json.dumps({
         "ratios": {name: c["ratios"] for name, c in result["configs"].items()},

@@ -43,7 +43,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium
 import limit_check  # benchmarks/limit_check.py, next to this script
@@ -58,6 +58,8 @@ METHODS = ("pp-sync", "pp-async", "gym-async", "sb3-subproc", "envpool-sync", "e
 LIMIT_FRACTION = 0.9
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RAW_BUILD_DIR = os.path.join(REPO, "build", "bench-mujoco")
+# The raw loop's last line: its rate.
+RAW_RATE_PATTERN = r"steps_per_s=([0-9.]+)"
 
 
 def build_raw_binary() -> str:
@@ -76,6 +78,16 @@ def gymnasium_assets_dir() -> str:
     return os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 
 
+def limit_raw_cmd(binary: str, task_id: str, seconds: float) -> Callable[[int], list[str]]:
+    """The command of one limit segment's raw loop pinned to a CPU (limit_check.interleaved's raw_cmd)."""
+
+    def raw_cmd(cpu: int) -> list[str]:
+        return [binary, "--task", task_id, "--seconds", str(seconds), "--warmup", "0.3",
+                "--assets-dir", gymnasium_assets_dir(), "--cpu", str(cpu)]
+
+    return raw_cmd
+
+
 def raw_rates(binary: str, task_id: str, cpus: list[int | None], seconds: float, num_envs: int = 1) -> list[float]:
     """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their steps/s."""
     procs = []
@@ -88,7 +100,7 @@ def raw_rates(binary: str, task_id: str, cpus: list[int | None], seconds: float,
     rates = []
     for p in procs:
         out, err = p.communicate(timeout=seconds * 10 + 60)
-        match = re.search(r"steps_per_s=([0-9.]+)", out)
+        match = re.search(RAW_RATE_PATTERN, out)
         if p.returncode != 0 or match is None:
             raise RuntimeError(f"mujoco_raw failed: {err or out}")
         rates.append(float(match.group(1)))
@@ -238,11 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
         for task_id in args.tasks:
-            def raw_cmd(cpu: int, task_id: str = task_id) -> list[str]:
-                return [binary, "--task", task_id, "--seconds", str(args.limit_seconds), "--warmup", "0.3",
-                        "--assets-dir", gymnasium_assets_dir(), "--cpu", str(cpu)]
             limits[task_id] = limit_check.interleaved(
-                task_id, configs, raw_cmd, r"steps_per_s=([0-9.]+)", cpus,
+                task_id, configs, limit_raw_cmd(binary, task_id, args.limit_seconds), RAW_RATE_PATTERN, cpus,
                 rounds=args.limit_rounds, seconds=args.limit_seconds,
             )
             print()
