@@ -50,8 +50,9 @@ def get_include() -> str:
     installed = os.path.join(os.path.dirname(__file__), "include")
     if os.path.exists(os.path.join(installed, "core", "env.h")):
         return installed
-    # An editable install runs from the source tree, where the headers live under native/.
-    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "native")
+    # An editable install runs from the source tree (src/parallel_pool/), where the headers live
+    # under native/.
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "native")
 
 
 # --- MuJoCo family: parallel_pool/_mujoco_envs.so, an env library next to _native (see the MuJoCo
