@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ struct TaskEntry {
   std::string task_id;
   std::string family;     // "classic_control", "tutorial", ... (for `parallel-pool list`)
   Config defaults;        // every config key the task accepts, with its default
+  // Gymnasium's registered reward threshold, if any: task metadata, read without building a spec.
+  std::optional<double> reward_threshold;
   // Builds the spec from the resolved config (spaces may depend on config, e.g. image size).
   std::function<EnvSpec(const std::string& task_id, const Config& config)> make_spec;
   std::function<std::unique_ptr<Env>(const EnvSpec& spec, int env_id)> make_env;
@@ -64,6 +67,7 @@ inline EnvSpec MakeSpec(const TaskEntry& task, const std::map<std::string, Confi
   EnvSpec spec = task.make_spec(task.task_id, config);
   spec.task_id = task.task_id;
   spec.config = config;
+  spec.reward_threshold = task.reward_threshold;
   spec.max_episode_steps = static_cast<int>(config.GetInt("max_episode_steps"));
   if (spec.max_episode_steps < 0) throw std::invalid_argument("max_episode_steps must be >= 0");
   return spec;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,8 +78,7 @@ struct EnvSpec {
   std::vector<FieldSpec> action;   // what the env reads each step
   int max_num_players = 1;
   int max_episode_steps = 0;       // 0: no time limit
-  double reward_threshold = 0.0;   // Gymnasium's, for the spec (0: none)
-  bool has_reward_threshold = false;
+  std::optional<double> reward_threshold;  // Gymnasium's registered value; none if it has none
   // (height, width, 3) of the RGB frame Env::Render writes; empty: the task cannot render.
   std::vector<int> render_shape;
 

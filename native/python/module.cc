@@ -82,7 +82,7 @@ py::dict SpecToDict(const EnvSpec& spec) {
   d["action"] = action;
   d["max_num_players"] = spec.max_num_players;
   d["max_episode_steps"] = spec.max_episode_steps;
-  d["reward_threshold"] = spec.has_reward_threshold ? py::object(py::float_(spec.reward_threshold)) : py::none();
+  d["reward_threshold"] = spec.reward_threshold ? py::object(py::float_(*spec.reward_threshold)) : py::none();
   d["render_shape"] = spec.render_shape.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(spec.render_shape)));
   return d;
 }
@@ -451,6 +451,7 @@ PYBIND11_MODULE(_native, m) {
     d["task_id"] = task->task_id;
     d["family"] = task->family;
     d["defaults"] = ConfigToDict(task->defaults);
+    d["reward_threshold"] = task->reward_threshold ? py::object(py::float_(*task->reward_threshold)) : py::none();
     return d;
   });
   m.def("make_spec", [](const std::string& task_id, const py::dict& overrides) {

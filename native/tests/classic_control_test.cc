@@ -165,8 +165,8 @@ void TestSpecs(const pp::Registry& registry) {
     const pp::EnvSpec spec = pp::MakeSpec(*task, {});
     CHECK(spec.task_id == t.id);
     CHECK(spec.max_episode_steps == t.max_episode_steps);
-    CHECK(spec.has_reward_threshold == t.has_threshold);
-    if (t.has_threshold) CHECK(spec.reward_threshold == t.threshold);
+    CHECK(spec.reward_threshold.has_value() == t.has_threshold);
+    if (t.has_threshold) CHECK(*spec.reward_threshold == t.threshold);
     CHECK(spec.state.size() == 1);
     const pp::FieldSpec& obs = spec.state[static_cast<std::size_t>(spec.StateIndex("obs"))];
     CHECK(obs.dtype == pp::Dtype::kFloat32);

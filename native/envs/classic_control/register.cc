@@ -25,12 +25,8 @@ TaskEntry MakeTask(std::string task_id, Config defaults, SpecFn spec_fn, bool ha
   task.task_id = std::move(task_id);
   task.family = "classic_control";
   task.defaults = std::move(defaults);
-  task.make_spec = [spec_fn, has_threshold, reward_threshold](const std::string& id, const Config& config) {
-    EnvSpec spec = spec_fn(id, config);
-    spec.has_reward_threshold = has_threshold;
-    spec.reward_threshold = has_threshold ? reward_threshold : 0.0;
-    return spec;
-  };
+  if (has_threshold) task.reward_threshold = reward_threshold;
+  task.make_spec = spec_fn;
   task.make_env = [](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
     return std::make_unique<EnvT>(spec, env_id);
   };

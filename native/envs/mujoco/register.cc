@@ -36,11 +36,9 @@ TaskEntry MakeTask(std::string task_id, Version version, std::optional<double> r
   task.defaults = EnvT::Defaults(version);
   task.defaults.Set("max_episode_steps", max_episode_steps);
   task.defaults.Set("assets_dir", assets_dir);
-  task.make_spec = [version, reward_threshold](const std::string& /*id*/, const Config& config) {
-    EnvSpec spec = EnvT::MakeSpec(version, config);
-    spec.has_reward_threshold = reward_threshold.has_value();
-    spec.reward_threshold = reward_threshold.value_or(0.0);
-    return spec;
+  task.reward_threshold = reward_threshold;
+  task.make_spec = [version](const std::string& /*id*/, const Config& config) {
+    return EnvT::MakeSpec(version, config);
   };
   task.make_env = [version](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
     return std::make_unique<EnvT>(spec, env_id, version);
