@@ -42,17 +42,24 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
     : task_(std::move(task)),
       spec_(std::move(spec)),
       options_(std::move(options)),
-      batch_size_(options_.batch_size == 0 ? options_.num_envs : options_.batch_size),
+      batch_size_(options_.batch_size),
       ordered_(batch_size_ == options_.num_envs),
       // Twice the most jobs ever queued, so a push rarely meets a cell still being released.
       queue_(2 * static_cast<std::size_t>(std::max(1, options_.num_envs))) {
   const int num_envs = options_.num_envs;
   if (num_envs <= 0) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(num_envs));
-  if (batch_size_ <= 0 || batch_size_ > num_envs) {
-    throw std::invalid_argument("batch_size must be in [1, num_envs=" + std::to_string(num_envs) + "], got " +
-                                std::to_string(options_.batch_size));
+  if (batch_size_ <= 0) throw std::invalid_argument("batch_size must be >= 1, got " + std::to_string(batch_size_));
+  if (batch_size_ > num_envs) {
+    throw std::invalid_argument("batch_size (" + std::to_string(batch_size_) + ") must be <= num_envs (" +
+                                std::to_string(num_envs) + ")");
   }
-  if (options_.num_threads < 0) throw std::invalid_argument("num_threads must be >= 0 (0: one per CPU)");
+  if (options_.num_threads < 0) {
+    throw std::invalid_argument("num_threads must be >= 0, got " + std::to_string(options_.num_threads));
+  }
+  if (options_.thread_affinity_offset < -1) {
+    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " +
+                                std::to_string(options_.thread_affinity_offset));
+  }
   if (options_.seeds.size() != static_cast<std::size_t>(num_envs)) {
     throw std::invalid_argument("need one seed per env");
   }

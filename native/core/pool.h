@@ -34,9 +34,9 @@ struct ClosedError : std::runtime_error {
 
 struct PoolOptions {
   int num_envs = 1;
-  int batch_size = 0;  // 0: num_envs
+  int batch_size = 1;  // 1..num_envs; num_envs: sync
   int num_threads = 0;  // 0: one per CPU, at most num_envs
-  int thread_affinity_offset = -1;  // < 0: no pinning
+  int thread_affinity_offset = -1;  // -1: no pinning
   std::vector<uint64_t> seeds;  // one per env
   AutoresetMode autoreset_mode = AutoresetMode::kNextStep;
   bool episode_stats = false;

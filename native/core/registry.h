@@ -2,6 +2,8 @@
 // Families register themselves here; Python looks tasks up by id. The core never names a family.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,9 +63,17 @@ class Registry {
   std::map<std::string, std::shared_ptr<const TaskEntry>> tasks_;
 };
 
+// How many specs this process has built. Building one can be costly (a MuJoCo task compiles its
+// model), so a test reads this to check that importing the package builds none.
+inline std::atomic<std::uint64_t>& SpecsBuilt() {
+  static std::atomic<std::uint64_t> count{0};
+  return count;
+}
+
 // Builds a resolved spec for `task_id` with the user's overrides; throws on unknown keys.
 inline EnvSpec MakeSpec(const TaskEntry& task, const std::map<std::string, ConfigValue>& overrides) {
   Config config = task.defaults.Override(overrides);
+  SpecsBuilt().fetch_add(1, std::memory_order_relaxed);
   EnvSpec spec = task.make_spec(task.task_id, config);
   spec.task_id = task.task_id;
   spec.config = config;

@@ -454,6 +454,7 @@ PYBIND11_MODULE(_native, m) {
     d["reward_threshold"] = task->reward_threshold ? py::object(py::float_(*task->reward_threshold)) : py::none();
     return d;
   });
+  m.def("specs_built", [] { return SpecsBuilt().load(std::memory_order_relaxed); });
   m.def("make_spec", [](const std::string& task_id, const py::dict& overrides) {
     auto task = FindTask(task_id);
     return SpecToDict(MakeSpec(*task, ToOverrides(overrides)));

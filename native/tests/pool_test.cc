@@ -235,17 +235,21 @@ bool CheckRows(const View& v) {
 
 TEST(ConstructorAndSpecValidation) {
   const Config config;
-  CHECK_THROWS(std::invalid_argument, MakePool(config, Options(0, 0, 1)));
-  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 5, 1)), "batch_size");
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(0, 0, 1)), "num_envs must be >= 1, got 0");
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 5, 1)), "batch_size (5) must be <= num_envs (4)");
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 0, 1)), "batch_size must be >= 1, got 0");
   CHECK_THROWS(std::invalid_argument, MakePool(config, Options(4, -1, 1)));
-  CHECK_THROWS(std::invalid_argument, MakePool(config, Options(4, 4, -1)));
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 4, -1)), "num_threads must be >= 0, got -1");
+  pp::PoolOptions bad_affinity = Options(4, 4, 1);
+  bad_affinity.thread_affinity_offset = -2;
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, bad_affinity), "thread_affinity_offset must be >= -1, got -2");
   pp::PoolOptions bad_seeds = Options(4, 4, 1);
   bad_seeds.seeds.pop_back();
   CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, bad_seeds), "seed");
   CHECK_THROWS_WITH(std::invalid_argument, pp::MakeSpec(*Task(), {{"no_such_key", int64_t{1}}}), "no_such_key");
   CHECK_THROWS_WITH(std::invalid_argument, pp::MakeSpec(*Task(), {{"num_actions", std::string("x")}}), "num_actions");
 
-  auto pool = MakePool(config, Options(3, 0, 0));  // batch_size 0: num_envs; num_threads 0: auto
+  auto pool = MakePool(config, Options(3, 3, 0));  // num_threads 0: auto
   CHECK_EQ(pool->options().batch_size, 3);
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   CHECK_EQ(pool->num_threads(), std::min(hw, 3));
