@@ -154,7 +154,7 @@ class TianshouVectorEnv(BaseVectorEnv):
             return _take(obs, ids), infos[ids]
         seeds = None
         if seed is not None:
-            seeds = parallel_pool.pool.env_seeds(seed, self.env_num)
+            seeds = parallel_pool.options.env_seeds(seed, self.env_num)
         obs, info = self.pool.reset(env_id=ids, seed=seeds)
         for j in ids:
             self._started.pop(int(j), None)

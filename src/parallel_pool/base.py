@@ -8,8 +8,9 @@ import numpy as np
 
 from parallel_pool import _native
 from parallel_pool.errors import EnvError, PoolClosedError
-from parallel_pool.pool import Unpacker, env_seeds, resolve
+from parallel_pool.options import env_seeds, resolve
 from parallel_pool.spec import EnvSpec
+from parallel_pool.unpack import Unpacker
 
 
 class BasePoolEnv:
@@ -19,8 +20,6 @@ class BasePoolEnv:
     Async mode (``batch_size < num_envs``): ``send`` returns at once, ``recv`` returns the first
     ``batch_size`` envs to finish, and ``info["env_id"]`` says which.
     """
-
-    env_type = "base"
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         render_mode = kwargs.pop("render_mode", None)

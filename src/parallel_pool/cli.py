@@ -15,6 +15,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import parallel_pool
+from parallel_pool import bench, tasks
+from parallel_pool.bench import METHODS
+from parallel_pool.options import POOL_DEFAULTS
+
 PROG = "parallel-pool"
 # `bench` defaults: five sizes, each method timed in three ~0.7 s segments, so that
 # `parallel-pool bench CartPole-v1` takes about a minute on a 2-core machine.
@@ -35,8 +40,6 @@ def _columns(rows: list[list[str]], header: list[str]) -> str:
 
 
 def _check_task(task_id: str) -> None:
-    import parallel_pool
-
     known = parallel_pool.list_all_envs()
     if task_id in known:
         return
@@ -47,16 +50,11 @@ def _check_task(task_id: str) -> None:
 
 def _family(task_id: str) -> tuple[str, str]:
     """The task's env family, and the task it aliases ('' if none)."""
-    from parallel_pool import _native
-    from parallel_pool.registry import aliases
-
-    base = aliases().get(task_id, (task_id, {}))[0]
-    return _native.task_info(base)["family"], "" if base == task_id else base
+    base, _ = tasks.lookup(task_id)
+    return tasks.task_info(task_id)["family"], "" if base == task_id else base
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    import parallel_pool
-
     rows = []
     for task_id in parallel_pool.list_all_envs():
         family, base = _family(task_id)
@@ -72,9 +70,6 @@ def _fmt_default(value: Any) -> str:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    import parallel_pool
-    from parallel_pool.spec import POOL_DEFAULTS
-
     _check_task(args.task)
     spec = parallel_pool.make_spec(args.task)
     family, base = _family(args.task)
@@ -105,8 +100,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from parallel_pool import bench
-
     for task_id in args.tasks:
         _check_task(task_id)
     if any(n < 1 for n in args.num_envs):
@@ -159,8 +152,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from parallel_pool.bench import METHODS
-
     parser = argparse.ArgumentParser(prog=PROG, description="Batched C++ RL environments: tasks and benchmarks.")
     sub = parser.add_subparsers(dest="command", metavar="{list,info,bench}")
     sub.required = True

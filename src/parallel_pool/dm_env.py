@@ -32,8 +32,6 @@ class DmEnv(BasePoolEnv):
         >>> env.close()
     """
 
-    env_type = "dm"
-
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         super().__init__(task_id, **kwargs)
         if self.autoreset_mode != "next_step":

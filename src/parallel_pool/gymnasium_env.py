@@ -10,7 +10,7 @@ from typing import Any
 
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.errors import EnvError
-from parallel_pool.pool import gymnasium_autoreset_mode
+from parallel_pool.options import gymnasium_autoreset_mode
 
 
 class GymnasiumEnv(BasePoolEnv):
@@ -27,8 +27,6 @@ class GymnasiumEnv(BasePoolEnv):
         array([0, 1, 2, 3], dtype=int32)
         >>> env.close()
     """
-
-    env_type = "gymnasium"
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         super().__init__(task_id, **kwargs)
@@ -92,5 +90,3 @@ class GymEnv(GymnasiumEnv):
     It exists for code that asks for ``env_type="gym"`` (as EnvPool's users do); gym 0.26 and
     Gymnasium share the ``(obs, reward, terminated, truncated, info)`` step API.
     """
-
-    env_type = "gym"

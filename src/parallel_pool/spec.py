@@ -12,17 +12,6 @@ import gymnasium
 import numpy as np
 from dm_env import specs as dm_specs
 
-# Keyword arguments every task accepts, with their defaults; the rest are the task's own config.
-POOL_DEFAULTS: dict[str, Any] = {
-    "num_envs": 1,
-    "batch_size": None,
-    "num_threads": 0,
-    "seed": None,
-    "thread_affinity_offset": -1,
-    "autoreset_mode": "next_step",
-    "episode_stats": False,
-}
-
 
 @dataclass(frozen=True)
 class FieldInfo:
@@ -78,7 +67,8 @@ class FieldInfo:
             start = int(self.low[0])
             return gymnasium.spaces.Discrete(int(self.high[0]) - start + 1, start=start)
         low, high = self.bounds()
-        return gymnasium.spaces.Box(low=low, high=high, shape=self.shape, dtype=self.dtype)
+        # Box takes any NumPy dtype (bool included); its annotation names only float and int types.
+        return gymnasium.spaces.Box(low=low, high=high, shape=self.shape, dtype=self.dtype)  # type: ignore[arg-type]
 
     def dm_spec(self, name: str | None = None) -> dm_specs.Array:
         name = name or self.key

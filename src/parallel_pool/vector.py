@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from parallel_pool.gymnasium_env import GymnasiumEnv
-from parallel_pool.pool import gymnasium_autoreset_mode
+from parallel_pool.options import gymnasium_autoreset_mode
 
 
 class ParallelPoolVectorEnv(VectorEnv):
@@ -60,8 +59,7 @@ class ParallelPoolVectorEnv(VectorEnv):
         if options and "reset_mask" in options:
             mask = options["reset_mask"]
             obs, info = self._env.reset(seed=seed, options={"reset_mask": mask})
-            merged = _merge_rows(self._last_obs, obs, np.flatnonzero(mask), self.single_observation_space,
-                                 self.num_envs)
+            merged = _merge_rows(self._last_obs, obs, np.flatnonzero(mask), self.num_envs)
             self._last_obs = merged
             return merged, info
         obs, info = self._env.reset(seed=seed)
@@ -73,7 +71,7 @@ class ParallelPoolVectorEnv(VectorEnv):
         self._last_obs = result[0]
         return result
 
-    def render(self) -> tuple[np.ndarray, ...] | None:
+    def render(self) -> tuple[Any, ...] | None:
         """Every env's current RGB frame (Gymnasium's vector convention: a tuple, one per env)."""
         if self.render_mode is None:
             return None
@@ -86,11 +84,11 @@ class ParallelPoolVectorEnv(VectorEnv):
         return f"ParallelPoolVectorEnv({self._env.task_id}, num_envs={self.num_envs})"
 
 
-def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, space: gymnasium.Space, num_envs: int) -> Any:
+def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, num_envs: int) -> Any:
     """A full batch: the rows just reset at ``ids``, the previous observation elsewhere."""
     if isinstance(rows, dict):
         prev = previous if previous is not None else {k: None for k in rows}
-        return {k: _merge_rows(prev[k], rows[k], ids, space[k], num_envs) for k in rows}
+        return {k: _merge_rows(prev[k], rows[k], ids, num_envs) for k in rows}
     if previous is None:
         out = np.zeros((num_envs, *rows.shape[1:]), dtype=rows.dtype)
     else:

@@ -1,26 +1,37 @@
-"""Making pools by task id, and registering task aliases and out-of-tree C++ env libraries."""
+"""Making pools and specs by task id, registering new task ids, and listing every task with Gymnasium.
+
+Each task is registered with Gymnasium as ``parallel_pool/<task id>``, with a vector entry point,
+so ``gymnasium.make_vec("parallel_pool/CartPole-v1", num_envs=8)`` returns our ``VectorEnv``. The
+registration reads the task's metadata only: it builds no spec (building one compiles a MuJoCo model).
+
+Example:
+    >>> import parallel_pool
+    >>> parallel_pool.register("CartPole-long", "CartPole-v1", max_episode_steps=2000)
+    ['CartPole-long']
+    >>> env = parallel_pool.make("CartPole-long", num_envs=2)
+    >>> env.config["max_episode_steps"]
+    2000
+    >>> env.close()
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import gymnasium
 
-from parallel_pool import _native
+from parallel_pool import _native, tasks
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
-from parallel_pool.pool import list_all_envs, resolve
+from parallel_pool.options import resolve
 from parallel_pool.spec import EnvSpec
 
+# make(env_type=...) -> the front-end it makes.
 _ENV_TYPES: dict[str, type[BasePoolEnv]] = {"gymnasium": GymnasiumEnv, "gym": GymEnv, "dm": DmEnv}
-_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 GYMNASIUM_NAMESPACE = "parallel_pool"
-
-
-def aliases() -> dict[str, tuple[str, dict[str, Any]]]:
-    return _ALIASES
 
 
 def make(task_id: str, env_type: str = "gymnasium", **kwargs: Any) -> BasePoolEnv:
@@ -86,31 +97,28 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
             raise ValueError("task_id must be a non-empty str")
         if base_task is None:
             raise ValueError("register(task_id, base_task, **defaults) needs the task to alias")
-        if task_id in list_all_envs():
+        if task_id in tasks.list_all_envs():
             raise ValueError(f"task id {task_id!r} is already registered")
-        resolve(base_task, default_kwargs)  # validates the base task and the kwargs now
-        base, base_kwargs = _ALIASES.get(base_task, (base_task, {}))
-        _ALIASES[task_id] = (base, {**base_kwargs, **default_kwargs})
+        resolve(base_task, default_kwargs)  # validates the base task and the kwargs' names and types now
+        tasks.add_alias(task_id, base_task, default_kwargs)
         new_ids = [task_id]
-    for new_id in new_ids:
-        _register_gymnasium(new_id)
+    register_with_gymnasium(new_ids)
     return new_ids
 
 
-def _register_gymnasium(task_id: str) -> None:
-    env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
-    if env_id in gymnasium.registry:
-        return
-    spec = make_spec(task_id)
-    gymnasium.register(
-        id=env_id,
-        vector_entry_point="parallel_pool.vector:make_vector_env",
-        kwargs={"task_id": task_id},
-        max_episode_steps=None,
-        reward_threshold=spec.reward_threshold,
-    )
+def register_with_gymnasium(task_ids: Iterable[str]) -> None:
+    """Registers each task as ``parallel_pool/<task id>`` with Gymnasium (once; a known id is skipped).
 
-
-def register_all_with_gymnasium() -> None:
-    for task_id in list_all_envs():
-        _register_gymnasium(task_id)
+    Reads each task's metadata (its reward threshold) without building its spec.
+    """
+    for task_id in task_ids:
+        env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
+        if env_id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=env_id,
+            vector_entry_point="parallel_pool.vector:make_vector_env",
+            kwargs={"task_id": task_id},
+            max_episode_steps=None,
+            reward_threshold=tasks.task_info(task_id)["reward_threshold"],
+        )

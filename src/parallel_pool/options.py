@@ -1,0 +1,139 @@
+"""The keyword arguments of ``make``: pool options, the task's own config, autoreset modes and seeds.
+
+Python owns the kwargs: their names, their types, their defaults and the derivation of one seed per
+env.
+
+Example:
+    >>> from parallel_pool import options
+    >>> base_id, pool, env_config = options.resolve("CartPole-v1", {"num_envs": 4, "max_episode_steps": 100})
+    >>> pool["batch_size"], env_config
+    (4, {'max_episode_steps': 100})
+    >>> options.env_seeds(7, 3)
+    [7, 8, 9]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from parallel_pool import tasks
+
+# Keyword arguments every task accepts, with their defaults; the rest are the task's own config.
+POOL_DEFAULTS: dict[str, Any] = {
+    "num_envs": 1,
+    "batch_size": None,
+    "num_threads": 0,
+    "seed": None,
+    "thread_affinity_offset": -1,
+    "autoreset_mode": "next_step",
+    "episode_stats": False,
+}
+
+AUTORESET_MODES = ("next_step", "same_step", "disabled")
+# Gymnasium's AutoresetMode values, accepted as well as our names.
+_GYMNASIUM_AUTORESET = {"NextStep": "next_step", "SameStep": "same_step", "Disabled": "disabled"}
+_MAX_SEED = 2**64 - 1
+
+
+def gymnasium_autoreset_mode(mode: str) -> AutoresetMode:
+    """Our autoreset mode name as Gymnasium's ``AutoresetMode``."""
+    return {v: AutoresetMode(k) for k, v in _GYMNASIUM_AUTORESET.items()}[mode]
+
+
+def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Splits kwargs into pool options and env config, applying defaults; rejects unknown keys.
+
+    Returns the native task id (an alias's kwargs are applied under the caller's), the pool options
+    (every key of ``POOL_DEFAULTS``, ``batch_size`` resolved) and the env config (only the keys given).
+    """
+    if not isinstance(task_id, str):
+        raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
+    base_id, alias_kwargs = tasks.lookup(task_id)
+    kwargs = {**alias_kwargs, **kwargs}
+    env_defaults = tasks.task_info(task_id)["defaults"]
+    unknown = sorted(set(kwargs) - set(POOL_DEFAULTS) - set(env_defaults))
+    if unknown:
+        valid = ", ".join(sorted(set(POOL_DEFAULTS) | set(env_defaults)))
+        raise ValueError(f"unknown keyword argument(s) {', '.join(unknown)} for {task_id!r}; valid ones: {valid}")
+    pool = {k: kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
+    env = {k: kwargs[k] for k in env_defaults if k in kwargs}
+    for key, value in env.items():
+        _check_config_type(task_id, key, value, env_defaults[key])
+    _check_pool_options(pool)
+    return base_id, pool, env
+
+
+def _check_config_type(task_id: str, key: str, value: Any, default: Any) -> None:
+    """A config value must have its default's type (an int is fine where a float is expected)."""
+    numbers = (int, float, np.integer, np.floating)
+    if isinstance(default, bool):
+        ok = isinstance(value, (bool, np.bool_))
+    elif isinstance(default, int):
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, numbers) and not isinstance(value, bool)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    else:  # a sequence of floats
+        ok = isinstance(value, (list, tuple, np.ndarray)) and all(
+            isinstance(v, numbers) and not isinstance(v, bool) for v in value
+        )
+    if not ok:
+        raise TypeError(
+            f"{task_id}: {key} must be {type(default).__name__} (default {default!r}), got {value!r}"
+        )
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_pool_options(pool: dict[str, Any]) -> None:
+    pool["num_envs"] = _check_int("num_envs", pool["num_envs"], 1)
+    if pool["batch_size"] is None:
+        pool["batch_size"] = pool["num_envs"]
+    pool["batch_size"] = _check_int("batch_size", pool["batch_size"], 1)
+    if pool["batch_size"] > pool["num_envs"]:
+        raise ValueError(f"batch_size ({pool['batch_size']}) must be <= num_envs ({pool['num_envs']})")
+    pool["num_threads"] = _check_int("num_threads", pool["num_threads"], 0)
+    pool["thread_affinity_offset"] = _check_int("thread_affinity_offset", pool["thread_affinity_offset"], -1)
+    if pool["autoreset_mode"] not in AUTORESET_MODES:
+        # Accept Gymnasium's AutoresetMode enum as well as its string value.
+        value = getattr(pool["autoreset_mode"], "value", pool["autoreset_mode"])
+        value = _GYMNASIUM_AUTORESET.get(value, value)
+        if value not in AUTORESET_MODES:
+            raise ValueError(f"autoreset_mode must be one of {AUTORESET_MODES}, got {pool['autoreset_mode']!r}")
+        pool["autoreset_mode"] = value
+    if not isinstance(pool["episode_stats"], (bool, np.bool_)):
+        raise TypeError(f"episode_stats must be a bool, got {type(pool['episode_stats']).__name__}")
+    pool["episode_stats"] = bool(pool["episode_stats"])
+
+
+def env_seeds(seed: Any, num_envs: int) -> list[int]:
+    """One seed per env, as Gymnasium's vector envs do: ``seed + i``, or one per env given, or fresh
+    entropy for ``None``."""
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> 1)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seed = int(seed)
+        if seed < 0 or seed + num_envs - 1 > _MAX_SEED:
+            raise ValueError(f"seed must be in [0, 2**64 - num_envs], got {seed}")
+        return [seed + i for i in range(num_envs)]
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        seeds = list(seed)
+        if len(seeds) != num_envs:
+            raise ValueError(f"a list of seeds needs one per env ({num_envs}), got {len(seeds)}")
+        out = []
+        for s in seeds:
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= int(s) <= _MAX_SEED:
+                raise ValueError(f"seeds must be ints in [0, 2**64), got {s!r}")
+            out.append(int(s))
+        return out
+    raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")

@@ -1,0 +1,116 @@
+"""Unpacking of native results: the field arrays of one ``recv`` as Gymnasium's 5-tuple.
+
+A native ``recv`` returns one array per output field, all views into one recycled output block;
+``Unpacker`` turns them into ``(obs, reward, terminated, truncated, info)`` without copying.
+"""
+
+from __future__ import annotations
+
+import collections
+import operator
+from typing import Any
+
+import numpy as np
+
+from parallel_pool.spec import EnvSpec
+
+
+class Unpacker:
+    """Turns the native field arrays of one recv into ``(obs, reward, terminated, truncated, info)``."""
+
+    def __init__(self, spec: EnvSpec, field_names: list[str]) -> None:
+        index = {name: i for i, name in enumerate(field_names)}
+        self._reward = index["reward"]
+        self._terminated = index["terminated"]
+        self._truncated = index["truncated"]
+        if len(spec.obs_fields) == 1 and spec.obs_fields[0].name == "obs":
+            self._obs: int | list[tuple[str, int]] = index["obs"]
+        else:
+            self._obs = [(f.key, index[f.name]) for f in spec.obs_fields]
+        # info entries: (key, index) at the top level, or grouped ("players", "episode").
+        self._info: list[tuple[str, int]] = []
+        self._groups: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
+        for name, i in index.items():
+            if not name.startswith("info:"):
+                continue
+            key = name[5:]
+            if "." in key:
+                group, sub = key.split(".", 1)
+                self._groups[group].append((sub, i))
+            else:
+                self._info.append((key, i))
+        self._info_keys = tuple(key for key, _ in self._info)
+        # itemgetter of one index returns the item itself, not a 1-tuple: always ask for a tuple.
+        getter = operator.itemgetter(*[i for _, i in self._info]) if self._info else (lambda a: ())
+        self._info_getter = getter if len(self._info) != 1 else (lambda a, g=getter: (g(a),))
+        self._final_mask = index.get("info:_final")
+        self._final_obs: int | list[tuple[str, int]] | None = None
+        self._final_info: list[tuple[str, int]] = []
+        if self._final_mask is not None:
+            if isinstance(self._obs, int):
+                self._final_obs = index["final:obs"]
+            else:
+                self._final_obs = [(f.key, index["final:" + f.name]) for f in spec.obs_fields]
+            self._final_info = [
+                (f.key, index["final:" + f.name]) for f in spec.info_fields if not f.per_player
+            ]
+        self._simple = isinstance(self._obs, int) and not self._groups and self._final_mask is None
+        # The obs array's index on the simple path (-1 when it is not taken).
+        self._simple_obs = self._obs if isinstance(self._obs, int) else -1
+
+    def obs(self, arrays: tuple) -> Any:
+        if isinstance(self._obs, int):
+            return arrays[self._obs]
+        return {key: arrays[i] for key, i in self._obs}
+
+    def info(self, arrays: tuple) -> dict[str, Any]:
+        info = dict(zip(self._info_keys, self._info_getter(arrays)))
+        for group, entries in self._groups.items():
+            info[group] = {key: arrays[i] for key, i in entries}
+        if "_episode" in info and not info["_episode"].any():
+            # As Gymnasium's RecordEpisodeStatistics: the keys appear only when an episode ended.
+            del info["_episode"], info["episode"]
+        if self._final_mask is not None:
+            del info["_final"]
+            mask = arrays[self._final_mask]
+            if mask.any():
+                self._add_final(info, arrays, mask)
+        return info
+
+    def _add_final(self, info: dict[str, Any], arrays: tuple, mask: np.ndarray) -> None:
+        # Gymnasium's same_step layout: an object array of final observations, and the final step's
+        # info as batched arrays, each with a `_key` mask.
+        final_obs = np.full(mask.shape[0], None, dtype=object)
+        fields = self._final_obs
+        assert fields is not None  # set whenever _final_mask is
+        for row in np.flatnonzero(mask):
+            if isinstance(fields, int):
+                final_obs[row] = arrays[fields][row]
+            else:
+                final_obs[row] = {key: arrays[i][row] for key, i in fields}
+        final_info: dict[str, Any] = {}
+        for key, i in self._final_info:
+            final_info[key] = arrays[i]
+            final_info["_" + key] = mask
+        info["final_obs"] = final_obs
+        info["_final_obs"] = mask
+        info["final_info"] = final_info
+        info["_final_info"] = mask
+
+    def unpack(self, arrays: tuple) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._simple:
+            # One obs array and flat info: the common case, without the general path's branches.
+            return (
+                arrays[self._simple_obs],
+                arrays[self._reward],
+                arrays[self._terminated],
+                arrays[self._truncated],
+                dict(zip(self._info_keys, self._info_getter(arrays))),
+            )
+        return (
+            self.obs(arrays),
+            arrays[self._reward],
+            arrays[self._terminated],
+            arrays[self._truncated],
+            self.info(arrays),
+        )
