@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import parallel_pool
-from parallel_pool import PoolClosedError
+from parallel_pool import PoolClosedError, _native, options
 
 
 def _still_works(env: parallel_pool.GymnasiumEnv) -> None:
@@ -163,6 +165,40 @@ def test_step_before_reset() -> None:
 def test_bad_make_kwargs(kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
         parallel_pool.make("CartPole-v1", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_envs": 0}, "num_envs must be >= 1, got 0"),
+        ({"num_envs": 4, "batch_size": 0}, "batch_size must be >= 1, got 0"),
+        ({"num_envs": 4, "batch_size": 5}, "batch_size (5) must be <= num_envs (4)"),
+        ({"num_threads": -1}, "num_threads must be >= 0, got -1"),
+        ({"thread_affinity_offset": -2}, "thread_affinity_offset must be >= -1, got -2"),
+    ],
+)
+def test_pool_option_ranges_are_checked_once_by_the_core(kwargs, message) -> None:
+    # Python checks the kwargs' names and types; their ranges are the native pool's alone.
+    _, pool, _ = options.resolve("CartPole-v1", kwargs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _native.Pool("CartPole-v1", {}, pool["num_envs"], pool["batch_size"], pool["num_threads"],
+                     pool["thread_affinity_offset"], [0] * max(pool["num_envs"], 0), "next_step", False)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parallel_pool.make("CartPole-v1", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_envs": 2.0}, "num_envs must be an int, got float"),
+        ({"batch_size": True}, "batch_size must be an int, got bool"),
+        ({"num_threads": "2"}, "num_threads must be an int, got str"),
+        ({"thread_affinity_offset": None}, "thread_affinity_offset must be an int, got NoneType"),
+    ],
+)
+def test_pool_option_types_are_checked_by_python(kwargs, message) -> None:
+    with pytest.raises(TypeError, match=re.escape(message)):
+        options.resolve("CartPole-v1", kwargs)
 
 
 def test_unknown_task_and_env_type() -> None:

@@ -1,7 +1,8 @@
 """The keyword arguments of ``make``: pool options, the task's own config, autoreset modes and seeds.
 
 Python owns the kwargs: their names, their types, their defaults and the derivation of one seed per
-env.
+env. The ranges of the pool options (``num_envs >= 1``, ``batch_size <= num_envs``, ...) are the
+native core's to check, when it builds the pool.
 
 Example:
     >>> from parallel_pool import options
@@ -87,23 +88,20 @@ def _check_config_type(task_id: str, key: str, value: Any, default: Any) -> None
         )
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
+def _check_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
 
 
 def _check_pool_options(pool: dict[str, Any]) -> None:
-    pool["num_envs"] = _check_int("num_envs", pool["num_envs"], 1)
+    # Types only: the native pool checks the ranges (and raises ValueError) when it is built.
+    pool["num_envs"] = _check_int("num_envs", pool["num_envs"])
     if pool["batch_size"] is None:
         pool["batch_size"] = pool["num_envs"]
-    pool["batch_size"] = _check_int("batch_size", pool["batch_size"], 1)
-    if pool["batch_size"] > pool["num_envs"]:
-        raise ValueError(f"batch_size ({pool['batch_size']}) must be <= num_envs ({pool['num_envs']})")
-    pool["num_threads"] = _check_int("num_threads", pool["num_threads"], 0)
-    pool["thread_affinity_offset"] = _check_int("thread_affinity_offset", pool["thread_affinity_offset"], -1)
+    pool["batch_size"] = _check_int("batch_size", pool["batch_size"])
+    pool["num_threads"] = _check_int("num_threads", pool["num_threads"])
+    pool["thread_affinity_offset"] = _check_int("thread_affinity_offset", pool["thread_affinity_offset"])
     if pool["autoreset_mode"] not in AUTORESET_MODES:
         # Accept Gymnasium's AutoresetMode enum as well as its string value.
         value = getattr(pool["autoreset_mode"], "value", pool["autoreset_mode"])
