@@ -11,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium
+
+import parallel_pool
+from parallel_pool import tasks
+
 PACKAGE = "parallel_pool"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 # Compiled modules of the package: imported by the Python modules, importing none of them.
@@ -226,3 +231,21 @@ def test_import_builds_no_spec(tmp_path: Path) -> None:
     assert int(built_by_import) == 0
     assert float(ant_threshold) == 6000.0  # Gymnasium's Ant-v5 threshold, read without a spec
     assert int(built_after_make_spec) == 1  # the counter counts
+
+
+def test_gymnasium_registration_reads_thresholds_from_task_metadata() -> None:
+    # Each task's registered threshold is its metadata's, which is Gymnasium's own where Gymnasium
+    # has the task, and the spec's; an alias has its base task's.
+    compared = 0
+    for task_id in parallel_pool.list_all_envs():
+        ours = gymnasium.spec(f"parallel_pool/{task_id}").reward_threshold
+        assert ours == tasks.task_info(task_id)["reward_threshold"], task_id
+        if task_id in gymnasium.registry:
+            assert ours == gymnasium.spec(task_id).reward_threshold, task_id
+            compared += 1
+    assert compared >= 10  # classic control and MuJoCo at least
+    for task_id in ("CartPole-v1", "Pendulum-v1", "Ant-v5"):
+        assert gymnasium.spec(f"parallel_pool/{task_id}").reward_threshold == parallel_pool.make_spec(
+            task_id).reward_threshold
+    parallel_pool.register("CartPole-imports-test", "CartPole-v1", max_episode_steps=50)
+    assert gymnasium.spec("parallel_pool/CartPole-imports-test").reward_threshold == 475.0
