@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 
+from parallel_pool import _native
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.errors import EnvError, PoolClosedError
+from parallel_pool.families import load_installed_families
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.pool import list_all_envs
 from parallel_pool.registry import make, make_dm, make_gym, make_gymnasium, make_spec, register
@@ -33,6 +35,7 @@ __all__ = [
     "GymnasiumEnv",
     "ParallelPoolVectorEnv",
     "PoolClosedError",
+    "get_cmake_dir",
     "get_include",
     "list_all_envs",
     "make",
@@ -55,64 +58,18 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "native")
 
 
-# --- MuJoCo family: parallel_pool/_mujoco_envs.so, an env library next to _native (see the MuJoCo
-# block of CMakeLists.txt). A build without it simply has no MuJoCo tasks; one that fails to load
-# is an ImportError that says why.
-def _load_mujoco_envs() -> None:
-    import ctypes
+def get_cmake_dir() -> str:
+    """The directory holding the engine's CMake package config, for C++ programs that use the engine
+    without Python and for env libraries built outside this repository::
 
-    import gymnasium
+        cmake -Dparallel_pool_DIR="$(python -c 'import parallel_pool; print(parallel_pool.get_cmake_dir())')" ...
 
-    from parallel_pool import _native
-
-    path = os.path.join(os.path.dirname(_native.__file__), "_mujoco_envs.so")
-    if not os.path.exists(path):
-        return
-    # Bare xml_file names (Gymnasium's defaults) are Gymnasium's own model files.
-    assets_dir = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
-    try:
-        library = ctypes.CDLL(path)  # the same handle _native.load_library opens next
-        library.parallel_pool_mujoco_set_assets_dir.argtypes = [ctypes.c_char_p]
-        library.parallel_pool_mujoco_set_assets_dir.restype = None
-        library.parallel_pool_mujoco_set_assets_dir(os.fsencode(assets_dir))
-        _native.load_library(path)
-    except (OSError, ValueError, AttributeError) as e:
-        raise ImportError(f"cannot load parallel_pool's MuJoCo envs ({path}): {e}") from e
+    then ``find_package(parallel_pool CONFIG REQUIRED)`` gives the targets ``parallel_pool::engine``
+    and ``parallel_pool::headers`` and the function ``parallel_pool_add_env_library`` (README, "C++").
+    """
+    return os.path.join(os.path.dirname(os.path.abspath(_native.__file__)), "cmake")
 
 
-_load_mujoco_envs()
-# --- end of the MuJoCo family
-
-
-# --- Atari family: parallel_pool/_atari_envs.so (GPL-2.0, it links ALE; see the Atari block of
-# CMakeLists.txt). Its tasks are the ROMs of the installed ale-py wheel, found without importing
-# ale_py (find_spec locates the package only). Without ale-py, or without the library, there are
-# no Atari tasks and everything else works.
-def _load_atari_envs() -> None:
-    import ctypes
-    import importlib.util
-
-    from parallel_pool import _native
-
-    path = os.path.join(os.path.dirname(_native.__file__), "_atari_envs.so")
-    if not os.path.exists(path):
-        return
-    spec = importlib.util.find_spec("ale_py")
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    rom_dirs = [os.path.join(d, "roms") for d in locations if os.path.isdir(os.path.join(d, "roms"))]
-    if not rom_dirs:
-        return
-    try:
-        library = ctypes.CDLL(path)  # the same handle _native.load_library opens next
-        library.parallel_pool_atari_set_rom_dir.argtypes = [ctypes.c_char_p]
-        library.parallel_pool_atari_set_rom_dir.restype = None
-        library.parallel_pool_atari_set_rom_dir(os.fsencode(rom_dirs[0]))
-        _native.load_library(path)
-    except (OSError, ValueError, AttributeError) as e:
-        raise ImportError(f"cannot load parallel_pool's Atari envs ({path}): {e}") from e
-
-
-_load_atari_envs()
-# --- end of the Atari family
-
+# Every env family, classic control included, is an env library under families/ (families.py).
+load_installed_families()
 _register_all_with_gymnasium()
