@@ -26,7 +26,8 @@ COMPILED = {"_native"}
 LAYERS: list[set[str]] = [
     {"_native"},
     {"errors"},  # exceptions
-    {"tasks"},  # the task table: aliases, lookup, metadata, family loading
+    {"families"},  # the env libraries: the installed families and out-of-tree ones
+    {"tasks"},  # the task table: aliases, lookup, metadata
     {"options"},  # kwargs: pool options, env config, autoreset modes, seeds
     {"spec"},  # EnvSpec: fields, spaces, dm_env specs
     {"unpack"},  # native results -> (obs, reward, terminated, truncated, info)

@@ -58,9 +58,26 @@ class Registry {
     return ids;
   }
 
+  // The data directories found for the env library being registered (see family.h): the loader
+  // sets them before it calls the library's parallel_pool_register, which reads them here.
+  void SetResources(std::map<std::string, std::string> resources) {
+    std::lock_guard<std::mutex> lock(mu_);
+    resources_ = std::move(resources);
+  }
+  std::string Resource(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = resources_.find(name);
+    if (it == resources_.end()) {
+      throw std::invalid_argument("no resource '" + name + "' was given to this env library (declare it with "
+                                  "PP_FAMILY_RESOURCES)");
+    }
+    return it->second;
+  }
+
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const TaskEntry>> tasks_;
+  std::map<std::string, std::string> resources_;
 };
 
 // How many specs this process has built. Building one can be costly (a MuJoCo task compiles its

@@ -1,6 +1,5 @@
 // The pybind11 module parallel_pool._native: task lookup, specs as plain dicts, and the Pool.
 // Conversion and GIL handling live here; no env logic and no pool logic.
-#include <dlfcn.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -10,10 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/family_loader.h"
 #include "core/pool.h"
 #include "core/registry.h"
-#include "envs/classic_control/register.h"
-#include "envs/tutorial/register.h"
 
 namespace py = pybind11;
 
@@ -410,8 +408,6 @@ class PyPool {
 PYBIND11_MODULE(_native, m) {
   using namespace pp;
   m.doc() = "parallel_pool's native engine (see parallel_pool for the Python API)";
-  RegisterClassicControl(Registry::Global());
-  RegisterTutorial(Registry::Global());
 
   static py::exception<ClosedError> closed_error(m, "PoolClosedError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
@@ -425,26 +421,15 @@ PYBIND11_MODULE(_native, m) {
   });
 
   m.def("task_ids", [] { return Registry::Global().TaskIds(); });
-  // An env library built outside this repository exports
-  //   extern "C" void parallel_pool_register(pp::Registry* registry);
-  // and must be built with this module's compiler and headers (it shares C++ types with it).
-  m.def("load_library", [](const std::string& path) {
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) throw py::value_error(std::string("cannot load env library: ") + dlerror());
-    using RegisterFn = void (*)(Registry*);
-    auto fn = reinterpret_cast<RegisterFn>(dlsym(handle, "parallel_pool_register"));
-    if (fn == nullptr) {
-      dlclose(handle);
-      throw py::value_error("env library " + path + " has no parallel_pool_register function");
-    }
-    const std::vector<std::string> before = Registry::Global().TaskIds();
-    fn(&Registry::Global());  // the library stays loaded: its envs' code lives in it
-    std::vector<std::string> added;
-    for (const auto& id : Registry::Global().TaskIds()) {
-      if (std::find(before.begin(), before.end(), id) == before.end()) added.push_back(id);
-    }
-    return added;
+  // Env libraries (core/family.h): every family, and those built outside this repository.
+  m.def("library_resources", [](const std::string& path) {
+    py::list out;
+    for (const ResourceRequest& r : LibraryResources(path)) out.append(py::make_tuple(r.name, r.package, r.path));
+    return out;
   });
+  m.def("load_library", [](const std::string& path, const std::map<std::string, std::string>& resources) {
+    return LoadEnvLibrary(Registry::Global(), path, resources);
+  }, py::arg("path"), py::arg("resources") = std::map<std::string, std::string>{});
   m.def("task_info", [](const std::string& task_id) {
     auto task = FindTask(task_id);
     py::dict d;

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import os
 
+from parallel_pool import _native
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.factory import make, make_dm, make_gym, make_gymnasium, make_spec, register
 from parallel_pool.factory import register_with_gymnasium as _register_with_gymnasium
+from parallel_pool.families import load_installed_families as _load_installed_families
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.spec import EnvSpec
 from parallel_pool.tasks import list_all_envs
-from parallel_pool.tasks import load_families as _load_families
 from parallel_pool.vector import ParallelPoolVectorEnv
 
 __version__ = "0.1.0"
@@ -34,6 +35,7 @@ __all__ = [
     "GymnasiumEnv",
     "ParallelPoolVectorEnv",
     "PoolClosedError",
+    "get_cmake_dir",
     "get_include",
     "list_all_envs",
     "make",
@@ -56,6 +58,19 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "native")
 
 
-# The env families' tasks join the built-in ones, then every task is listed with Gymnasium.
-_load_families()
+def get_cmake_dir() -> str:
+    """The directory holding the engine's CMake package config, for C++ programs that use the engine
+    without Python and for env libraries built outside this repository::
+
+        cmake -Dparallel_pool_DIR="$(python -c 'import parallel_pool; print(parallel_pool.get_cmake_dir())')" ...
+
+    then ``find_package(parallel_pool CONFIG REQUIRED)`` gives the targets ``parallel_pool::engine``
+    and ``parallel_pool::headers`` and the function ``parallel_pool_add_env_library`` (README, "C++").
+    """
+    return os.path.join(os.path.dirname(os.path.abspath(_native.__file__)), "cmake")
+
+
+# Every env family, classic control included, is an env library under families/ (families.py);
+# then every task is listed with Gymnasium.
+_load_installed_families()
 _register_with_gymnasium(list_all_envs())

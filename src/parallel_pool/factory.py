@@ -25,6 +25,7 @@ import gymnasium
 from parallel_pool import _native, tasks
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
+from parallel_pool.families import load_env_library
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.options import resolve
 from parallel_pool.spec import EnvSpec
@@ -91,7 +92,7 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
         path = os.fspath(library)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no env library at {path!r}")
-        new_ids = list(_native.load_library(os.path.abspath(path)))
+        new_ids = load_env_library(os.path.abspath(path))
     else:
         if not isinstance(task_id, str) or not task_id:
             raise ValueError("task_id must be a non-empty str")

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/task_maker.h"
 #include "envs/atari/atari_env.h"
 
 namespace pp::atari {
@@ -38,15 +39,9 @@ int RegisterAtari(Registry& registry, const std::string& rom_dir) {
   for (const fs::directory_entry& entry : fs::directory_iterator(rom_dir, error)) {
     // Only ROMs ALE knows (ale-py ships a few it cannot play, e.g. combat.bin).
     if (entry.path().extension() != ".bin" || !RomSettingsFor(entry.path().string())) continue;
-    TaskEntry task;
-    task.task_id = RomIdToName(entry.path().stem().string()) + "-v5";
-    task.family = "atari";
-    task.defaults = AtariDefaults(entry.path().string());
-    task.make_spec = [](const std::string& /*id*/, const Config& config) { return MakeAtariSpec(config); };
-    task.make_env = [](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
-      return std::make_unique<AtariEnv>(spec, env_id);
-    };
-    registry.Add(std::move(task));
+    registry.Add(MakeTask<AtariEnv>(RomIdToName(entry.path().stem().string()) + "-v5", "atari",
+                                    AtariDefaults(entry.path().string()),
+                                    [](const std::string& /*id*/, const Config& config) { return MakeAtariSpec(config); }));
     ++added;
   }
   return added;

@@ -1,5 +1,5 @@
 // Registration of the Atari tasks (family "atari"): one <Game>-v5 per ROM file in a directory.
-// Used by library.cc (the _atari_envs.so entry point) and by native/bench/atari_raw.cc.
+// Used by family.cc (the entry point of families/atari.so) and by native/bench/atari_raw.cc.
 #pragma once
 
 #include <string>

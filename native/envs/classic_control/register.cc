@@ -3,9 +3,11 @@
 #include "envs/classic_control/register.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "core/task_maker.h"
 #include "envs/classic_control/acrobot.h"
 #include "envs/classic_control/cartpole.h"
 #include "envs/classic_control/mountain_car.h"
@@ -15,22 +17,11 @@
 namespace pp {
 namespace {
 
-using SpecFn = EnvSpec (*)(const std::string&, const Config&);
-
-// `reward_threshold` is Gymnasium's registered value; has_threshold is false where it registers none.
+// `threshold` is Gymnasium's registered reward threshold (std::nullopt where it registers none).
 template <typename EnvT>
-TaskEntry MakeTask(std::string task_id, Config defaults, SpecFn spec_fn, bool has_threshold,
-                   double reward_threshold) {
-  TaskEntry task;
-  task.task_id = std::move(task_id);
-  task.family = "classic_control";
-  task.defaults = std::move(defaults);
-  if (has_threshold) task.reward_threshold = reward_threshold;
-  task.make_spec = spec_fn;
-  task.make_env = [](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
-    return std::make_unique<EnvT>(spec, env_id);
-  };
-  return task;
+TaskEntry ClassicTask(std::string task_id, Config defaults, SpecMaker spec_fn, std::optional<double> threshold) {
+  return pp::MakeTask<EnvT>(std::move(task_id), "classic_control", std::move(defaults), std::move(spec_fn),
+                            threshold);
 }
 
 }  // namespace
@@ -38,13 +29,13 @@ TaskEntry MakeTask(std::string task_id, Config defaults, SpecFn spec_fn, bool ha
 void RegisterClassicControl(Registry& registry) {
   using namespace classic_control;
   // Time limits and thresholds from gymnasium/envs/__init__.py.
-  registry.Add(MakeTask<CartPoleEnv>("CartPole-v0", CartPoleDefaults(200), CartPoleSpec, true, 195.0));
-  registry.Add(MakeTask<CartPoleEnv>("CartPole-v1", CartPoleDefaults(500), CartPoleSpec, true, 475.0));
-  registry.Add(MakeTask<MountainCarEnv>("MountainCar-v0", MountainCarDefaults(200), MountainCarSpec, true, -110.0));
-  registry.Add(MakeTask<MountainCarContinuousEnv>("MountainCarContinuous-v0", MountainCarContinuousDefaults(999),
-                                                  MountainCarContinuousSpec, true, 90.0));
-  registry.Add(MakeTask<PendulumEnv>("Pendulum-v1", PendulumDefaults(200), PendulumSpec, false, 0.0));
-  registry.Add(MakeTask<AcrobotEnv>("Acrobot-v1", AcrobotDefaults(500), AcrobotSpec, true, -100.0));
+  registry.Add(ClassicTask<CartPoleEnv>("CartPole-v0", CartPoleDefaults(200), CartPoleSpec, 195.0));
+  registry.Add(ClassicTask<CartPoleEnv>("CartPole-v1", CartPoleDefaults(500), CartPoleSpec, 475.0));
+  registry.Add(ClassicTask<MountainCarEnv>("MountainCar-v0", MountainCarDefaults(200), MountainCarSpec, -110.0));
+  registry.Add(ClassicTask<MountainCarContinuousEnv>("MountainCarContinuous-v0", MountainCarContinuousDefaults(999),
+                                                  MountainCarContinuousSpec, 90.0));
+  registry.Add(ClassicTask<PendulumEnv>("Pendulum-v1", PendulumDefaults(200), PendulumSpec, std::nullopt));
+  registry.Add(ClassicTask<AcrobotEnv>("Acrobot-v1", AcrobotDefaults(500), AcrobotSpec, -100.0));
 }
 
 }  // namespace pp

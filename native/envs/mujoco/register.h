@@ -1,5 +1,5 @@
 // Registration of Gymnasium's MuJoCo tasks (family "mujoco"), each as -v4 and -v5.
-// Used by library.cc (the _mujoco_envs.so entry point) and by native/bench/mujoco_raw.cc.
+// Used by family.cc (the entry point of families/mujoco.so) and by native/bench/mujoco_raw.cc.
 #pragma once
 
 #include <string>

@@ -3,16 +3,14 @@
 
 #include <memory>
 
+#include "core/task_maker.h"
 #include "envs/tutorial/guessing_game.h"
 
 namespace pp {
 
 void RegisterTutorial(Registry& registry) {
-  TaskEntry entry;
-  entry.task_id = "GuessingGame-v0";
-  entry.family = "tutorial";
   // Every config key the task accepts, with its default; users override them as make() kwargs.
-  entry.defaults = Config{
+  Config defaults{
       {"max_episode_steps", int64_t{100}},
       {"max_num_players", int64_t{4}},
       {"num_actions", int64_t{4}},
@@ -20,17 +18,14 @@ void RegisterTutorial(Registry& registry) {
       {"raise_on_step", int64_t{-1}},  // raise from Step() on this elapsed step (tests errors)
       {"step_sleep_us", int64_t{0}},   // sleep (1 + env_id % 4) * this per step (tests async)
   };
-  entry.make_spec = [](const std::string& task_id, const Config& config) {
+  auto make_spec = [](const std::string& task_id, const Config& config) {
     EnvSpec spec = tutorial::GuessingGame::MakeSpec(task_id, config);
     if (spec.max_num_players > tutorial::GuessingGame::kMaxPlayersOnStack) {
       throw std::invalid_argument("max_num_players must be <= 64");
     }
     return spec;
   };
-  entry.make_env = [](const EnvSpec& spec, int env_id) -> std::unique_ptr<Env> {
-    return std::make_unique<tutorial::GuessingGame>(spec, env_id);
-  };
-  registry.Add(std::move(entry));
+  registry.Add(MakeTask<tutorial::GuessingGame>("GuessingGame-v0", "tutorial", std::move(defaults), make_spec));
 }
 
 }  // namespace pp
