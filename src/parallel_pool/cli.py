@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import parallel_pool_bench as bench
+
 PROG = "parallel-pool"
 # `bench` defaults: five sizes, each method timed in three ~0.7 s segments, so that
 # `parallel-pool bench CartPole-v1` takes about a minute on a 2-core machine.
@@ -105,8 +107,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from parallel_pool import bench
-
     for task_id in args.tasks:
         _check_task(task_id)
     if any(n < 1 for n in args.num_envs):
@@ -159,8 +159,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from parallel_pool.bench import METHODS
-
     parser = argparse.ArgumentParser(prog=PROG, description="Batched C++ RL environments: tasks and benchmarks.")
     sub = parser.add_subparsers(dest="command", metavar="{list,info,bench}")
     sub.required = True
@@ -195,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-threads", type=int, default=0, help="our pool's threads (default: 0, one per CPU)")
     p.add_argument("--async-fraction", type=float, default=0.5,
                    help="async modes use batch_size = max(1, fraction * num_envs) (default: 0.5)")
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None,
+    p.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=None,
                    help="methods to run (default: all; unavailable ones are noted and skipped)")
     p.add_argument("--no-gymnasium-async", action="store_true",
                    help="skip Gymnasium's AsyncVectorEnv (its subprocesses are slow to start)")
