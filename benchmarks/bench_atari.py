@@ -7,7 +7,7 @@ Measures, side by side in one run on this machine:
    installed) over ale_py's ``ALE/Pong-v5`` (``frameskip=1``, ``repeat_action_probability=0``) in
    ``AtariPreprocessing(frame_skip=4, noop_max=30, screen_size=84)`` and
    ``FrameStackObservation(4)`` (the same preprocessing as ours), and EnvPool's sync and async
-   modes (when installed: ``pip install envpool==1.2.5``), interleaved as ``parallel_pool/bench.py``
+   modes (when installed: ``pip install envpool==1.2.5``), interleaved as ``parallel_pool_bench``
    does;
 2. the raw single-thread C++ loop (native/bench/atari_raw.cc, no pool, no Python) in its two modes,
    "emulation" (ALE alone, 4 act() per step) and "preprocess" (our full env step: max-pool, grey,
@@ -47,7 +47,7 @@ from typing import Any
 import gymnasium
 import limit_check  # benchmarks/limit_check.py, next to this script
 
-from parallel_pool import bench
+import parallel_pool_bench as bench
 
 TASK = "Pong-v5"
 FRAME_SKIP = 4
@@ -213,7 +213,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
     parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
     args = parser.parse_args(argv)
-    bench.GYMNASIUM_EQUIVALENTS[TASK] = make_gymnasium_pong
 
     machine = bench.machine_info()
     print(f"# Atari ({TASK}): parallel_pool vs Gymnasium {machine['gymnasium']} + ale_py, SB3, EnvPool")
@@ -259,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_throughput:
         result = bench.run_benchmarks(
             [TASK], args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-            progress=not args.no_progress,
+            progress=not args.no_progress, gymnasium_equivalents={TASK: make_gymnasium_pong},
         )
         print()
         print(f"## Throughput (frames/s = steps/s x {FRAME_SKIP}, median of {args.repeats} interleaved segments)")

@@ -9,7 +9,7 @@ Measures, side by side in one run on this machine:
 
 prints markdown tables, checks the two targets (single env >= 2x Gymnasium's; at num_envs=256
 >= 10x Gymnasium's best vector env) and optionally appends everything to a JSON file.
-How each number is measured is in ``parallel_pool/bench.py`` and benchmarks/BENCHMARKS.md.
+How each number is measured is in ``parallel_pool_bench`` and benchmarks/BENCHMARKS.md.
 
 Usage:
     python benchmarks/bench_classic_control.py                      # ~2-3 minutes on 2 cores
@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parallel_pool import bench
+import parallel_pool_bench as bench
 
 TASK = "CartPole-v1"
 NUM_ENVS = (1, 4, 16, 64, 256)

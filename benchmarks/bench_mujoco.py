@@ -16,7 +16,7 @@ Measures, side by side in one run on this machine, in this order:
 3. env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against Gymnasium's
    AsyncVectorEnv, SB3's SubprocVecEnv (when installed) and EnvPool's sync and async modes (when
    installed: ``pip install envpool==1.2.5``), for num_envs 1, 2, 4, 8, 16, 32, interleaved as
-   ``parallel_pool/bench.py`` does. The Gymnasium rows import `mujoco` into this process, so by
+   ``parallel_pool_bench`` does. The Gymnasium rows import `mujoco` into this process, so by
    default the timer callback is removed (``mujoco.mj_resetCallbacks()``) before this step: our
    rows then run as in the process of a user who does not import `mujoco` (as EnvPool's
    statically linked MuJoCo always does). Gymnasium's AsyncVectorEnv workers, forked from this
@@ -48,7 +48,7 @@ from typing import Any, Callable
 import gymnasium
 import limit_check  # benchmarks/limit_check.py, next to this script
 
-from parallel_pool import bench
+import parallel_pool_bench as bench
 
 TASKS = ("Ant-v5", "HalfCheetah-v5")
 NUM_ENVS = (1, 2, 4, 8, 16, 32)

@@ -30,7 +30,7 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from parallel_pool import bench
+import parallel_pool_bench as bench
 
 
 def cpu_ticks(cpus: list[int]) -> tuple[int, int]:
@@ -93,7 +93,7 @@ def interleaved(
 ) -> dict[str, Any]:
     """Per config name -> (num_envs, batch_size): the median rate and the median per-round ratio to
     the 2-core limit. ``pool_scale`` converts env steps to the raw loop's unit (Atari: frames)."""
-    # bench.py's runners (our sync mode: step; async: recv/send), timed the way its tables are.
+    # parallel_pool_bench's runners (our sync mode: step; async: recv/send), timed the way its tables are.
     runners: dict[str, bench.Runner] = {}
     calls: dict[str, int] = {}
     limits: list[float] = []
@@ -117,7 +117,7 @@ def interleaved(
             for name in order:
                 runner = runners[name]
                 ticks = cpu_ticks(cpus)
-                elapsed = bench._time_calls(runner, calls[name], bench.HANG_SECONDS)
+                elapsed = bench.time_calls(runner, calls[name], bench.HANG_SECONDS)
                 pool_steal = steal_fraction(ticks, cpu_ticks(cpus))
                 rate = calls[name] * runner.steps_per_call / elapsed * pool_scale
                 after, after_steal = two_pinned_loops(raw_cmd, cpus, pattern, seconds)

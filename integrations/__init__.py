@@ -10,4 +10,7 @@ so ``import parallel_pool.integrations`` needs nothing heavy:
   ``parallel_pool/<task>`` env configurations.
 - ``acme``: ``Environment`` (one env) and ``BatchedEnvironment``, ``dm_env.Environment`` adapters.
 - ``rllib`` and ``ray``: the RLlib env-runner plug-in and the one-pool-per-node Ray layer.
+
+``common`` holds what they share (per-env rows and attributes, seeds, checks on kwargs and pools);
+it needs only NumPy.
 """

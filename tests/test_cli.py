@@ -8,9 +8,10 @@ import subprocess
 import sys
 import tempfile
 
+import gymnasium
 import pytest
 
-from parallel_pool import bench
+import parallel_pool_bench as bench
 from parallel_pool.cli import main
 
 BENCH_ARGS = ["bench", "CartPole-v1", "--num-envs", "1", "2", "--steps", "200", "--no-gymnasium-async"]
@@ -169,5 +170,22 @@ def test_watchdog_reports_a_hung_pool() -> None:
 
     runner = Stuck()
     with pytest.raises(bench.Hung, match="no result for 0.2 s"):
-        bench._time_calls(runner, 1, limit=0.2)
+        bench.time_calls(runner, 1, limit=0.2)
     assert runner.aborted and runner.closed.is_set()
+
+
+def test_gymnasium_equivalents_are_an_argument_not_a_global() -> None:
+    # A task id Gymnasium does not know: its Gymnasium methods run only with an equivalent given,
+    # and only in the call that is given it.
+    task_id = "NotInGymnasium-v0"
+    equivalents = {task_id: lambda: gymnasium.make("CartPole-v1")}
+    assert bench.check_available("gym-sync", task_id) == f"Gymnasium has no env {task_id!r}"
+    assert bench.check_available("gym-sync", task_id, equivalents) is None
+    result = bench.run_benchmarks([task_id], [2], ["gym-sync"], seconds=None, steps=20, repeats=1, progress=False,
+                                  gymnasium_equivalents=equivalents)
+    assert not result.skipped
+    (m,) = result.measurements
+    assert (m.method, m.num_envs) == ("gym-sync", 2) and m.steps_per_s
+    again = bench.run_benchmarks([task_id], [2], ["gym-sync"], seconds=None, steps=20, repeats=1, progress=False)
+    assert again.skipped == {(task_id, "gym-sync"): f"Gymnasium has no env {task_id!r}"}
+    assert not again.measurements

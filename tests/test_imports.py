@@ -22,7 +22,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 COMPILED = {"_native"}
 
 # The package's layers, bottom to top: a module may import modules of lower layers only. The
-# package itself (``__init__``) re-exports the public names; ``bench`` and ``cli`` use the package.
+# package itself (``__init__``) re-exports the public names; ``cli`` uses the package.
 LAYERS: list[set[str]] = [
     {"_native"},
     {"errors"},  # exceptions
@@ -36,7 +36,6 @@ LAYERS: list[set[str]] = [
     {"vector"},  # the VectorEnv view over the Gymnasium front-end
     {"factory"},  # make*, register, Gymnasium registration
     {"__init__"},
-    {"bench"},
     {"cli"},
 ]
 
@@ -202,10 +201,9 @@ def test_the_package_imports_only_downward() -> None:
 
 def test_no_function_level_import_of_a_package_module() -> None:
     # A lazy import of the package inside a function is how a cycle hides; heavy third-party
-    # libraries may still be imported lazily. bench.py is leaving the package (issue 13, point 6).
+    # libraries may still be imported lazily.
     _, trees = import_graph(PACKAGE_DIR)
     lazy = {name: lines for name, tree in trees.items() if (lines := function_level_imports(tree))}
-    lazy.pop("bench", None)
     assert lazy == {}
 
 

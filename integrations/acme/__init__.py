@@ -20,6 +20,7 @@ import numpy as np
 from dm_env import specs
 
 import parallel_pool
+from parallel_pool.integrations.common import check_sync_batch_size, reject_kwargs, take_rows
 
 __all__ = ["BatchedEnvironment", "Environment"]
 
@@ -58,9 +59,9 @@ class BatchedEnvironment(dm_env.Environment):
     """
 
     def __init__(self, task_id: str, num_envs: int = 1, **make_kwargs: Any) -> None:
-        batch_size = make_kwargs.pop("batch_size", None)
-        if batch_size not in (None, num_envs):
-            raise ValueError("a BatchedEnvironment steps every env at once: batch_size must equal num_envs")
+        check_sync_batch_size(
+            make_kwargs, num_envs, "a BatchedEnvironment steps every env at once: batch_size must equal num_envs"
+        )
         self.pool = parallel_pool.make_dm(task_id, num_envs=num_envs, **make_kwargs)
         self.num_envs = num_envs
         self.info: dict[str, np.ndarray] = {}
@@ -119,18 +120,15 @@ class Environment(dm_env.Environment):
     """
 
     def __init__(self, task_id: str, **make_kwargs: Any) -> None:
-        for key in ("num_envs", "batch_size"):
-            if key in make_kwargs:
-                raise ValueError(f"an Environment is one env: {key} cannot be set")
+        reject_kwargs(make_kwargs, ("num_envs", "batch_size"), "an Environment is one env: {key} cannot be set")
         self._batched = BatchedEnvironment(task_id, num_envs=1, **make_kwargs)
         self.pool = self._batched.pool
         self.info: dict[str, Any] = {}
 
     def _single(self, ts: dm_env.TimeStep) -> dm_env.TimeStep:
         step_type = dm_env.StepType(int(ts.step_type[0]))
-        obs = ts.observation
-        obs = {key: v[0] for key, v in obs.items()} if isinstance(obs, dict) else obs[0]
-        self.info = {key: v[0] for key, v in self._batched.info.items()}
+        obs = take_rows(ts.observation, 0)
+        self.info = take_rows(self._batched.info, 0)
         if step_type is dm_env.StepType.FIRST:
             return dm_env.TimeStep(step_type, None, None, obs)
         return dm_env.TimeStep(step_type, np.float64(ts.reward[0]), np.float32(ts.discount[0]), obs)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+import parallel_pool
 from parallel_pool.errors import EnvError
 
 
@@ -31,9 +32,7 @@ class PoolActor:
     """
 
     def __init__(self, task_id: str, offset: int, make_kwargs: dict[str, Any]) -> None:
-        import parallel_pool
-
-        self._env = parallel_pool.make(task_id, env_type="gymnasium", **make_kwargs)
+        self._env = parallel_pool.make_gymnasium(task_id, **make_kwargs)
         self._offset = offset
         self._deferred_error: tuple[str, list[int]] | None = None
 

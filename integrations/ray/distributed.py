@@ -18,6 +18,7 @@ from ray.exceptions import GetTimeoutError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from parallel_pool.errors import EnvError, PoolClosedError
+from parallel_pool.integrations.common import reject_kwargs, take_rows
 from parallel_pool.integrations.ray.actor import PoolActor
 
 __all__ = ["DistributedPool", "NodeFailedError", "make_distributed"]
@@ -104,9 +105,8 @@ class DistributedPool:
     ) -> None:
         if not ray.is_initialized():
             raise RuntimeError("make_distributed needs a Ray cluster: call ray.init(...) first")
-        for key in ("num_envs", "batch_size", "num_threads"):
-            if key in make_kwargs:
-                raise ValueError(f"pass {key}_per_node, not {key}: each node holds its own pool")
+        reject_kwargs(make_kwargs, ("num_envs", "batch_size", "num_threads"),
+                      "pass {key}_per_node, not {key}: each node holds its own pool")
         if batch_size_per_node is None:
             batch_size_per_node = num_envs_per_node
         self.task_id = task_id
@@ -198,7 +198,7 @@ class DistributedPool:
         self._check_usable()
         _check_rows(actions, self.num_envs)
         n = self.num_envs_per_node
-        refs = [node.actor.step.remote(_rows(actions, node.offset, node.offset + n)) for node in self._nodes]
+        refs = [node.actor.step.remote(take_rows(actions, slice(node.offset, node.offset + n))) for node in self._nodes]
         return _merge_rows(self._gather(refs))
 
     # --- async ---
@@ -231,7 +231,7 @@ class DistributedPool:
             return
         for k in np.unique(node_of):
             mask = node_of == k
-            self._send_to(self._nodes[int(k)], _rows(actions, mask), ids[mask])
+            self._send_to(self._nodes[int(k)], take_rows(actions, mask), ids[mask])
 
     def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """The next node batch to arrive (``batch_size_per_node`` rows), as that node's arrays.
@@ -446,14 +446,6 @@ def _check_rows(actions: Any, expected: int) -> None:
     rows = len(actions) if hasattr(actions, "__len__") else None
     if rows != expected:
         raise ValueError(f"expected one action row per env id ({expected}), got {rows}")
-
-
-def _rows(actions: Any, start: Any, stop: int | None = None) -> Any:
-    """Rows ``start:stop`` (or the rows of a mask) of an action array, or of each one in a dict."""
-    if isinstance(actions, dict):
-        return {key: _rows(value, start, stop) for key, value in actions.items()}
-    actions = np.asarray(actions)
-    return actions[start:stop] if stop is not None else actions[start]
 
 
 def _merge_rows(results: list[tuple]) -> tuple:

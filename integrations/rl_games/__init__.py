@@ -25,6 +25,7 @@ from rl_games.common import env_configurations, vecenv
 from rl_games.common.ivecenv import IVecEnv
 
 import parallel_pool
+from parallel_pool.integrations.common import reject_kwargs, row_info_keys
 
 __all__ = ["CONFIG_NAME", "VECENV_TYPE", "RlGamesVecEnv", "register"]
 
@@ -58,16 +59,15 @@ class RlGamesVecEnv(IVecEnv):
         if task_id is None:
             raise ValueError("name the task: env_config: {env_name: <task id>}, or env_name: parallel_pool/<task id>")
         self.has_lives = bool(kwargs.pop("has_lives", False))
-        for key in ("autoreset_mode", "batch_size", "num_envs"):
-            if key in kwargs:
-                raise ValueError(f"{key} is set by the rl_games adapter (num_actors envs, same_step autoreset)")
+        reject_kwargs(kwargs, ("autoreset_mode", "batch_size", "num_envs"),
+                      "{key} is set by the rl_games adapter (num_actors envs, same_step autoreset)")
         kwargs.setdefault("episode_stats", True)
-        self.env = parallel_pool.make(task_id, num_envs=num_actors, autoreset_mode="same_step", **kwargs)
+        self.env = parallel_pool.make_gymnasium(task_id, num_envs=num_actors, autoreset_mode="same_step", **kwargs)
         self.task_id = task_id
         self.num_actors = num_actors
         self.observation_space = self.env.observation_space
         self.action_space = self.env.action_space
-        self._info_keys = [f.key for f in self.env.spec.info_fields if not f.per_player]
+        self._info_keys = row_info_keys(self.env.spec)
         if not self.has_lives and "lives" in self._info_keys:
             self._info_keys.remove("lives")
         self._scores = np.zeros(num_actors, dtype=np.float64)

@@ -26,6 +26,17 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 import parallel_pool
+from parallel_pool.integrations.common import (
+    EnvAttributes,
+    check_no_reset_options,
+    check_sync_batch_size,
+    fill_seeds,
+    render_frames,
+    require_single_player,
+    row_info,
+    row_info_keys,
+    take_rows,
+)
 
 __all__ = ["ParallelPoolVecEnv"]
 
@@ -81,20 +92,18 @@ class ParallelPoolVecEnv(VecEnv):
         if mode not in ("same_step", gym.vector.AutoresetMode.SAME_STEP):
             raise ValueError(f"SB3 VecEnvs reset in the step that ends an episode: autoreset_mode must be "
                              f"'same_step', got {mode!r}")
-        batch_size = make_kwargs.pop("batch_size", None)
-        if batch_size not in (None, num_envs):
-            raise ValueError(f"an SB3 VecEnv steps every env at once: batch_size must equal num_envs ({num_envs})")
+        check_sync_batch_size(
+            make_kwargs, num_envs, f"an SB3 VecEnv steps every env at once: batch_size must equal num_envs ({num_envs})"
+        )
         make_kwargs.setdefault("episode_stats", True)
-        self.pool = parallel_pool.make(
+        self.pool = parallel_pool.make_gymnasium(
             task_id, num_envs=num_envs, seed=seed, autoreset_mode="same_step", **make_kwargs
         )
-        if self.pool.spec.max_num_players > 1:
-            self.pool.close()
-            raise ValueError(f"{task_id} is multi-player; an SB3 VecEnv has one row per env")
+        require_single_player(self.pool, "an SB3 VecEnv")
         self.task_id = task_id
         self._episode_stats: bool = self.pool.config["episode_stats"]
-        self._info_keys = [f.key for f in self.pool.spec.info_fields if not f.per_player]
-        self._user_attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+        self._info_keys = row_info_keys(self.pool.spec)
+        self._attrs = EnvAttributes(self.pool, "ParallelPoolVecEnv")
         self._waiting = False
         # VecMonitor's "t" is the time since the wrapper was made.
         self._t_start = time.time()
@@ -102,15 +111,10 @@ class ParallelPoolVecEnv(VecEnv):
 
     # --- stepping ---
     def reset(self) -> VecEnvObs:
-        if any(self._options):
-            raise ValueError(f"native envs take no reset options, got {self._options!r}")
+        check_no_reset_options(self._options)
         self._finish_pending_step()
-        seeds = None
-        if any(s is not None for s in self._seeds):
-            fresh = np.random.SeedSequence().generate_state(self.num_envs, dtype=np.uint32)
-            seeds = [int(s) if s is not None else int(f) for s, f in zip(self._seeds, fresh)]
-        obs, info = self.pool.reset(seed=seeds)
-        self.reset_infos = [self._row_info(info, i) for i in range(self.num_envs)]
+        obs, info = self.pool.reset(seed=fill_seeds(self._seeds))
+        self.reset_infos = [row_info(info, self._info_keys, i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
         return obs
@@ -123,7 +127,7 @@ class ParallelPoolVecEnv(VecEnv):
         self._waiting = False
         obs, reward, terminated, truncated, info = self.pool.recv()
         dones = terminated | truncated
-        infos = [self._row_info(info, i) for i in range(self.num_envs)]
+        infos = [row_info(info, self._info_keys, i) for i in range(self.num_envs)]
         time_limit = truncated & ~terminated
         for i in range(self.num_envs):
             infos[i]["TimeLimit.truncated"] = bool(time_limit[i])
@@ -132,14 +136,14 @@ class ParallelPoolVecEnv(VecEnv):
             episode = info.get("episode")
             ended = info.get("_episode")
             t = round(time.time() - self._t_start, 6)
-            for i in np.flatnonzero(dones):
-                self.reset_infos[i] = infos[i]
-                row = {key: final_info[key][i] for key in self._info_keys if key in final_info}
-                row["TimeLimit.truncated"] = bool(time_limit[i])
-                row["terminal_observation"] = final_obs[i]
-                if ended is not None and ended[i]:
-                    row["episode"] = {"r": np.float32(episode["r"][i]), "l": np.int32(episode["l"][i]), "t": t}
-                infos[i] = row
+            for k in np.flatnonzero(dones):
+                self.reset_infos[k] = infos[k]
+                row = row_info(final_info, self._info_keys, k)
+                row["TimeLimit.truncated"] = bool(time_limit[k])
+                row["terminal_observation"] = final_obs[k]
+                if ended is not None and episode is not None and ended[k]:
+                    row["episode"] = {"r": np.float32(episode["r"][k]), "l": np.int32(episode["l"][k]), "t": t}
+                infos[k] = row
         return obs, reward, dones, infos
 
     def close(self) -> None:
@@ -151,49 +155,25 @@ class ParallelPoolVecEnv(VecEnv):
             self._waiting = False
             self.pool.recv()
 
-    def _row_info(self, info: dict[str, Any], i: int) -> dict[str, Any]:
-        return {key: info[key][i] for key in self._info_keys if key in info}
-
     # --- per-env attributes and methods, answered by the pool ---
-    def _env_attr(self, name: str, i: int) -> Any:
-        if name in self._user_attrs[i]:
-            return self._user_attrs[i][name]
-        if name == "render_mode":
-            return self.pool.render_mode
-        config = self.pool.config
-        if name in config:
-            return config[name]
-        if not name.startswith("_") and hasattr(self.pool, name):
-            return getattr(self.pool, name)
-        raise AttributeError(f"the native {self.task_id} envs have no attribute {name!r}")
-
-    def _is_fixed(self, name: str) -> bool:
-        return name == "render_mode" or name in self.pool.config or hasattr(self.pool, name)
-
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        return [self._env_attr(attr_name, i) for i in self._get_indices(indices)]
+        return [self._attrs.get(attr_name, i) for i in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        if self._is_fixed(attr_name):
-            raise AttributeError(
-                f"{attr_name!r} is fixed when the native pool is built; pass it to ParallelPoolVecEnv(...) instead"
-            )
-        for i in self._get_indices(indices):
-            self._user_attrs[i][attr_name] = value
+        self._attrs.set(attr_name, value, self._get_indices(indices))
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
         ids = list(self._get_indices(indices))
-        if ids and all(callable(self._user_attrs[i].get(method_name)) for i in ids):
-            return [self._user_attrs[i][method_name](*method_args, **method_kwargs) for i in ids]
+        stored = [self._attrs.stored(method_name, i) for i in ids]
+        if ids and all(callable(method) for method in stored):
+            return [method(*method_args, **method_kwargs) for method in stored]
         if method_name == "get_wrapper_attr":
-            return [self._env_attr(method_args[0], i) for i in ids]
+            return [self._attrs.get(method_args[0], i) for i in ids]
         if method_name == "has_wrapper_attr":
-            return [_has(self._env_attr, method_args[0], i) for i in ids]
+            return [self._attrs.has(method_args[0], i) for i in ids]
         if method_name == "render":
-            if self.pool.render_mode is None:
-                return [None for _ in ids]
-            return list(self.pool.render(np.asarray(ids, dtype=np.int64)))
+            return render_frames(self.pool, ids)
         if method_name == "reset":
             return self._reset_some(ids, method_kwargs.get("seed"), method_kwargs.get("options"))
         raise AttributeError(
@@ -203,8 +183,7 @@ class ParallelPoolVecEnv(VecEnv):
 
     def _reset_some(self, ids: list[int], seed: Any, options: Any) -> list[tuple[Any, dict[str, Any]]]:
         """Resets some envs now (as ``env.reset(seed=seed)`` on each); returns ``(obs, info)`` per env."""
-        if options:
-            raise ValueError(f"native envs take no reset options, got {options!r}")
+        check_no_reset_options(options)
         self._finish_pending_step()
         seeds = None
         if seed is not None:
@@ -215,9 +194,8 @@ class ParallelPoolVecEnv(VecEnv):
         obs, info = self.pool.reset(env_id=np.asarray(ids, dtype=np.int64), seed=seeds)
         out = []
         for row, i in enumerate(ids):
-            row_obs = {k: v[row] for k, v in obs.items()} if isinstance(obs, dict) else obs[row]
-            self.reset_infos[i] = self._row_info(info, row)
-            out.append((row_obs, self.reset_infos[i]))
+            self.reset_infos[i] = row_info(info, self._info_keys, row)
+            out.append((take_rows(obs, row), self.reset_infos[i]))
         return out
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
@@ -234,16 +212,7 @@ class ParallelPoolVecEnv(VecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         if self.pool.render_mode is None:
             warnings.warn(f"{self.task_id} does not render", stacklevel=2)
-            return [None for _ in range(self.num_envs)]
-        return list(self.pool.render())
+        return render_frames(self.pool)
 
     def __repr__(self) -> str:
         return f"ParallelPoolVecEnv({self.task_id!r}, num_envs={self.num_envs})"
-
-
-def _has(getter: Any, name: str, i: int) -> bool:
-    try:
-        getter(name, i)
-    except AttributeError:
-        return False
-    return True

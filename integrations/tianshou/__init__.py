@@ -10,7 +10,7 @@ friends) training and test envs of this kind.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -18,6 +18,17 @@ from tianshou.env import BaseVectorEnv, DummyVectorEnv
 from tianshou.highlevel.env import EnvFactory, EnvMode, VectorEnvType
 
 import parallel_pool
+from parallel_pool.integrations.common import (
+    EnvAttributes,
+    check_no_reset_options,
+    fill_seeds,
+    reject_kwargs,
+    render_frames,
+    require_single_player,
+    row_info,
+    row_info_keys,
+    take_rows,
+)
 
 __all__ = ["ParallelPoolEnvFactory", "PoolSingleEnv", "TianshouVectorEnv"]
 
@@ -71,9 +82,8 @@ class TianshouVectorEnv(BaseVectorEnv):
     ) -> None:
         if timeout is not None:
             raise ValueError("timeout is not supported: the native pool returns exactly wait_num envs per step")
-        for key in ("autoreset_mode", "batch_size"):
-            if key in make_kwargs:
-                raise ValueError(f"{key} is set by TianshouVectorEnv (autoreset same_step, batch_size=wait_num)")
+        reject_kwargs(make_kwargs, ("autoreset_mode", "batch_size"),
+                      "{key} is set by TianshouVectorEnv (autoreset same_step, batch_size=wait_num)")
         self.env_num = num_envs
         self.wait_num = wait_num or num_envs
         if not 1 <= self.wait_num <= num_envs:
@@ -85,22 +95,25 @@ class TianshouVectorEnv(BaseVectorEnv):
                 f"num_envs ({num_envs}) must be a multiple of wait_num ({self.wait_num}): each native recv "
                 "returns exactly wait_num envs"
             )
-        self.pool = parallel_pool.make(
+        self.pool = parallel_pool.make_gymnasium(
             task_id, num_envs=num_envs, batch_size=self.wait_num, seed=seed, autoreset_mode="same_step", **make_kwargs
         )
-        if self.pool.spec.max_num_players > 1:
-            self.pool.close()
-            raise ValueError(f"{task_id} is multi-player; a Tianshou vector env has one row per env")
+        require_single_player(self.pool, "a Tianshou vector env")
         self.task_id = task_id
         self.workers: list[Any] = []
         self.waiting_id: list[int] = []
         self.ready_id = list(range(num_envs))
         self.is_closed = False
-        self._single_observation_space = self.pool.observation_space
+        # The attributes whose per-env answer is not the pool's: each env has its own action space
+        # (Tianshou seeds each env's sampler), no render_mode, and Gymnasium's default reward_range.
         self._action_spaces = [copy.deepcopy(self.pool.action_space) for _ in range(num_envs)]
-        self._info_keys = [f.key for f in self.pool.spec.info_fields if not f.per_player]
+        self._attrs = EnvAttributes(self.pool, "TianshouVectorEnv", {
+            "action_space": lambda j: self._action_spaces[j],
+            "render_mode": lambda j: None,
+            "reward_range": lambda j: (-float("inf"), float("inf")),
+        })
+        self._info_keys = row_info_keys(self.pool.spec)
         self._filler_row = _filler_action(self.pool.action_space)
-        self._user_attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         # Envs whose next episode has started natively: env id -> (first obs, info).
         self._started: dict[int, tuple[Any, dict[str, Any]]] = {}
         # Envs stepped with a filler action (sync subset steps): they need a reset.
@@ -109,33 +122,12 @@ class TianshouVectorEnv(BaseVectorEnv):
     # --- attributes ---
     def get_env_attr(self, key: str, id: int | list[int] | np.ndarray | None = None) -> list[Any]:
         self._assert_is_not_closed()
-        return [self._env_attr(key, int(j)) for j in self._wrap_id(id)]
-
-    def _env_attr(self, key: str, j: int) -> Any:
-        if key in self._user_attrs[j]:
-            return self._user_attrs[j][key]
-        if key == "action_space":
-            return self._action_spaces[j]
-        if key == "observation_space":
-            return self._single_observation_space
-        if key == "render_mode":
-            return None
-        if key == "reward_range":
-            return (-float("inf"), float("inf"))
-        config = self.pool.config
-        if key in config:
-            return config[key]
-        if not key.startswith("_") and hasattr(self.pool, key):
-            return getattr(self.pool, key)
-        raise AttributeError(f"the native {self.task_id} envs have no attribute {key!r}")
+        return [self._attrs.get(key, int(j)) for j in self._wrap_id(id)]
 
     def set_env_attr(self, key: str, value: Any, id: int | list[int] | np.ndarray | None = None) -> None:
         """Stores a per-env Python attribute (the native env never reads it); config is fixed."""
         self._assert_is_not_closed()
-        if key in self.pool.config or key in ("action_space", "observation_space") or hasattr(self.pool, key):
-            raise AttributeError(f"{key!r} is fixed when the native pool is built; pass it to TianshouVectorEnv(...)")
-        for j in self._wrap_id(id):
-            self._user_attrs[int(j)][key] = value
+        self._attrs.set(key, value, self._wrap_id(id))
 
     # --- reset and step ---
     def reset(
@@ -151,11 +143,9 @@ class TianshouVectorEnv(BaseVectorEnv):
             return _stack([r[0] for r in rows]), _object_array([r[1] for r in rows])
         if len(ids) == self.env_num and np.array_equal(np.sort(ids), np.arange(self.env_num)):
             obs, infos = self._reset_all(seed)
-            return _take(obs, ids), infos[ids]
-        seeds = None
-        if seed is not None:
-            seeds = parallel_pool.options.env_seeds(seed, self.env_num)
-        obs, info = self.pool.reset(env_id=ids, seed=seeds)
+            return take_rows(obs, ids), infos[ids]
+        # The pool derives every env's seed from ``seed`` and gives the reset envs theirs.
+        obs, info = self.pool.reset(env_id=ids, seed=seed)
         for j in ids:
             self._started.pop(int(j), None)
             self._stale.discard(int(j))
@@ -172,8 +162,8 @@ class TianshouVectorEnv(BaseVectorEnv):
         rows: dict[int, tuple[Any, dict[str, Any]]] = {}
         for _ in range(self.env_num // self.wait_num):
             obs, _, _, _, info = self.pool.recv()
-            for k, (j, row_info) in enumerate(zip(info["env_id"], self._infos(info, info["env_id"]))):
-                rows[int(j)] = (_row(obs, k), row_info)
+            for k, (j, info_row) in enumerate(zip(info["env_id"], self._infos(info, info["env_id"]))):
+                rows[int(j)] = (take_rows(obs, k), info_row)
         return _stack([rows[j][0] for j in range(self.env_num)]), _object_array(
             [rows[j][1] for j in range(self.env_num)]
         )
@@ -219,8 +209,8 @@ class TianshouVectorEnv(BaseVectorEnv):
             self._stale.update(others.tolist())
             for j in others:
                 self._started.pop(int(j), None)
-            obs, rew, terminated, truncated = _take(obs, ids), rew[ids], terminated[ids], truncated[ids]
-            info = _take_info(info, ids)
+            obs, rew, terminated, truncated = take_rows(obs, ids), rew[ids], terminated[ids], truncated[ids]
+            info = take_rows(info, ids)
             return self._finish(obs, rew, terminated, truncated, info)
         if action is not None:
             busy = set(self.waiting_id).intersection(ids.tolist())
@@ -249,20 +239,15 @@ class TianshouVectorEnv(BaseVectorEnv):
             obs = _copy(obs)
             for k in np.flatnonzero(done):
                 j = int(env_ids[k])
-                self._started[j] = (_copy(_row(obs, k)), infos[k])
-                last = {"env_id": j}
-                last.update({key: final_info[key][k] for key in self._info_keys if key in final_info})
-                infos[k] = last
-                _set_row(obs, k, final_obs[k])
+                self._started[j] = (_copy(take_rows(obs, k)), infos[k])
+                infos[k] = {"env_id": j, **row_info(final_info, self._info_keys, k)}
+                _set_row(obs, int(k), final_obs[k])
         return _objects_if_dict(obs), rew, terminated, truncated, infos
 
     def _infos(self, info: dict[str, Any], env_ids: np.ndarray) -> np.ndarray:
-        rows = []
-        for k, j in enumerate(env_ids.tolist()):
-            row = {"env_id": j}
-            row.update({key: info[key][k] for key in self._info_keys if key in info})
-            rows.append(row)
-        return _object_array(rows)
+        return _object_array(
+            [{"env_id": j, **row_info(info, self._info_keys, k)} for k, j in enumerate(env_ids.tolist())]
+        )
 
     def _fillers(self, n: int) -> np.ndarray:
         return np.repeat(self._filler_row[None], n, axis=0)
@@ -280,16 +265,16 @@ class TianshouVectorEnv(BaseVectorEnv):
             seeds = [None if s is None else int(s) for s in seed]
         for space, s in zip(self._action_spaces, seeds):
             space.seed(s)
-        if any(s is not None for s in seeds):
-            fresh = np.random.SeedSequence().generate_state(self.env_num, dtype=np.uint32)
-            self._reset_all([s if s is not None else int(f) for s, f in zip(seeds, fresh)])
-        return [[s] for s in seeds]
+        filled = fill_seeds(seeds)
+        if filled is not None:
+            self._reset_all(filled)
+        # Per env what Tianshou's DummyEnvWorker.seed returns: [seed], and [None] for an env given
+        # none (its annotation, list[int] | None, does not say so).
+        return cast("list[list[int] | None]", [[s] for s in seeds])
 
     def render(self, **kwargs: Any) -> list[Any]:
         self._assert_is_not_closed()
-        if self.pool.render_mode is None:
-            return [None] * self.env_num
-        return list(self.pool.render())
+        return render_frames(self.pool)
 
     def close(self) -> None:
         self._assert_is_not_closed()
@@ -317,25 +302,22 @@ class PoolSingleEnv(gym.Env):
 
     def __init__(self, task_id: str, **make_kwargs: Any) -> None:
         make_kwargs.pop("render_mode", None)
-        self.pool = parallel_pool.make(task_id, num_envs=1, autoreset_mode="disabled", **make_kwargs)
+        self.pool = parallel_pool.make_gymnasium(task_id, num_envs=1, autoreset_mode="disabled", **make_kwargs)
         self.observation_space = self.pool.observation_space
         self.action_space = self.pool.action_space
         self.render_mode = None
-        self._info_keys = ["elapsed_step"] + [f.key for f in self.pool.spec.info_fields if not f.per_player]
+        self._info_keys = ["elapsed_step", *row_info_keys(self.pool.spec)]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
-        if options:
-            raise ValueError(f"native envs take no reset options, got {options!r}")
+        check_no_reset_options(options)
         obs, info = self.pool.reset(seed=seed)
-        return _row(obs, 0), self._info(info)
+        return take_rows(obs, 0), row_info(info, self._info_keys, 0)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, rew, terminated, truncated, info = self.pool.step(np.asarray(action)[None])
-        return _row(obs, 0), float(rew[0]), bool(terminated[0]), bool(truncated[0]), self._info(info)
-
-    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        return {key: info[key][0] for key in self._info_keys if key in info}
+        return (take_rows(obs, 0), float(rew[0]), bool(terminated[0]), bool(truncated[0]),
+                row_info(info, self._info_keys, 0))
 
     def close(self) -> None:
         self.pool.close()
@@ -383,10 +365,6 @@ def _filler_action(space: gym.Space) -> np.ndarray:
     raise TypeError(f"unsupported action space {space}")
 
 
-def _row(obs: Any, k: int) -> Any:
-    return {key: v[k] for key, v in obs.items()} if isinstance(obs, dict) else obs[k]
-
-
 def _set_row(obs: Any, k: int, value: Any) -> None:
     if isinstance(obs, dict):
         for key in obs:
@@ -399,20 +377,6 @@ def _copy(obs: Any) -> Any:
     return {key: np.array(v) for key, v in obs.items()} if isinstance(obs, dict) else np.array(obs)
 
 
-def _take(obs: Any, ids: np.ndarray) -> Any:
-    return {key: v[ids] for key, v in obs.items()} if isinstance(obs, dict) else obs[ids]
-
-
-def _take_info(info: dict[str, Any], ids: np.ndarray) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in info.items():
-        if isinstance(value, dict):
-            out[key] = {k: v[ids] for k, v in value.items()}
-        else:
-            out[key] = value[ids]
-    return out
-
-
 def _stack(rows: list[Any]) -> Any:
     if rows and isinstance(rows[0], dict):
         return _object_array(rows)
@@ -423,7 +387,7 @@ def _objects_if_dict(obs: Any) -> Any:
     # Tianshou's own vector envs return Dict observations as an object array of per-env dicts.
     if isinstance(obs, dict):
         n = len(next(iter(obs.values())))
-        return _object_array([_row(obs, k) for k in range(n)])
+        return _object_array([take_rows(obs, k) for k in range(n)])
     return obs
 
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import parallel_pool
-from parallel_pool import bench, tasks
-from parallel_pool.bench import METHODS
+import parallel_pool_bench as bench
+from parallel_pool import tasks
 from parallel_pool.options import POOL_DEFAULTS
 
 PROG = "parallel-pool"
@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-threads", type=int, default=0, help="our pool's threads (default: 0, one per CPU)")
     p.add_argument("--async-fraction", type=float, default=0.5,
                    help="async modes use batch_size = max(1, fraction * num_envs) (default: 0.5)")
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None,
+    p.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=None,
                    help="methods to run (default: all; unavailable ones are noted and skipped)")
     p.add_argument("--no-gymnasium-async", action="store_true",
                    help="skip Gymnasium's AsyncVectorEnv (its subprocesses are slow to start)")

@@ -1,0 +1,83 @@
+"""Benchmarks of parallel_pool against the vector envs users replace: the machinery behind
+``parallel-pool bench`` and the scripts in ``benchmarks/``.
+
+Installed with parallel_pool as a separate top-level package, so that the engine's package holds
+no benchmark code. Its modules, one idea each:
+
+- ``runners``: the methods compared (``METHODS``: our sync and async modes, Gymnasium's
+  ``SyncVectorEnv``/``AsyncVectorEnv``, SB3's ``SubprocVecEnv``, EnvPool's modes), pre-drawn
+  actions, and ``make_runner``, which builds one method's batched env as a ``Runner``.
+  A task whose Gymnasium counterpart is not ``gymnasium.make(task_id)`` is given as
+  ``gymnasium_equivalents={task_id: make_env}``.
+- ``timing``: ``time_calls`` (a timed batch of calls under a watchdog that reports a stuck pool as
+  ``Hung``) and ``warm_up``.
+- ``throughput``: ``run_benchmarks``, every method timed in interleaved segments, as a
+  ``BenchResult`` of ``Measurement``s.
+- ``latency``: ``single_env_latency``, one env's ``step`` against ``gymnasium.make``'s.
+- ``report``: markdown tables (``format_table``, ``format_latency``), ``plot`` and ``write_json``.
+- ``machine``: ``machine_info``, what the numbers were measured on.
+- ``progress``: ``Progress``, the bar on stderr.
+
+Example:
+    >>> from parallel_pool_bench import format_table, run_benchmarks
+    >>> result = run_benchmarks(["CartPole-v1"], [1, 4], ["pp-sync", "gym-sync"], seconds=0.1, repeats=1,
+    ...                         progress=False)
+    >>> print(format_table(result))  # doctest: +SKIP
+"""
+
+from parallel_pool_bench.latency import single_env_latency
+from parallel_pool_bench.machine import machine_info
+from parallel_pool_bench.progress import Progress
+from parallel_pool_bench.report import format_latency, format_table, plot, write_json
+from parallel_pool_bench.runners import (
+    ACTION_BATCHES,
+    DEFAULT_METHODS,
+    GYMNASIUM_METHODS,
+    MAX_SUBPROCESSES,
+    METHODS,
+    SUBPROCESS_METHODS,
+    AsyncRunner,
+    GymnasiumEquivalents,
+    Runner,
+    Skipped,
+    SyncRunner,
+    async_batch_size,
+    check_available,
+    draw_actions,
+    make_runner,
+)
+from parallel_pool_bench.throughput import BenchResult, Measurement, run_benchmarks
+from parallel_pool_bench.timing import HANG_SECONDS, WARMUP_SECONDS, Hung, time_calls, warm_up
+
+__all__ = [
+    "ACTION_BATCHES",
+    "DEFAULT_METHODS",
+    "GYMNASIUM_METHODS",
+    "HANG_SECONDS",
+    "MAX_SUBPROCESSES",
+    "METHODS",
+    "SUBPROCESS_METHODS",
+    "WARMUP_SECONDS",
+    "AsyncRunner",
+    "BenchResult",
+    "GymnasiumEquivalents",
+    "Hung",
+    "Measurement",
+    "Progress",
+    "Runner",
+    "Skipped",
+    "SyncRunner",
+    "async_batch_size",
+    "check_available",
+    "draw_actions",
+    "format_latency",
+    "format_table",
+    "machine_info",
+    "make_runner",
+    "plot",
+    "run_benchmarks",
+    "single_env_latency",
+    "time_calls",
+    "warm_up",
+    "write_json",
+]

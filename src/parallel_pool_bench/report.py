@@ -1,0 +1,108 @@
+"""Writing results down: markdown tables, a plot of steps/s against num_envs, and JSON records."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from parallel_pool_bench.runners import METHODS
+from parallel_pool_bench.throughput import BenchResult
+
+__all__ = ["format_latency", "format_table", "plot", "write_json"]
+
+
+def _rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def format_table(result: BenchResult) -> str:
+    """A markdown table: steps/s per task, num_envs and method, and the ratio to the faster of
+    Gymnasium's SyncVectorEnv and AsyncVectorEnv at the same num_envs; skipped methods as notes."""
+    header = ["task", "num_envs", "method", "batch_size", "steps/s", "vs best Gymnasium", "note"]
+    rows = []
+    for m in result.measurements:
+        rows.append([m.task_id, str(m.num_envs), m.label, str(m.batch_size), _rate(m.steps_per_s),
+                     _ratio(result.ratio(m)), m.note])
+    tasks = list(dict.fromkeys([m.task_id for m in result.measurements] + [t for t, _ in result.skipped]))
+    methods = list(METHODS)
+
+    def order(item: tuple[tuple[str, str], str]) -> tuple[int, int]:
+        return tasks.index(item[0][0]), methods.index(item[0][1])
+
+    for (task_id, method), note in sorted(result.skipped.items(), key=order):
+        rows.append([task_id, "all", METHODS[method], "-", "-", "-", f"skipped: {note}"])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    right = {1, 3, 4, 5}
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ) + " |"
+
+    rules = [("-" * (w + 1) + ":") if i in right else "-" * (w + 2) for i, w in enumerate(widths)]
+    sep = "|" + "|".join(rules) + "|"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+
+def format_latency(latency: dict[str, Any]) -> str:
+    """A markdown table of ``single_env_latency``'s result."""
+    us = latency["us_per_step"]
+    gym = us["gymnasium"]
+    lines = [
+        "| single env, one call | µs/step (median) | Gymnasium / this |",
+        "|---|---:|---:|",
+    ]
+    for name, value in us.items():
+        lines.append(f"| {name} | {value:.2f} | {gym / value:.2f}x |")
+    return "\n".join(lines)
+
+
+def plot(result: BenchResult, path: str) -> None:
+    """Writes a PNG: steps/s against num_envs, one line per method, one panel per task (needs matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = list(dict.fromkeys(m.task_id for m in result.measurements))
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(6 * max(1, len(tasks)), 4.5), squeeze=False)
+    for ax, task_id in zip(axes[0], tasks):
+        for method, label in METHODS.items():
+            points = sorted(
+                (m.num_envs, m.steps_per_s)
+                for m in result.measurements
+                if m.task_id == task_id and m.method == method and m.steps_per_s
+            )
+            if points:
+                xs, ys = zip(*points)
+                ax.plot(xs, ys, marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        sizes = sorted({m.num_envs for m in result.measurements if m.task_id == task_id})
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.minorticks_off()
+        ax.set_yscale("log")
+        ax.set_xlabel("num_envs")
+        ax.set_ylabel("env steps / s")
+        ax.set_title(task_id)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_json(path: str, record: dict[str, Any], append: bool = False) -> None:
+    """Writes ``record`` to ``path``; with ``append``, adds it to the list of records already there."""
+    records: list[Any] = []
+    if append and os.path.exists(path):
+        with open(path) as f:
+            previous = json.load(f)
+        records = previous if isinstance(previous, list) else [previous]
+    with open(path, "w") as f:
+        json.dump(records + [record] if append else record, f, indent=2)
+        f.write("\n")

@@ -1,0 +1,266 @@
+"""The methods a benchmark compares, and one runner per method that steps its batched env.
+
+A method is a way to step a batch of envs of one task: our pool in sync or async mode,
+Gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv``, SB3's ``SubprocVecEnv``, EnvPool's sync and
+async modes. ``make_runner`` builds one (untimed) and returns a ``Runner`` whose ``run(calls)`` is
+what gets timed; its actions are drawn beforehand, so no timing includes drawing them.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+import parallel_pool
+
+__all__ = [
+    "ACTION_BATCHES",
+    "DEFAULT_METHODS",
+    "GYMNASIUM_METHODS",
+    "MAX_SUBPROCESSES",
+    "METHODS",
+    "SUBPROCESS_METHODS",
+    "AsyncRunner",
+    "GymnasiumEquivalents",
+    "Runner",
+    "Skipped",
+    "SyncRunner",
+    "async_batch_size",
+    "check_available",
+    "draw_actions",
+    "make_runner",
+]
+
+# Method keys, in table order, and the names the table shows.
+METHODS: dict[str, str] = {
+    "pp-sync": "parallel_pool sync",
+    "pp-async": "parallel_pool async",
+    "gym-sync": "gymnasium SyncVectorEnv",
+    "gym-async": "gymnasium AsyncVectorEnv",
+    "sb3-subproc": "sb3 SubprocVecEnv",
+    "envpool-sync": "envpool sync",
+    "envpool-async": "envpool async",
+}
+GYMNASIUM_METHODS = ("gym-sync", "gym-async")
+DEFAULT_METHODS = tuple(METHODS)
+
+# Task ids whose Gymnasium/SB3 counterpart is not ``gymnasium.make(task_id)``, each with a
+# picklable zero-argument constructor of the equivalent single env (e.g. Pong-v5: ale_py's
+# ALE/Pong-v5 in AtariPreprocessing and FrameStackObservation, as benchmarks/bench_atari.py
+# passes it).
+GymnasiumEquivalents = Mapping[str, Callable[[], gymnasium.Env]]
+
+# Distinct pre-drawn action batches a method cycles through: enough that the actions look random
+# to the env, few enough that 256 envs of an 8-dim Box take a few MB.
+ACTION_BATCHES = 512
+# The subprocess-based methods start one process per env (SB3's workers each import torch): past
+# this many a machine of a few cores only swaps, and 256 of them can exhaust its memory. They are
+# not run above it (reported as such); the native pools are.
+MAX_SUBPROCESSES = 64
+SUBPROCESS_METHODS = ("gym-async", "sb3-subproc")
+
+
+class Skipped(Exception):
+    """A method that cannot run here (library not installed, task unknown to it); the message says why."""
+
+
+def draw_actions(space: gymnasium.Space, batch: int, count: int, seed: int, players: int = 1) -> list[Any]:
+    """``count`` batches of ``batch`` random actions of ``space``, drawn now so no timing includes it.
+
+    With ``players`` > 1 (a multi-player task) each env's row holds one action per player.
+
+    Example:
+        >>> import gymnasium
+        >>> from parallel_pool_bench import draw_actions
+        >>> batches = draw_actions(gymnasium.spaces.Discrete(2), batch=4, count=3, seed=0)
+        >>> len(batches), batches[0].shape
+        (3, (4,))
+    """
+    batched = gymnasium.vector.utils.batch_space(space, batch * count * players)
+    batched.seed(seed)
+    sample = batched.sample()
+
+    def split(x: Any, i: int) -> Any:
+        if isinstance(x, dict):
+            return {k: split(v, i) for k, v in x.items()}
+        rows = x[i * batch * players : (i + 1) * batch * players]
+        if players > 1:
+            rows = rows.reshape((batch, players) + rows.shape[1:])
+        return np.ascontiguousarray(rows)
+
+    return [split(sample, i) for i in range(count)]
+
+
+class Runner:
+    """Steps one batched env ``calls`` times with pre-drawn actions; ``steps_per_call`` env steps each.
+
+    ``abortable`` runners can be closed from another thread while ``run`` blocks (our native pool
+    can); ``abort`` does that, and ``run`` then raises.
+    """
+
+    steps_per_call: int
+    abortable = False
+    aborted = False
+
+    def run(self, calls: int) -> None:
+        """Makes ``calls`` calls (the timed part)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Closes the batched env (not timed)."""
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Marks the runner aborted and closes it, from any thread."""
+        self.aborted = True
+        self.close()
+
+
+class SyncRunner(Runner):
+    """Anything with ``step(actions)`` over every env: our sync mode, Gymnasium/SB3 vector envs, EnvPool.
+
+    The env must have been reset; ``close`` is called to close it.
+    """
+
+    def __init__(
+        self, env: Any, actions: list[Any], num_envs: int, close: Callable[[], None], abortable: bool = False
+    ) -> None:
+        self._step = env.step
+        self._actions = actions
+        self._close = close
+        self.steps_per_call = num_envs
+        self.abortable = abortable
+
+    def run(self, calls: int) -> None:
+        step = self._step
+        for action in itertools.islice(itertools.cycle(self._actions), calls):
+            step(action)
+
+    def close(self) -> None:
+        self._close()
+
+
+class AsyncRunner(Runner):
+    """EnvPool-style ``recv`` / ``send(actions, info["env_id"])``: our async mode, and EnvPool's.
+
+    Calls ``env.async_reset()`` when made; every call receives one batch of ``batch_size`` envs and
+    sends their next actions.
+    """
+
+    def __init__(self, env: Any, actions: list[Any], batch_size: int, abortable: bool = False) -> None:
+        self._env = env
+        self._actions = actions
+        self.steps_per_call = batch_size
+        self.abortable = abortable
+        env.async_reset()
+
+    def run(self, calls: int) -> None:
+        recv, send = self._env.recv, self._env.send
+        for action in itertools.islice(itertools.cycle(self._actions), calls):
+            info = recv()[-1]
+            send(action, info["env_id"])
+
+    def close(self) -> None:
+        self._env.close()
+
+
+def async_batch_size(num_envs: int, fraction: float) -> int:
+    """The batch size of the async modes: ``fraction`` of ``num_envs``, at least 1."""
+    return max(1, min(num_envs, int(num_envs * fraction)))
+
+
+def check_available(
+    method: str, task_id: str, gymnasium_equivalents: GymnasiumEquivalents | None = None
+) -> str | None:
+    """None if ``method`` can run ``task_id`` here, else the reason it cannot.
+
+    The Gymnasium and SB3 methods need ``task_id`` in Gymnasium's registry or in
+    ``gymnasium_equivalents``.
+    """
+    if method in GYMNASIUM_METHODS or method == "sb3-subproc":
+        if task_id not in gymnasium.registry and task_id not in (gymnasium_equivalents or {}):
+            return f"Gymnasium has no env {task_id!r}"
+    if method == "sb3-subproc" and importlib.util.find_spec("stable_baselines3") is None:
+        return "stable-baselines3 not installed"
+    if method.startswith("envpool"):
+        if importlib.util.find_spec("envpool") is None:
+            return "envpool not installed"
+        import envpool
+
+        if task_id not in envpool.list_all_envs():
+            return f"EnvPool has no env {task_id!r}"
+    return None
+
+
+def make_runner(
+    method: str,
+    task_id: str,
+    num_envs: int,
+    *,
+    seed: int = 0,
+    num_threads: int = 0,
+    async_fraction: float = 0.5,
+    gymnasium_equivalents: GymnasiumEquivalents | None = None,
+) -> Runner:
+    """Builds ``method``'s batched env of ``task_id`` with ``num_envs`` envs, reset and ready to run.
+
+    The async modes use ``async_batch_size(num_envs, async_fraction)``; the Gymnasium and SB3
+    methods build each env with ``gymnasium_equivalents[task_id]`` when given, else
+    ``gymnasium.make(task_id)``. Raises ``Skipped`` when the method is not available here.
+
+    Example:
+        >>> from parallel_pool_bench import make_runner
+        >>> runner = make_runner("pp-sync", "CartPole-v1", 4)
+        >>> runner.run(10)  # 10 calls of step(actions): 40 env steps
+        >>> runner.steps_per_call
+        4
+        >>> runner.close()
+    """
+    reason = check_available(method, task_id, gymnasium_equivalents)
+    if reason is not None:
+        raise Skipped(reason)
+    if method in ("pp-sync", "pp-async"):
+        batch = num_envs if method == "pp-sync" else async_batch_size(num_envs, async_fraction)
+        env = parallel_pool.make_gymnasium(
+            task_id, num_envs=num_envs, batch_size=batch, num_threads=num_threads, seed=seed
+        )
+        actions = draw_actions(env.action_space, batch, ACTION_BATCHES, seed, env.spec.max_num_players)
+        if method == "pp-sync":
+            env.reset()
+            return SyncRunner(env, actions, num_envs, env.close, abortable=True)
+        return AsyncRunner(env, actions, batch, abortable=True)
+    if method in ("envpool-sync", "envpool-async"):
+        import envpool
+
+        batch = num_envs if method == "envpool-sync" else async_batch_size(num_envs, async_fraction)
+        envpool_env = envpool.make(
+            task_id, env_type="gymnasium", num_envs=num_envs, batch_size=batch, num_threads=num_threads,
+            seed=seed,
+        )
+        actions = draw_actions(envpool_env.action_space, batch, ACTION_BATCHES, seed)
+        if method == "envpool-sync":
+            envpool_env.reset()
+            return SyncRunner(envpool_env, actions, num_envs, envpool_env.close)
+        return AsyncRunner(envpool_env, actions, batch)
+    make_one = (gymnasium_equivalents or {}).get(task_id) or functools.partial(gymnasium.make, task_id)
+    if method in GYMNASIUM_METHODS:
+        cls = gymnasium.vector.SyncVectorEnv if method == "gym-sync" else gymnasium.vector.AsyncVectorEnv
+        venv = cls([make_one] * num_envs)
+        venv.reset(seed=seed)
+        actions = draw_actions(venv.single_action_space, num_envs, ACTION_BATCHES, seed)
+        return SyncRunner(venv, actions, num_envs, venv.close)
+    if method == "sb3-subproc":
+        from stable_baselines3.common.vec_env import SubprocVecEnv
+
+        sb3_venv = SubprocVecEnv([make_one] * num_envs)
+        sb3_venv.seed(seed)
+        sb3_venv.reset()
+        actions = draw_actions(sb3_venv.action_space, num_envs, ACTION_BATCHES, seed)
+        return SyncRunner(sb3_venv, actions, num_envs, sb3_venv.close)
+    raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")

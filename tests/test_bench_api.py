@@ -1,0 +1,59 @@
+"""parallel_pool_bench's public API is what the CLI and the scripts in benchmarks/ use, and all they use."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+import parallel_pool_bench
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+USERS = [
+    path
+    for path in [*sorted(REPO.glob("benchmarks/*.py")), REPO / "src" / "parallel_pool" / "cli.py"]
+    if "parallel_pool_bench" in path.read_text()
+]
+
+
+def bench_names_used(source: str) -> set[str]:
+    """Every name a module takes from parallel_pool_bench: ``from parallel_pool_bench import x``, and
+    ``alias.x`` where ``import parallel_pool_bench as alias``."""
+    tree = ast.parse(source)
+    aliases: set[str] = set()
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update(a.asname or a.name for a in node.names if a.name == "parallel_pool_bench")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("parallel_pool_bench"):
+            used.update(a.name for a in node.names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.add(node.attr)
+    return used
+
+
+def test_the_checker_sees_private_and_unknown_names() -> None:
+    source = (
+        "import parallel_pool_bench as b\nfrom parallel_pool_bench.timing import _x\n"
+        "b._time_calls(r, 1)\nb.METHODS\n"
+    )
+    assert bench_names_used(source) == {"_x", "_time_calls", "METHODS"}
+
+
+def test_the_users_are_found() -> None:
+    assert {p.name for p in USERS} >= {"cli.py", "bench_atari.py", "bench_classic_control.py", "bench_mujoco.py",
+                                       "limit_check.py"}
+
+
+@pytest.mark.parametrize("path", USERS, ids=lambda p: p.name)
+def test_users_take_only_public_names(path: pathlib.Path) -> None:
+    used = bench_names_used(path.read_text())
+    assert used, f"{path.name} mentions parallel_pool_bench but takes nothing from it"
+    assert used <= set(parallel_pool_bench.__all__), sorted(used - set(parallel_pool_bench.__all__))
+
+
+def test_every_public_name_exists() -> None:
+    for name in parallel_pool_bench.__all__:
+        assert not name.startswith("_") and hasattr(parallel_pool_bench, name), name
