@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "action_queue.h"
+#include "job_queue.h"
 #include "env.h"
 #include "output_block.h"
 #include "registry.h"
@@ -165,7 +165,7 @@ class Pool final : public SlotAllocator {
   int64_t send_index_ = 0;               // sync: assigned at send
   int64_t read_block_ = 0;
 
-  ActionQueue queue_;
+  JobQueue queue_;
   std::unique_ptr<WorkerPool> workers_;
   std::mutex ready_mu_;
   std::condition_variable ready_cv_;
