@@ -142,7 +142,12 @@ class PyPool {
   int outstanding() const { return pool_->outstanding(); }
   int blocks_allocated() const { return pool_->blocks_allocated(); }
 
-  void Send(const py::object& actions, const py::object& env_ids) { SendImpl(actions, env_ids, false); }
+  void Send(const py::object& actions, const py::object& env_ids) {
+    EnvIdList ids = EnvIds(env_ids);
+    PrepareActions(actions, ids.size);
+    py::gil_scoped_release release;
+    pool_->Send(ids.data, ids.size, action_data_);
+  }
 
   void Reset(const py::object& env_ids, const py::object& seeds) { ResetImpl(env_ids, seeds, false); }
 
@@ -295,13 +300,6 @@ class PyPool {
                             std::to_string(n) + " env(s), got " + tuple_str(got));
     }
     return py::array::ensure(arr, py::array::c_style);
-  }
-
-  void SendImpl(const py::object& actions, const py::object& env_ids, bool caller_waits) {
-    EnvIdList ids = EnvIds(env_ids);
-    PrepareActions(actions, ids.size);
-    py::gil_scoped_release release;
-    pool_->Send(ids.data, ids.size, action_data_, caller_waits);
   }
 
   // Fills action_arrays_/action_data_ (members, so no allocation per step) from `actions`.

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -57,6 +58,16 @@ std::vector<int32_t> Iota(int n) {
   return ids;
 }
 
+// The dtype of a field read as T.
+template <typename T>
+constexpr pp::Dtype DtypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return pp::Dtype::kBool;
+  if constexpr (std::is_same_v<T, int32_t>) return pp::Dtype::kInt32;
+  if constexpr (std::is_same_v<T, int64_t>) return pp::Dtype::kInt64;
+  if constexpr (std::is_same_v<T, float>) return pp::Dtype::kFloat32;
+  if constexpr (std::is_same_v<T, double>) return pp::Dtype::kFloat64;
+}
+
 // A block from Recv/ResetNow, its fields looked up by name; gives the block back when destroyed.
 class View {
  public:
@@ -78,7 +89,7 @@ class View {
   const T* Get(const std::string& name) const {
     const int i = Index(name);
     if (i < 0) throw std::runtime_error("block has no field '" + name + "'");
-    if (layout_->fields()[static_cast<std::size_t>(i)].dtype != pp::DtypeOf<T>()) {
+    if (layout_->fields()[static_cast<std::size_t>(i)].dtype != DtypeOf<T>()) {
       throw std::runtime_error("field '" + name + "' has another dtype");
     }
     return reinterpret_cast<const T*>(block_->field(i));
