@@ -1,4 +1,4 @@
-// The action checks: counted once per send, over every row of every field.
+// The action checks' loops over every row of every field, and their messages.
 #include "action_check.h"
 
 #include <cmath>
@@ -38,23 +38,22 @@ ActionCheck::ActionCheck(const EnvSpec& spec) {
     if (discrete && (f.low.size() != 1 || f.high.size() != 1)) {
       throw std::invalid_argument("discrete action '" + f.name + "' needs one low and one high value");
     }
+    const std::size_t rows = static_cast<std::size_t>(f.per_player ? spec.max_num_players : 1);
     fields_.push_back(Field{f.name, f.dtype, discrete, discrete ? f.low[0] : 0.0, discrete ? f.high[0] : 0.0,
-                            f.allow_nan});
-    row_bytes_.push_back(f.RowBytes() * static_cast<std::size_t>(f.per_player ? spec.max_num_players : 1));
+                            f.allow_nan, f.NumElements() * rows});
+    row_bytes_.push_back(f.RowBytes() * rows);
   }
 }
 
-void ActionCheck::CheckCount(const std::vector<const std::byte*>& actions) const {
-  if (actions.size() != fields_.size()) {
-    throw std::invalid_argument("expected " + std::to_string(fields_.size()) + " action arrays, got " +
-                                std::to_string(actions.size()));
-  }
+void ActionCheck::ThrowCount(std::size_t got) const {
+  throw std::invalid_argument("expected " + std::to_string(fields_.size()) + " action arrays, got " +
+                              std::to_string(got));
 }
 
 void ActionCheck::CheckValues(const std::vector<const std::byte*>& actions, int n) const {
   for (std::size_t f = 0; f < fields_.size(); ++f) {
     const Field& field = fields_[f];
-    const std::size_t count = row_bytes_[f] / DtypeSize(field.dtype) * static_cast<std::size_t>(n);
+    const std::size_t count = field.elements * static_cast<std::size_t>(n);
     const std::byte* data = actions[f];
     if (field.discrete) {
       double bad = 0;

@@ -19,18 +19,23 @@ class ActionCheck {
 
   // Each check throws std::invalid_argument saying what is wrong.
   // One array per action field.
-  void CheckCount(const std::vector<const std::byte*>& actions) const;
+  void CheckCount(const std::vector<const std::byte*>& actions) const {
+    if (actions.size() != fields_.size()) ThrowCount(actions.size());
+  }
   // `actions[f]` points at n env rows of field f (row_bytes()[f] apart), of the field's dtype:
   // discrete values in range and no NaN where the field forbids it. Names the first bad value.
   void CheckValues(const std::vector<const std::byte*>& actions, int n) const;
 
  private:
+  [[noreturn]] void ThrowCount(std::size_t got) const;
+
   struct Field {
     std::string name;
     Dtype dtype;
     bool discrete;
     double low, high;  // discrete only, inclusive
     bool allow_nan;
+    std::size_t elements;  // values per env (all its players)
   };
   std::vector<Field> fields_;
   std::vector<std::size_t> row_bytes_;

@@ -1,4 +1,4 @@
-// The batch ring's blocks: how many it holds, and their refill on each hand-off.
+// The batch ring's blocks: how many it holds, acquired when it is made and released with it.
 #include "batch_ring.h"
 
 #include <utility>
@@ -15,14 +15,6 @@ BatchRing::BatchRing(BlockLayout layout, int num_envs, int batch_size, bool orde
 
 BatchRing::~BatchRing() {
   for (OutputBlock* b : ring_) BlockFreeList::Release(b);
-}
-
-OutputBlock* BatchRing::PopFront() {
-  const std::size_t slot = static_cast<std::size_t>(read_block_ % static_cast<int64_t>(ring_.size()));
-  OutputBlock* block = ring_[slot];
-  ring_[slot] = free_list_->Acquire();
-  ++read_block_;
-  return block;
 }
 
 }  // namespace pp

@@ -59,7 +59,7 @@ class BatchRing {
   }
 
   // The block the receiver gets next, and whether all its rows are written.
-  OutputBlock* front() const { return ring_[static_cast<std::size_t>(read_block_ % static_cast<int64_t>(ring_.size()))]; }
+  OutputBlock* front() const { return ring_[read_slot_]; }
   bool FrontComplete() const { return RowsLeft(front()) == 0; }
   int RowsLeft(const OutputBlock* block) const {
     const int done = block->rows_done.load(std::memory_order_acquire);
@@ -67,7 +67,12 @@ class BatchRing {
   }
   // Hands the (complete) front block to the caller, who gives it back with BlockFreeList::Release,
   // and puts a fresh one in its place.
-  OutputBlock* PopFront();
+  OutputBlock* PopFront() {
+    OutputBlock* block = ring_[read_slot_];
+    ring_[read_slot_] = free_list_->Acquire();
+    if (++read_slot_ == ring_.size()) read_slot_ = 0;
+    return block;
+  }
 
   // Waiting for a block to complete: `ready` is checked under the wait's mutex, and FinishRow and
   // WakeAll notify under it, so no wake-up is lost.
@@ -112,7 +117,7 @@ class BatchRing {
   std::vector<OutputBlock*> ring_;
   std::atomic<int64_t> write_index_{0};  // async: claimed by the threads running envs
   int64_t send_index_ = 0;               // sync: assigned at send
-  int64_t read_block_ = 0;
+  std::size_t read_slot_ = 0;            // the ring slot of the next block to hand off
   std::mutex ready_mu_;
   std::condition_variable ready_cv_;
 };

@@ -1,4 +1,4 @@
-// The episode bookkeeping's cold parts: parsing the mode, the send-time check, the final copy.
+// The episode bookkeeping's cold parts: parsing the mode, the send-time errors, the final copy.
 #include "episode.h"
 
 #include <cstring>
@@ -14,12 +14,12 @@ AutoresetMode ParseAutoresetMode(const std::string& name) {
                               "'");
 }
 
-void Episode::CheckStep(int env_id, AutoresetMode mode) const {
-  const std::string env = "env " + std::to_string(env_id) + ": ";
-  if (!ever_reset_) throw std::invalid_argument(env + "step before reset; call reset() first");
-  if (over_ && mode == AutoresetMode::kDisabled) {
-    throw std::invalid_argument(env + "its episode is over and autoreset_mode='disabled'; reset it first (reset_mask)");
+void Episode::ThrowCannotStep(int env_id) const {
+  if (!ever_reset_) {
+    throw std::invalid_argument("env " + std::to_string(env_id) + ": step before reset; call reset() first");
   }
+  throw std::invalid_argument("env " + std::to_string(env_id) +
+                              ": its episode is over and autoreset_mode='disabled'; reset it first (reset_mask)");
 }
 
 void CopyFinalRow(const OutputBlock& block, const OutputFields& f, const BlockLayout& layout, int row) {

@@ -37,7 +37,9 @@ class Episode {
 
   // Throws std::invalid_argument, naming env_id, when a step of this env cannot be sent: it was
   // never reset, or its episode is over and autoreset is disabled.
-  void CheckStep(int env_id, AutoresetMode mode) const;
+  void CheckStep(int env_id, AutoresetMode mode) const {
+    if (!ever_reset_ || (over_ && mode == AutoresetMode::kDisabled)) ThrowCannotStep(env_id);
+  }
   bool ever_reset() const { return ever_reset_; }
 
   // A new episode began (a reset). `timed`: episode stats are on, so its start time is read.
@@ -72,6 +74,8 @@ class Episode {
   }
 
  private:
+  [[noreturn]] void ThrowCannotStep(int env_id) const;
+
   bool ever_reset_ = false;
   bool over_ = false;  // the last step terminated or truncated (or the env raised)
   double return_ = 0.0;

@@ -144,7 +144,7 @@ void Pool::CheckSeeds(std::span<const uint64_t> seeds) const {
   }
 }
 
-void Pool::ValidateSend(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions) {
+inline void Pool::ValidateSend(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions) {
   CheckEnvIds(env_ids, n, "send");
   action_check_.CheckCount(actions);
   for (int k = 0; k < n; ++k) {
@@ -153,7 +153,7 @@ void Pool::ValidateSend(const int32_t* env_ids, int n, const std::vector<const s
   action_check_.CheckValues(actions, n);
 }
 
-void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions,
+inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions,
                       bool caller_waits) {
   const std::vector<std::size_t>& row_bytes = action_check_.row_bytes();
   for (int k = 0; k < n; ++k) {
@@ -341,7 +341,7 @@ Slot Pool::Allocate(int env_id, int num_players) {
   return Slot(s.slot_rows.data(), num_players);
 }
 
-void Pool::WriteRow(EnvState& s, const StepResult& r, bool episode_done) {
+inline void Pool::WriteRow(EnvState& s, const StepResult& r, bool episode_done) {
   WriteStepFields(*s.out.block, fields_, s.out.row, s.env->env_id(), s.env->elapsed_step(), r);
   if (options_.episode_stats) s.episode.WriteStats(*s.out.block, fields_, s.out.row, episode_done);
 }
