@@ -2,6 +2,7 @@
 // Sync when batch_size == num_envs (row i is the i-th env sent); async otherwise (first finished).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
