@@ -177,12 +177,9 @@ def test_bad_make_kwargs(kwargs, error, match) -> None:
         ({"thread_affinity_offset": -2}, "thread_affinity_offset must be >= -1, got -2"),
     ],
 )
-def test_pool_option_ranges_are_checked_once_by_the_core(kwargs, message) -> None:
-    # Python checks the kwargs' names and types; their ranges are the native pool's alone.
-    _, pool, _ = options.resolve("CartPole-v1", kwargs)
-    with pytest.raises(ValueError, match=re.escape(message)):
-        _native.Pool("CartPole-v1", {}, pool["num_envs"], pool["batch_size"], pool["num_threads"],
-                     pool["thread_affinity_offset"], [0] * max(pool["num_envs"], 0), "next_step", False)
+def test_make_reports_the_cores_pool_option_ranges(kwargs, message) -> None:
+    # Python checks the kwargs' names and types; their ranges are the native pool's alone
+    # (test_the_engine_owns_the_pool_option_ranges below calls it directly).
     with pytest.raises(ValueError, match=re.escape(message)):
         parallel_pool.make("CartPole-v1", **kwargs)
 
@@ -264,3 +261,144 @@ def test_sync_step_of_a_subset_is_refused_before_queueing(cartpole) -> None:
     cartpole.send(np.zeros(2, dtype=np.int64), np.array([2, 3]))
     _, _, _, _, info = cartpole.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
     np.testing.assert_array_equal(info["env_id"], [2, 3, 0, 1])
+
+
+def test_env_ids_beyond_int32_never_wrap_to_a_valid_id() -> None:
+    """Env ids are int32 in the engine: a wider id is refused, never narrowed (2**32 + 1 is not 1)."""
+    env = parallel_pool.make("GuessingGame-v0", num_envs=4, batch_size=2, seed=0)  # it renders
+    env.async_reset()
+    env.recv()
+    env.recv()
+    a = np.zeros((2, 4), dtype=np.int64)
+    for ids in (
+        np.array([2**32 + 1, 0]),
+        np.array([2**32, 1]),
+        np.array([-(2**32) + 2, 3]),
+        np.array([2**64 - 1, 0], dtype=np.uint64),
+        np.array([2**63 + 1, 0], dtype=np.uint64),
+        [2**40, 0],
+    ):
+        with pytest.raises(ValueError, match="out of range"):
+            env.send(a, ids)
+        with pytest.raises(ValueError, match="out of range"):
+            env.async_reset(env_id=ids)
+        with pytest.raises(ValueError, match="out of range"):
+            env.reset(ids)
+        with pytest.raises(ValueError, match="out of range"):
+            env.render(ids)
+    assert env._native.outstanding == 0  # nothing was queued
+    env.send(a, np.array([0, 1], dtype=np.uint64))  # unsigned ids that fit are fine
+    env.recv()
+    env.close()
+
+
+def test_a_reset_seed_with_a_bad_env_id_names_the_id() -> None:
+    """Regression: with a seed, an out-of-range env id was an IndexError from a Python list."""
+    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match="env id 7 is out of range"):
+        env.reset(np.array([7]), seed=0)
+    with pytest.raises(ValueError, match="env id -1 is out of range"):
+        env.async_reset(seed=0, env_id=[-1])
+    _still_works(env)
+    env.close()
+
+
+def test_a_reset_seed_goes_to_the_env_id_it_belongs_to() -> None:
+    """``seed=s`` gives env ``i`` the seed ``s + i``, also when only some envs are reset."""
+    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    fresh = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+    env.reset()
+    obs, _ = env.reset(np.array([3, 1]), seed=100)
+    fresh_obs, _ = fresh.reset(seed=100)
+    np.testing.assert_array_equal(obs, fresh_obs[[3, 1]])
+    env.close()
+    fresh.close()
+
+
+@pytest.mark.parametrize("call", ["send", "step", "async_reset", "reset", "render"])
+def test_a_scalar_env_id_is_refused_with_one_message(cartpole, call) -> None:
+    a = np.zeros(1, dtype=np.int64)
+    game = parallel_pool.make("GuessingGame-v0", num_envs=4, seed=0)  # it renders
+    game.reset()
+    calls = {
+        "send": lambda: cartpole.send(a, 2),
+        "step": lambda: cartpole.step(a, np.int64(2)),
+        "async_reset": lambda: cartpole.async_reset(env_id=2),
+        "reset": lambda: cartpole.reset(np.int32(2), seed=0),
+        "render": lambda: game.render(2),
+    }
+    with pytest.raises(ValueError, match=r"env_id must be a 1-d array of env ids, got a scalar (np\.int\d+\()?2"):
+        calls[call]()
+    with pytest.raises(ValueError, match=r"1-d array of env ids, got an array of shape \(1, 2\)"):
+        cartpole.send(np.zeros(2, dtype=np.int64), [[0, 1]])
+    _still_works(cartpole)
+    assert game.render(np.array([2])).shape[0] == 1
+    game.close()
+
+
+def test_a_closed_pool_raises_before_any_other_check() -> None:
+    """Closed is checked first: bad arguments to a closed pool still get PoolClosedError, and no
+    work (action conversion, seed drawing) is done."""
+    env = parallel_pool.make("CartPole-v1", num_envs=2)
+    env.reset()
+    env.close()
+    for call in (
+        lambda: env.step(np.zeros(7, dtype=np.float32)),
+        lambda: env.step(np.zeros(2, dtype=np.int64), np.int32(0)),
+        lambda: env.send(None, [9, 9]),
+        lambda: env.recv(timeout=1),
+        lambda: env.render(np.int32(3)),
+        lambda: env.reset(seed=-5),
+        lambda: env.reset(options={"reset_mask": [True]}),
+        lambda: env.async_reset(seed="x"),
+        lambda: env._native.reset_now([7], [1, 2, 3]),
+    ):
+        with pytest.raises(PoolClosedError, match="the pool is closed"):
+            call()
+
+
+def _native_pool(**kwargs):
+    args = {
+        "task_id": "CartPole-v1",
+        "config": {},
+        "num_envs": 4,
+        "batch_size": None,
+        "num_threads": 1,
+        "thread_affinity_offset": -1,
+        "seeds": None,
+        "autoreset_mode": "next_step",
+        "episode_stats": False,
+    }
+    args.update(kwargs)
+    if args["seeds"] is None:
+        args["seeds"] = list(range(max(args["num_envs"], 0)))
+    return _native.Pool(**args)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_envs": 0}, "num_envs must be >= 1, got 0"),
+        ({"batch_size": 0}, "batch_size must be >= 1, got 0"),
+        ({"batch_size": 5}, r"batch_size \(5\) must be <= num_envs \(4\)"),
+        ({"num_threads": -1}, "num_threads must be >= 0, got -1"),
+        ({"thread_affinity_offset": -2}, "thread_affinity_offset must be >= -1, got -2"),
+        ({"autoreset_mode": "sometimes"}, r"autoreset_mode must be one of \('next_step', 'same_step', 'disabled'\)"),
+        ({"seeds": [1, 2]}, "need one seed per env"),
+    ],
+)
+def test_the_engine_owns_the_pool_option_ranges(kwargs, message) -> None:
+    """The native pool refuses bad options itself, with the messages of the Python API."""
+    with pytest.raises(ValueError, match=f"^{message}"):
+        _native_pool(**kwargs)
+
+
+def test_the_engine_resolves_batch_size_and_seeds_per_env() -> None:
+    pool = _native_pool(batch_size=None)
+    assert pool.batch_size == 4
+    pool.reset(None, None)
+    pool.recv(None)
+    with pytest.raises(ValueError, match=r"one seed per env of the pool \(4\), got 1"):
+        pool.reset_now([1], [5])
+    pool.close()

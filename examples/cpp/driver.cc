@@ -99,15 +99,14 @@ void RunSync(const pp::Registry& registry, const std::string& task_id, int steps
   auto pool = MakePool(registry, task_id, kNumEnvs);
   std::vector<int32_t> ids(kNumEnvs);
   std::iota(ids.begin(), ids.end(), 0);
-  pool->Reset(ids.data(), kNumEnvs, nullptr, true);
+  pool->Reset(ids.data(), kNumEnvs, {}, /*caller_waits=*/true);
   pp::Batch batch(pool->layout(), pool->Recv(-1.0), kNumEnvs);
   double reward_sum = 0.0;
   int episodes = 0;
   std::vector<const std::byte*> actions;
   for (int t = 0; t < steps; ++t) {
     std::vector<std::byte> storage = Actions(pool->spec(), ids, t, &actions);
-    pool->Send(ids.data(), kNumEnvs, actions, true);
-    batch = pp::Batch(pool->layout(), pool->Recv(-1.0), kNumEnvs);
+    batch = pp::Batch(pool->layout(), pool->Step(ids.data(), kNumEnvs, actions), kNumEnvs);
     if (!batch.errors().empty()) throw std::runtime_error(batch.errors()[0].second);
     for (int r = 0; r < batch.rows(); ++r) {
       reward_sum += batch.Get<double>("reward")[r];
@@ -125,7 +124,7 @@ void RunAsync(const pp::Registry& registry, const std::string& task_id, int batc
   auto pool = MakePool(registry, task_id, kBatch);
   std::vector<int32_t> ids(kNumEnvs);
   std::iota(ids.begin(), ids.end(), 0);
-  pool->Reset(ids.data(), kNumEnvs, nullptr, false);
+  pool->Reset(ids.data(), kNumEnvs, {});
   std::vector<int> results(kNumEnvs, 0);
   std::vector<const std::byte*> actions;
   for (int b = 0; b < batches; ++b) {
@@ -134,7 +133,7 @@ void RunAsync(const pp::Registry& registry, const std::string& task_id, int batc
     std::vector<int32_t> done(env_ids, env_ids + batch.rows());
     for (int32_t id : done) ++results[static_cast<std::size_t>(id)];
     std::vector<std::byte> storage = Actions(pool->spec(), done, results[static_cast<std::size_t>(done[0])], &actions);
-    pool->Send(done.data(), static_cast<int>(done.size()), actions, false);
+    pool->Send(done.data(), static_cast<int>(done.size()), actions);
   }
   std::string counts = "[";
   for (int i = 0; i < kNumEnvs; ++i) counts += (i ? ", " : "") + std::to_string(results[static_cast<std::size_t>(i)]);

@@ -46,14 +46,4 @@ inline std::string DtypeName(Dtype d) {
 
 inline bool DtypeIsFloat(Dtype d) { return d == Dtype::kFloat32 || d == Dtype::kFloat64; }
 
-template <typename T> constexpr Dtype DtypeOf();
-template <> constexpr Dtype DtypeOf<bool>() { return Dtype::kBool; }
-template <> constexpr Dtype DtypeOf<int8_t>() { return Dtype::kInt8; }
-template <> constexpr Dtype DtypeOf<uint8_t>() { return Dtype::kUInt8; }
-template <> constexpr Dtype DtypeOf<int16_t>() { return Dtype::kInt16; }
-template <> constexpr Dtype DtypeOf<int32_t>() { return Dtype::kInt32; }
-template <> constexpr Dtype DtypeOf<int64_t>() { return Dtype::kInt64; }
-template <> constexpr Dtype DtypeOf<float>() { return Dtype::kFloat32; }
-template <> constexpr Dtype DtypeOf<double>() { return Dtype::kFloat64; }
-
 }  // namespace pp

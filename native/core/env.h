@@ -28,7 +28,6 @@ class Slot {
     return reinterpret_cast<T*>(rows_[static_cast<std::size_t>(index)]);
   }
   int num_players() const { return num_players_; }
-  bool valid() const { return rows_ != nullptr; }
 
  private:
   std::byte* const* rows_ = nullptr;

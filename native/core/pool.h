@@ -2,27 +2,29 @@
 // Sync when batch_size == num_envs (row i is the i-th env sent); async otherwise (first finished).
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "action_queue.h"
+#include "action_check.h"
+#include "batch_ring.h"
 #include "env.h"
+#include "episode.h"
+#include "job_queue.h"
 #include "output_block.h"
+#include "output_layout.h"
 #include "registry.h"
 #include "spec.h"
 #include "worker_pool.h"
 
 namespace pp {
-
-enum class AutoresetMode { kNextStep, kSameStep, kDisabled };
 
 // Errors the Python layer maps to its own exception types.
 struct TimeoutError : std::runtime_error {
@@ -32,24 +34,15 @@ struct ClosedError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The pool's options; the Pool constructor checks their ranges (std::invalid_argument).
 struct PoolOptions {
   int num_envs = 1;
-  int batch_size = 1;  // 1..num_envs; num_envs: sync
+  std::optional<int> batch_size;  // none: num_envs (sync)
   int num_threads = 0;  // 0: one per CPU, at most num_envs
   int thread_affinity_offset = -1;  // -1: no pinning
   std::vector<uint64_t> seeds;  // one per env
   AutoresetMode autoreset_mode = AutoresetMode::kNextStep;
   bool episode_stats = false;
-};
-
-// Indices of the fields every block carries, besides the env's own state fields.
-struct CoreFields {
-  int env_id = -1, elapsed_step = -1, reward = -1, terminated = -1, truncated = -1;
-  int players_env_id = -1;  // multi-player only
-  int episode_r = -1, episode_l = -1, episode_t = -1, episode_mask = -1;  // episode_stats only
-  int final_mask = -1;  // same_step only
-  std::vector<int> state;  // block field of each spec.state field
-  std::vector<int> final_state;  // same_step: block field holding the final copy, or -1
 };
 
 class Pool final : public SlotAllocator {
@@ -59,35 +52,52 @@ class Pool final : public SlotAllocator {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
+  // Every call below but Close throws ClosedError once the pool is closed, before any other check.
+  // Env ids must be in [0, num_envs), distinct, and not in flight (sent and not yet received).
+
   // Queue a step for each env in `env_ids`. `actions[k]` points at n rows of action field k (rows
   // in env_ids order; per-player fields have max_num_players rows per env), already of the
   // field's dtype and shape. Validates everything before queueing anything.
+  void Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  // Send, then Recv without a timeout, the caller stepping envs while it waits. Refuses (before
+  // queueing anything) a step that cannot complete a batch, which would leave its envs in flight
+  // with nobody to receive them.
+  OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  // Queue a reset for each env. `seeds`: empty, or one per env of the pool (num_envs), env i being
+  // re-seeded with seeds[i] before its reset.
   // `caller_waits`: the caller will recv right away and help, so one fewer worker is woken.
-  void Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits = false);
-  // Queue a reset for each env; `seeds` (optional, one per env) re-seeds its RNG first.
-  void Reset(const int32_t* env_ids, int n, const uint64_t* seeds, bool caller_waits = false);
+  void Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits = false);
   // Reset these envs now and return their rows (row k is env_ids[k]) in a block of its own, outside
   // the batch order: for partial resets in sync mode. Other envs may be in flight meanwhile.
-  OutputBlock* ResetNow(const int32_t* env_ids, int n, const uint64_t* seeds);
+  // `seeds` as in Reset.
+  OutputBlock* ResetNow(const int32_t* env_ids, int n, std::span<const uint64_t> seeds);
   // Wait for the next complete batch. timeout_s < 0 waits for ever. The caller owns the block and
   // gives it back with BlockFreeList::Release.
   OutputBlock* Recv(double timeout_s);
-  // Writes the current RGB frame of each env, spec().render_shape bytes apart, on the caller's
-  // thread. The envs must have been reset and have no step in flight (received).
+  // Writes the current RGB frame of each env, render_shape() bytes apart, on the caller's thread.
+  // The envs must have been reset and have no step in flight (received).
   void Render(const int32_t* env_ids, int n, uint8_t* frames);
   // Joins every thread, even with jobs in flight. Idempotent.
   void Close();
 
+  // Throws ClosedError when the pool is closed: for a caller that has work of its own to do before
+  // calling in (converting arguments), so that a closed pool does none of it.
+  void CheckOpen() const;
+  // (height, width, 3) of a frame; throws std::invalid_argument when the task does not render.
+  const std::vector<int>& RenderShape() const;
+
   const EnvSpec& spec() const { return spec_; }
+  // With batch_size resolved and num_threads the number of threads actually stepping envs.
   const PoolOptions& options() const { return options_; }
-  const BlockLayout& layout() const { return free_list_->layout(); }
-  const CoreFields& core_fields() const { return fields_; }
+  int batch_size() const { return ring_.batch_size(); }
+  const BlockLayout& layout() const { return ring_.layout(); }
+  const OutputFields& output_fields() const { return fields_; }
   // Threads stepping envs: the workers, plus the caller in sync mode.
   int num_threads() const { return options_.num_threads; }
   bool closed() const { return closed_; }
   // Sent but not yet returned by Recv.
   int outstanding() const { return outstanding_; }
-  int blocks_allocated() const { return free_list_->allocated(); }
+  int blocks_allocated() const { return ring_.blocks_allocated(); }
 
   Slot Allocate(int env_id, int num_players) override;
 
@@ -101,77 +111,53 @@ class Pool final : public SlotAllocator {
     bool reseed = false;
     uint64_t seed = 0;
     int64_t assigned_index = -1;  // sync mode: output index fixed at send
-    OutputBlock* forced_block = nullptr;  // ResetNow: the row is fixed by the caller
-    int forced_row = -1;
+    RowRef forced;  // ResetNow: the row is fixed by the caller
     std::vector<std::byte> action_storage;
     std::vector<const std::byte*> action_rows;
     // The output row of the running job.
-    OutputBlock* block = nullptr;
-    int row = -1;
+    RowRef out;
     int player_row = -1;
     int num_players = 0;
     std::vector<std::byte*> slot_rows;
-    // Episode bookkeeping, written by the worker, read by the API thread after Recv.
-    bool ever_reset = false;
-    bool episode_over = false;  // the last step terminated or truncated (or the env raised)
-    bool pending = false;       // sent, not yet returned by Recv (API thread only)
-    double episode_return = 0.0;
-    int64_t episode_length = 0;
-    std::chrono::steady_clock::time_point episode_start;
+    Episode episode;
+    bool pending = false;  // sent, not yet returned by Recv (API thread only)
   };
 
-  // Spins (with pause) for up to kRecvSpinMicros until done() holds; returns whether it did.
-  template <typename Done>
-  static bool SpinUntil(Done done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kRecvSpinMicros);
-    for (;;) {
-      for (int i = 0; i < 64; ++i) {
-        if (done()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-    }
-  }
-  static constexpr int kRecvSpinMicros = 50;
+  // The options checked and resolved, and the output layout they give: built before the members
+  // that need them.
+  struct Prepared {
+    EnvSpec spec;
+    PoolOptions options;
+    OutputLayout output;
+  };
+  static Prepared Prepare(EnvSpec spec, PoolOptions options);
+  Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared);
 
-  void CheckOpen() const;
   void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
+  void CheckSeeds(std::span<const uint64_t> seeds) const;
+  void ValidateSend(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  void QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   void PushJob(int env_id);
   void RunJob(int env_id);
   void ClaimRow(EnvState& s);
-  void WriteCoreFields(EnvState& s, const StepResult& r, bool episode_done);
-  void FinishRow(EnvState& s);
-  void StartEpisodeStats(EnvState& s);
-  void CopyToFinal(EnvState& s);
+  void WriteRow(EnvState& s, const StepResult& r, bool episode_done);
 
   std::shared_ptr<const TaskEntry> task_;  // keeps make_env alive
   EnvSpec spec_;
   PoolOptions options_;
-  int batch_size_;
-  bool ordered_;  // sync mode: rows in send order
-  CoreFields fields_;
-  std::shared_ptr<BlockFreeList> free_list_;
+  OutputFields fields_;
+  ActionCheck action_check_;
+  BatchRing ring_;
   std::vector<EnvState> envs_;
-  std::vector<std::size_t> action_row_bytes_;  // per action field, per env (all players)
   std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
   uint32_t seen_generation_ = 0;
 
-  // Output indices: index i goes to row i % batch_size of block i / batch_size.
-  std::vector<OutputBlock*> ring_;
-  std::atomic<int64_t> write_index_{0};  // async: claimed by workers as they finish
-  int64_t send_index_ = 0;               // sync: assigned at send
-  int64_t read_block_ = 0;
-
-  ActionQueue queue_;
+  JobQueue queue_;
   std::unique_ptr<WorkerPool> workers_;
-  std::mutex ready_mu_;
-  std::condition_variable ready_cv_;
   std::atomic<bool> closed_{false};
   int outstanding_ = 0;
-  std::mutex api_mu_;  // serialises Send/Reset/Recv/Close
+  std::mutex api_mu_;  // serialises Send/Step/Reset/Recv/Close
 };
 
 }  // namespace pp

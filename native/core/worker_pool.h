@@ -1,4 +1,4 @@
-// A fixed set of worker threads that run jobs popped from an ActionQueue, optionally pinned.
+// A fixed set of worker threads that run jobs popped from a JobQueue, optionally pinned.
 // Idle workers spin briefly, then sleep until woken; the caller can help by running jobs itself.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "action_queue.h"
+#include "job_queue.h"
 
 namespace pp {
 
@@ -22,7 +22,7 @@ class WorkerPool {
   using Job = std::function<void(int)>;
 
   // `affinity_offset` < 0: no pinning; else worker i is pinned to CPU (offset + i) % num_cpus.
-  WorkerPool(int num_threads, int affinity_offset, ActionQueue* queue, Job run_job)
+  WorkerPool(int num_threads, int affinity_offset, JobQueue* queue, Job run_job)
       : queue_(queue), run_job_(std::move(run_job)) {
     const int num_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int i = 0; i < num_threads; ++i) {
@@ -114,7 +114,7 @@ class WorkerPool {
     pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
   }
 
-  ActionQueue* queue_;
+  JobQueue* queue_;
   Job run_job_;
   std::vector<std::thread> threads_;
   std::mutex mu_;

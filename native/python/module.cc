@@ -5,7 +5,10 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -91,24 +94,18 @@ std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
   return task;
 }
 
-AutoresetMode ParseAutoreset(const std::string& mode) {
-  if (mode == "next_step") return AutoresetMode::kNextStep;
-  if (mode == "same_step") return AutoresetMode::kSameStep;
-  if (mode == "disabled") return AutoresetMode::kDisabled;
-  throw py::value_error("autoreset_mode must be 'next_step', 'same_step' or 'disabled', got '" + mode + "'");
-}
-
 char DtypeKind(Dtype d) {
   if (d == Dtype::kBool) return 'b';
   if (DtypeIsFloat(d)) return 'f';
   return d == Dtype::kUInt8 ? 'u' : 'i';
 }
 
-// Owns the NumPy views of one pool: the dtype objects are made once, not per recv.
+// Owns the NumPy views of one pool: the dtype objects are made once, not per recv. Every call on
+// a closed pool raises (the core's check) before converting anything.
 class PyPool {
  public:
-  PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, int batch_size, int num_threads,
-         int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
+  PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, std::optional<int> batch_size,
+         int num_threads, int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
          bool episode_stats) {
     auto task = FindTask(task_id);
     EnvSpec spec = MakeSpec(*task, ToOverrides(overrides));
@@ -118,7 +115,7 @@ class PyPool {
     options.num_threads = num_threads;
     options.thread_affinity_offset = thread_affinity_offset;
     options.seeds = std::move(seeds);
-    options.autoreset_mode = ParseAutoreset(autoreset_mode);
+    options.autoreset_mode = ParseAutoresetMode(autoreset_mode);
     options.episode_stats = episode_stats;
     pool_ = std::make_unique<Pool>(task, std::move(spec), std::move(options));
     for (const BlockField& f : pool_->layout().fields()) {
@@ -134,13 +131,21 @@ class PyPool {
   py::dict spec() const { return SpecToDict(pool_->spec()); }
   py::list field_names() const { return py::cast(names_); }
   int num_envs() const { return pool_->options().num_envs; }
-  int batch_size() const { return pool_->options().batch_size; }
+  int batch_size() const { return pool_->batch_size(); }
   int num_threads() const { return pool_->options().num_threads; }
   bool closed() const { return pool_->closed(); }
   int outstanding() const { return pool_->outstanding(); }
   int blocks_allocated() const { return pool_->blocks_allocated(); }
 
-  void Send(const py::object& actions, const py::object& env_ids) { SendImpl(actions, env_ids, false); }
+  void CheckOpen() const { pool_->CheckOpen(); }
+
+  void Send(const py::object& actions, const py::object& env_ids) {
+    pool_->CheckOpen();
+    EnvIdList ids = EnvIds(env_ids);
+    PrepareActions(actions, ids.size);
+    py::gil_scoped_release release;
+    pool_->Send(ids.data, ids.size, action_data_);
+  }
 
   void Reset(const py::object& env_ids, const py::object& seeds) { ResetImpl(env_ids, seeds, false); }
 
@@ -155,21 +160,13 @@ class PyPool {
 
   // send + recv in one call, with one GIL release: the calling thread steps envs while it waits.
   py::tuple Step(const py::object& actions, const py::object& env_ids) {
+    pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    // Refuse before queueing anything: a step that cannot fill a batch would leave its envs
-    // pending with nobody to receive them.
-    const int in_flight = pool_->outstanding();
-    if (in_flight + ids.size < batch_size()) {
-      throw py::value_error("step() of " + std::to_string(ids.size) + " env(s) cannot fill a batch of " +
-                            std::to_string(batch_size()) + " (" + std::to_string(in_flight) +
-                            " in flight): step every env, or use send() and recv()");
-    }
     PrepareActions(actions, ids.size);
     OutputBlock* block;
     {
       py::gil_scoped_release release;
-      pool_->Send(ids.data, ids.size, action_data_, true);
-      block = pool_->Recv(-1.0);
+      block = pool_->Step(ids.data, ids.size, action_data_);
     }
     return Wrap(block);
   }
@@ -179,20 +176,21 @@ class PyPool {
   }
 
   py::tuple ResetNow(const py::object& env_ids, const py::object& seeds) {
+    pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    std::vector<uint64_t> seed_values = Seeds(seeds, ids.size);
+    const std::vector<uint64_t> seed_values = Seeds(seeds);
     OutputBlock* block;
     {
       py::gil_scoped_release release;
-      block = pool_->ResetNow(ids.data, ids.size, seeds.is_none() ? nullptr : seed_values.data());
+      block = pool_->ResetNow(ids.data, ids.size, seed_values);
     }
     return Wrap(block, ids.size);
   }
 
   // (n, height, width, 3) uint8: the current frame of each env in env_ids (all if None).
   py::array Render(const py::object& env_ids) {
-    const std::vector<int>& shape = pool_->spec().render_shape;
-    if (shape.empty()) throw py::value_error(pool_->spec().task_id + " does not render");
+    pool_->CheckOpen();
+    const std::vector<int>& shape = pool_->RenderShape();
     EnvIdList ids = EnvIds(env_ids);
     std::vector<py::ssize_t> dims{ids.size};
     for (int d : shape) dims.push_back(d);
@@ -211,7 +209,8 @@ class PyPool {
   }
 
  private:
-  // Env ids as int32; None means every env. Values beyond int32 are rejected before narrowing.
+  // Env ids as int32, the core's type; None means every env. Which ids are valid is the core's to
+  // say; a value that does not fit in int32 is refused here, never narrowed into another id.
   struct EnvIdList {
     const int32_t* data = nullptr;
     int size = 0;
@@ -227,8 +226,13 @@ class PyPool {
     }
     py::array arr = py::array::ensure(env_ids);
     if (!arr) throw py::type_error("env_id must be an array of ints");
-    if (arr.ndim() != 1) throw py::value_error("env_id must be a 1-d array of env ids");
-    if (arr.size() > 0 && arr.dtype().kind() != 'i' && arr.dtype().kind() != 'u') {
+    if (arr.ndim() != 1) {
+      const std::string got = arr.ndim() == 0 ? "a scalar " + std::string(py::repr(env_ids))
+                                              : "an array of shape " + std::string(py::str(arr.attr("shape")));
+      throw py::value_error("env_id must be a 1-d array of env ids, got " + got);
+    }
+    const char kind = arr.dtype().kind();
+    if (arr.size() > 0 && kind != 'i' && kind != 'u') {
       throw py::type_error("env_id must be integers, got dtype " + std::string(py::str(arr.dtype())));
     }
     if (arr.dtype().is(py::dtype::of<int32_t>()) && (arr.flags() & py::array::c_style)) {
@@ -237,19 +241,27 @@ class PyPool {
       out.keep_alive = arr;
       return out;
     }
-    auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(arr);
-    out.storage.resize(static_cast<std::size_t>(wide.size()));
-    for (py::ssize_t i = 0; i < wide.size(); ++i) {
-      const int64_t v = wide.data()[i];
-      if (v < 0 || v >= num_envs()) {
-        throw py::value_error("env id " + std::to_string(v) + " is out of range [0, " + std::to_string(num_envs()) +
-                              ")");
-      }
-      out.storage[static_cast<std::size_t>(i)] = static_cast<int32_t>(v);
+    out.storage.resize(static_cast<std::size_t>(arr.size()));
+    if (kind == 'u') {
+      Narrow(py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(arr), &out.storage);
+    } else {
+      Narrow(py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(arr), &out.storage);
     }
     out.data = out.storage.data();
     out.size = static_cast<int>(out.storage.size());
     return out;
+  }
+
+  template <typename Wide>
+  static void Narrow(const py::array_t<Wide, py::array::c_style | py::array::forcecast>& wide,
+                     std::vector<int32_t>* out) {
+    for (py::ssize_t i = 0; i < wide.size(); ++i) {
+      const Wide v = wide.data()[i];
+      if (!std::in_range<int32_t>(v)) {
+        throw py::value_error("env id " + std::to_string(v) + " is out of range: env ids are int32");
+      }
+      (*out)[static_cast<std::size_t>(i)] = static_cast<int32_t>(v);
+    }
   }
 
   py::array ActionArray(const py::handle& obj, std::size_t f, int n) {
@@ -295,13 +307,6 @@ class PyPool {
     return py::array::ensure(arr, py::array::c_style);
   }
 
-  void SendImpl(const py::object& actions, const py::object& env_ids, bool caller_waits) {
-    EnvIdList ids = EnvIds(env_ids);
-    PrepareActions(actions, ids.size);
-    py::gil_scoped_release release;
-    pool_->Send(ids.data, ids.size, action_data_, caller_waits);
-  }
-
   // Fills action_arrays_/action_data_ (members, so no allocation per step) from `actions`.
   void PrepareActions(const py::object& actions, int n) {
     const auto& fields = pool_->spec().action;
@@ -328,26 +333,21 @@ class PyPool {
   }
 
   void ResetImpl(const py::object& env_ids, const py::object& seeds, bool caller_waits) {
+    pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    const int n = ids.size;
-    std::vector<uint64_t> seed_values = Seeds(seeds, n);
+    const std::vector<uint64_t> seed_values = Seeds(seeds);
     py::gil_scoped_release release;
-    pool_->Reset(ids.data, n, seeds.is_none() ? nullptr : seed_values.data(), caller_waits);
+    pool_->Reset(ids.data, ids.size, seed_values, caller_waits);
   }
 
-  static std::vector<uint64_t> Seeds(const py::object& seeds, int n) {
-    std::vector<uint64_t> values;
-    if (seeds.is_none()) return values;
+  // None: keep each env's stream; else one seed per env of the pool (the core checks the count).
+  static std::vector<uint64_t> Seeds(const py::object& seeds) {
+    if (seeds.is_none()) return {};
     try {
-      values = seeds.cast<std::vector<uint64_t>>();
+      return seeds.cast<std::vector<uint64_t>>();
     } catch (const py::cast_error&) {
       throw py::type_error("seeds must be non-negative ints");
     }
-    if (static_cast<int>(values.size()) != n) {
-      throw py::value_error("need one seed per env id: got " + std::to_string(values.size()) + " for " +
-                            std::to_string(n));
-    }
-    return values;
   }
 
   static std::string ActionKey(const std::string& name) {
@@ -371,7 +371,7 @@ class PyPool {
     for (std::size_t i = 0; i < fields.size(); ++i) {
       const BlockField& f = fields[i];
       Py_intptr_t dims[kMaxDims + 1];
-      dims[0] = f.per_player ? player_rows : (rows >= 0 ? rows : pool_->options().batch_size);
+      dims[0] = f.per_player ? player_rows : (rows >= 0 ? rows : pool_->batch_size());
       for (std::size_t d = 0; d < f.shape.size(); ++d) dims[d + 1] = f.shape[d];
       PyObject* descr = dtypes_[i].inc_ref().ptr();  // stolen by PyArray_NewFromDescr
       PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(f.shape.size() + 1),
@@ -446,7 +446,7 @@ PYBIND11_MODULE(_native, m) {
   });
 
   py::class_<PyPool>(m, "Pool")
-      .def(py::init<const std::string&, const py::dict&, int, int, int, int, std::vector<uint64_t>,
+      .def(py::init<const std::string&, const py::dict&, int, std::optional<int>, int, int, std::vector<uint64_t>,
                     const std::string&, bool>(),
            py::arg("task_id"), py::arg("config"), py::arg("num_envs"), py::arg("batch_size"),
            py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"),
@@ -466,5 +466,6 @@ PYBIND11_MODULE(_native, m) {
       .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("reset_now", &PyPool::ResetNow, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("render", &PyPool::Render, py::arg("env_ids") = py::none())
+      .def("check_open", &PyPool::CheckOpen)
       .def("close", &PyPool::Close);
 }

@@ -123,7 +123,7 @@ TEST(BatchReadsFieldsByNameAndGivesTheBlockBack) {
   pp::Pool pool(task, pp::MakeSpec(*task, {}), options);
   std::vector<int32_t> ids(3);
   std::iota(ids.begin(), ids.end(), 0);
-  pool.Reset(ids.data(), 3, nullptr, true);
+  pool.Reset(ids.data(), 3, {}, true);
   {
     pp::Batch batch(pool.layout(), pool.Recv(-1.0), 3);
     CHECK_EQ(batch.rows(), 3);
@@ -137,17 +137,14 @@ TEST(BatchReadsFieldsByNameAndGivesTheBlockBack) {
   }
   std::vector<int64_t> actions{0, 1, 0};
   std::vector<const std::byte*> rows{reinterpret_cast<const std::byte*>(actions.data())};
-  pool.Send(ids.data(), 3, rows, true);
-  pp::Batch batch(pool.layout(), pool.Recv(-1.0), 3);
+  pp::Batch batch(pool.layout(), pool.Step(ids.data(), 3, rows), 3);
   CHECK_EQ(batch.Get<double>("reward")[0], 0.5);
   pp::Batch moved = std::move(batch);
   CHECK_EQ(moved.Get<bool>("truncated")[0], false);
-  pool.Send(ids.data(), 3, rows, true);
-  moved = pp::Batch(pool.layout(), pool.Recv(-1.0), 3);  // the old block comes back after the new one
+  moved = pp::Batch(pool.layout(), pool.Step(ids.data(), 3, rows), 3);  // the old block comes back after the new one
   const int allocated = pool.blocks_allocated();
   for (int t = 0; t < 10; ++t) {  // blocks come back: steady state allocates none
-    pool.Send(ids.data(), 3, rows, true);
-    moved = pp::Batch(pool.layout(), pool.Recv(-1.0), 3);
+    moved = pp::Batch(pool.layout(), pool.Step(ids.data(), 3, rows), 3);
   }
   CHECK_EQ(pool.blocks_allocated(), allocated);
 }

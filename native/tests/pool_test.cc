@@ -9,11 +9,13 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,7 +40,7 @@ std::shared_ptr<const pp::TaskEntry> Task() {
   return task;
 }
 
-pp::PoolOptions Options(int num_envs, int batch_size, int num_threads, uint64_t first_seed = 1000) {
+pp::PoolOptions Options(int num_envs, std::optional<int> batch_size, int num_threads, uint64_t first_seed = 1000) {
   pp::PoolOptions o;
   o.num_envs = num_envs;
   o.batch_size = batch_size;
@@ -55,6 +57,16 @@ std::vector<int32_t> Iota(int n) {
   std::vector<int32_t> ids(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
   return ids;
+}
+
+// The dtype of a field read as T.
+template <typename T>
+constexpr pp::Dtype DtypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return pp::Dtype::kBool;
+  if constexpr (std::is_same_v<T, int32_t>) return pp::Dtype::kInt32;
+  if constexpr (std::is_same_v<T, int64_t>) return pp::Dtype::kInt64;
+  if constexpr (std::is_same_v<T, float>) return pp::Dtype::kFloat32;
+  if constexpr (std::is_same_v<T, double>) return pp::Dtype::kFloat64;
 }
 
 // A block from Recv/ResetNow, its fields looked up by name; gives the block back when destroyed.
@@ -78,7 +90,7 @@ class View {
   const T* Get(const std::string& name) const {
     const int i = Index(name);
     if (i < 0) throw std::runtime_error("block has no field '" + name + "'");
-    if (layout_->fields()[static_cast<std::size_t>(i)].dtype != pp::DtypeOf<T>()) {
+    if (layout_->fields()[static_cast<std::size_t>(i)].dtype != DtypeOf<T>()) {
       throw std::runtime_error("field '" + name + "' has another dtype");
     }
     return reinterpret_cast<const T*>(block_->field(i));
@@ -137,15 +149,15 @@ class View {
   int rows_;
 };
 
-View Recv(Pool& pool, double timeout_s = 20.0) { return View(pool, pool.Recv(timeout_s), pool.options().batch_size); }
+View Recv(Pool& pool, double timeout_s = 20.0) { return View(pool, pool.Recv(timeout_s), pool.batch_size()); }
 
+// `seeds`: none, or one per env of the pool.
 View ResetNow(Pool& pool, const std::vector<int32_t>& ids, const std::vector<uint64_t>& seeds = {}) {
-  return View(pool, pool.ResetNow(ids.data(), static_cast<int>(ids.size()), seeds.empty() ? nullptr : seeds.data()),
-              static_cast<int>(ids.size()));
+  return View(pool, pool.ResetNow(ids.data(), static_cast<int>(ids.size()), seeds), static_cast<int>(ids.size()));
 }
 
 void Reset(Pool& pool, const std::vector<int32_t>& ids, const std::vector<uint64_t>& seeds = {}) {
-  pool.Reset(ids.data(), static_cast<int>(ids.size()), seeds.empty() ? nullptr : seeds.data());
+  pool.Reset(ids.data(), static_cast<int>(ids.size()), seeds);
 }
 
 // Actions: max_num_players guesses per env (every row is range-checked, so unused ones too).
@@ -233,24 +245,36 @@ bool CheckRows(const View& v) {
 
 // ----------------------------------------------------------------------------------------------
 
+// The whole message: these are the Python API's errors for its keyword arguments.
+void CheckRefused(const pp::PoolOptions& options, const std::string& message) {
+  try {
+    MakePool({}, options);
+    CHECK(!"the pool was made");
+  } catch (const std::invalid_argument& e) {
+    CHECK_EQ(std::string(e.what()), message);
+  }
+}
+
 TEST(ConstructorAndSpecValidation) {
   const Config config;
-  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(0, 0, 1)), "num_envs must be >= 1, got 0");
-  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 5, 1)), "batch_size (5) must be <= num_envs (4)");
-  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 0, 1)), "batch_size must be >= 1, got 0");
-  CHECK_THROWS(std::invalid_argument, MakePool(config, Options(4, -1, 1)));
-  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, Options(4, 4, -1)), "num_threads must be >= 0, got -1");
+  CheckRefused(Options(0, 0, 1), "num_envs must be >= 1, got 0");
+  CheckRefused(Options(-3, std::nullopt, 1), "num_envs must be >= 1, got -3");
+  CheckRefused(Options(4, 0, 1), "batch_size must be >= 1, got 0");
+  CheckRefused(Options(4, -1, 1), "batch_size must be >= 1, got -1");
+  CheckRefused(Options(4, 5, 1), "batch_size (5) must be <= num_envs (4)");
+  CheckRefused(Options(4, 4, -1), "num_threads must be >= 0, got -1");
   pp::PoolOptions bad_affinity = Options(4, 4, 1);
   bad_affinity.thread_affinity_offset = -2;
-  CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, bad_affinity), "thread_affinity_offset must be >= -1, got -2");
+  CheckRefused(bad_affinity, "thread_affinity_offset must be >= -1, got -2");
   pp::PoolOptions bad_seeds = Options(4, 4, 1);
   bad_seeds.seeds.pop_back();
   CHECK_THROWS_WITH(std::invalid_argument, MakePool(config, bad_seeds), "seed");
   CHECK_THROWS_WITH(std::invalid_argument, pp::MakeSpec(*Task(), {{"no_such_key", int64_t{1}}}), "no_such_key");
   CHECK_THROWS_WITH(std::invalid_argument, pp::MakeSpec(*Task(), {{"num_actions", std::string("x")}}), "num_actions");
 
-  auto pool = MakePool(config, Options(3, 3, 0));  // num_threads 0: auto
-  CHECK_EQ(pool->options().batch_size, 3);
+  auto pool = MakePool(config, Options(3, std::nullopt, 0));  // batch_size none: num_envs; num_threads 0: auto
+  CHECK_EQ(pool->batch_size(), 3);
+  CHECK_EQ(pool->options().batch_size.value_or(-1), 3);
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   CHECK_EQ(pool->num_threads(), std::min(hw, 3));
   CHECK(!pool->closed());
@@ -376,6 +400,87 @@ TEST(InvalidSendsThrowAndQueueNothing) {
   View v = Recv(*pool);
   CHECK(v.env_ids() == all);
   for (int r = 0; r < 4; ++r) CHECK_EQ(v.elapsed(r), 1);
+}
+
+// Step = Send + Recv, refused before queueing anything when it cannot complete a batch (its envs
+// would stay in flight with nobody to receive them).
+TEST(StepRefusesABatchItCannotFill) {
+  auto pool = MakePool({{"max_num_players", int64_t{1}}}, Options(4, 4, 2));
+  Reset(*pool, Iota(4));
+  Recv(*pool);
+  const std::vector<int64_t> zeros(4, 0);
+  const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(zeros.data())};
+  const std::vector<int32_t> first = {0, 1}, rest = {2, 3};
+  try {
+    pool->Step(first.data(), 2, actions);
+    CHECK(!"step() of 2 of 4 envs was queued");
+  } catch (const std::invalid_argument& e) {
+    CHECK_EQ(std::string(e.what()),
+             std::string("step() of 2 env(s) cannot fill a batch of 4 (0 in flight): step every env, or use send() "
+                         "and recv()"));
+  }
+  CHECK_EQ(pool->outstanding(), 0);
+  // A bad env id is reported as such, before the count.
+  const std::vector<int32_t> bad = {0, 7};
+  CHECK_THROWS_WITH(std::invalid_argument, pool->Step(bad.data(), 2, actions), "out of range");
+  // With the other envs already sent, a subset completes the batch, rows in send order.
+  pool->Send(rest.data(), 2, actions);
+  {
+    View v(*pool, pool->Step(first.data(), 2, actions), 4);
+    CHECK(v.env_ids() == (std::vector<int32_t>{2, 3, 0, 1}));
+    for (int r = 0; r < 4; ++r) CHECK_EQ(v.elapsed(r), 1);
+  }
+  CHECK_EQ(pool->outstanding(), 0);
+  const std::vector<int32_t> all = Iota(4);
+  View v(*pool, pool->Step(all.data(), 4, actions), 4);
+  CHECK(v.env_ids() == all);
+}
+
+// Reset seeds are one per env of the pool, picked by env id: re-seeding env 2 alone gives it the
+// stream of a fresh pool's env 2 with the same seeds.
+TEST(ResetSeedsAreOnePerEnvOfThePool) {
+  const Config config = {{"max_num_players", int64_t{1}}, {"episode_length", int64_t{100}}};
+  std::vector<uint64_t> seeds;
+  for (uint64_t i = 0; i < 4; ++i) seeds.push_back(9000 + 31 * i);
+  auto secrets = [](Pool& pool, int env) {
+    std::vector<float> out;
+    for (int k = 0; k < 8; ++k) {
+      Send(pool, Iota(4), std::vector<int64_t>(4, 0));
+      View v = Recv(pool);
+      out.push_back(v.Get<float>("obs")[2 * env + 1]);  // [player, last secret] per env
+    }
+    return out;
+  };
+  pp::PoolOptions o = Options(4, 4, 2);
+  o.seeds = seeds;
+  auto fresh = MakePool(config, o);
+  Reset(*fresh, Iota(4));
+  Recv(*fresh);
+  const std::vector<float> want = secrets(*fresh, 2);
+
+  auto pool = MakePool(config, Options(4, 4, 2));
+  Reset(*pool, Iota(4));
+  Recv(*pool);
+  ResetNow(*pool, {2}, seeds);
+  CHECK(secrets(*pool, 2) == want);
+
+  auto async = MakePool(config, Options(4, 1, 2));
+  Reset(*async, {2}, seeds);
+  View v = Recv(*async);
+  CHECK_EQ(v.env_id(0), 2);
+  Reset(*async, {0, 1, 3});
+  for (int k = 0; k < 3; ++k) Recv(*async);
+  std::vector<float> got;
+  for (int k = 0; k < 8; ++k) {
+    Send(*async, {2}, {0});
+    got.push_back(Recv(*async).Get<float>("obs")[1]);
+  }
+  CHECK(got == want);
+
+  // A table of another size is refused before anything is queued.
+  CHECK_THROWS_WITH(std::invalid_argument, Reset(*pool, {1}, {1, 2}), "one seed per env of the pool (4), got 2");
+  CHECK_THROWS_WITH(std::invalid_argument, ResetNow(*pool, {1}, {1, 2, 3, 4, 5}), "one seed per env");
+  CHECK_EQ(pool->outstanding(), 0);
 }
 
 // Recv with fewer than batch_size envs in flight raises at once instead of blocking for ever.
@@ -583,6 +688,14 @@ TEST(CloseWithJobsInFlight) {
   CHECK_THROWS(pp::ClosedError, ResetNow(*pool, {0}));
   CHECK_THROWS(pp::ClosedError, pool->Recv(1.0));
   CHECK_THROWS(pp::ClosedError, pool->Recv(-1.0));
+  CHECK_THROWS(pp::ClosedError, pool->CheckOpen());
+  {
+    // Closed comes first, before the checks of the arguments (none here are valid).
+    const std::vector<int32_t> bad = {9};
+    CHECK_THROWS(pp::ClosedError, pool->Step(bad.data(), 1, {}));
+    CHECK_THROWS(pp::ClosedError, pool->Send(bad.data(), 1, {}));
+    CHECK_THROWS(pp::ClosedError, pool->Render(bad.data(), 1, nullptr));
+  }
   pool->Close();  // idempotent
   pool.reset();
   CHECK(held.env_ids() == Iota(8));  // still readable; released after the pool is gone

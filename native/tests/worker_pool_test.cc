@@ -52,7 +52,7 @@ struct Counters {
 
 TEST(EveryJobRunsExactlyOnce) {
   constexpr int kJobs = 1024, kRounds = 100;
-  pp::ActionQueue queue(kJobs);
+  pp::JobQueue queue(kJobs);
   Counters c(kJobs);
   pp::WorkerPool pool(4, -1, &queue, [&](int id) { c.Record(id); });
   CHECK_EQ(pool.num_threads(), 4);
@@ -79,7 +79,7 @@ TEST(EveryJobRunsExactlyOnce) {
 // several threads (sleeping in a job does not need a core each).
 TEST(JobsRunInParallel) {
   constexpr int kThreads = 4;
-  pp::ActionQueue queue(kThreads);
+  pp::JobQueue queue(kThreads);
   std::mutex mu;
   std::condition_variable cv;
   int arrived = 0;
@@ -101,7 +101,7 @@ TEST(JobsRunInParallel) {
 }
 
 TEST(RunOneRunsOnTheCaller) {
-  pp::ActionQueue queue(8);
+  pp::JobQueue queue(8);
   Counters c(8);
   pp::WorkerPool pool(0, -1, &queue, [&](int id) { c.Record(id); });  // no workers: only the caller runs jobs
   CHECK_EQ(pool.num_threads(), 0);
@@ -116,7 +116,7 @@ TEST(RunOneRunsOnTheCaller) {
   CHECK(c.threads.count(std::this_thread::get_id()) == 1);
 
   // With workers present, RunOne still runs a job on the caller when it gets one.
-  pp::ActionQueue queue2(4);
+  pp::JobQueue queue2(4);
   std::atomic<bool> ran_on_caller{false};
   const auto caller = std::this_thread::get_id();
   pp::WorkerPool busy(1, -1, &queue2, [&](int) {
@@ -132,7 +132,7 @@ TEST(RunOneRunsOnTheCaller) {
 // Workers spin briefly and then sleep; a push followed by Wake(1) must get the job done without
 // the caller's help. Repeated, to give a lost wake-up many chances to show.
 TEST(WakeAfterSleep) {
-  pp::ActionQueue queue(16);
+  pp::JobQueue queue(16);
   Counters c(16);
   pp::WorkerPool pool(2, -1, &queue, [&](int id) { c.Record(id); });
   std::this_thread::sleep_for(milliseconds(100));  // long past the spin: both workers asleep
@@ -157,7 +157,7 @@ TEST(WakeAfterSleep) {
 
 TEST(StopJoinsWithJobsStillQueued) {
   constexpr int kJobs = 100;
-  pp::ActionQueue queue(128);
+  pp::JobQueue queue(128);
   std::mutex mu;
   std::condition_variable cv;
   bool gate_open = false;
@@ -209,7 +209,7 @@ TEST(StopJoinsWithJobsStillQueued) {
 }
 
 TEST(StopWithSleepingWorkersAndDestructor) {
-  pp::ActionQueue queue(4);
+  pp::JobQueue queue(4);
   {
     pp::WorkerPool pool(3, -1, &queue, [](int) {});
     std::this_thread::sleep_for(milliseconds(50));
@@ -233,7 +233,7 @@ TEST(PinningWithAffinityOffset) {
 
   for (int offset : {0, 1, 1000}) {
     constexpr int kJobs = 256;
-    pp::ActionQueue queue(kJobs);
+    pp::JobQueue queue(kJobs);
     Counters c(kJobs);
     std::atomic<int> not_single_cpu{0};
     pp::WorkerPool pool(3, offset, &queue, [&](int id) {

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _native
-from parallel_pool.errors import EnvError, PoolClosedError
+from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
 from parallel_pool.spec import EnvSpec
 from parallel_pool.unpack import Unpacker
@@ -72,43 +72,30 @@ class BasePoolEnv:
         return self._native.closed
 
     # --- the raw calls, shared by the front-ends ---
-    def _check_open(self) -> None:
-        if self._native.closed:
-            raise PoolClosedError("the pool is closed")
-
-    def _env_ids(self, env_id: Any) -> Any:
-        if env_id is None:
-            return None
-        ids = np.asarray(env_id)
-        if ids.ndim == 0:
-            raise ValueError(f"env_id must be a 1-d array of env ids, got a scalar {env_id!r}")
-        return ids
-
+    # The native pool checks env ids (shape, range, duplicates, in flight) and whether it is closed;
+    # a call that has work to do before it calls in asks the native pool first whether it is open.
     def _reset_arrays(self, env_id: Any, seed: Any, options: dict[str, Any] | None, as_step: bool = False) -> tuple:
         """Resets envs and returns their rows (all envs in order; or the given ones, in order).
         ``as_step``: an EnvError's result takes the step form rather than the reset form."""
-        self._check_open()
+        self._native.check_open()
         if options and "reset_mask" in options:
             if env_id is not None:
                 raise ValueError("pass either env_id or options['reset_mask'], not both")
             env_id = np.flatnonzero(_check_reset_mask(options["reset_mask"], self.num_envs))
-        ids = self._env_ids(env_id)
-        seeds = None
-        if seed is not None:
-            all_seeds = env_seeds(seed, self.num_envs)
-            seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
-        if self.is_async and ids is None:
+        # One seed per env of the pool: the native pool picks those of the env ids it resets.
+        seeds = None if seed is None else env_seeds(seed, self.num_envs)
+        if self.is_async and env_id is None:
             # EnvPool's async reset(): queue every env's reset, return the first batch to finish.
             self._native.reset(None, seeds)
             arrays, errors = self._native.recv(None)
         elif self.is_async:
             # Given envs (received, not in flight) are reset now and their rows returned in order;
             # the other envs' steps in flight are untouched and still come through recv().
-            arrays, errors = self._native.reset_now(ids, seeds)
-        elif ids is None or len(ids) == self.num_envs and np.array_equal(ids, np.arange(self.num_envs)):
+            arrays, errors = self._native.reset_now(env_id, seeds)
+        elif env_id is None or np.array_equal(env_id, np.arange(self.num_envs)):
             arrays, errors = self._native.reset_recv(None, seeds)
         else:
-            arrays, errors = self._native.reset_now(ids, seeds)
+            arrays, errors = self._native.reset_now(env_id, seeds)
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=not as_step))
         return arrays
@@ -119,13 +106,9 @@ class BasePoolEnv:
         ``seed`` as in ``reset``: an int gives env ``i`` the seed ``seed + i``, a list one per env
         (all ``num_envs`` of them, even when ``env_id`` picks a few).
         """
-        self._check_open()
-        ids = self._env_ids(env_id)
-        seeds = None
-        if seed is not None:
-            all_seeds = env_seeds(seed, self.num_envs)
-            seeds = all_seeds if ids is None else [all_seeds[int(i)] for i in ids]
-        self._native.reset(ids, seeds)
+        self._native.check_open()
+        seeds = None if seed is None else env_seeds(seed, self.num_envs)
+        self._native.reset(env_id, seeds)
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one step for each env in ``env_id`` (all envs if None) and returns at once.
@@ -133,11 +116,9 @@ class BasePoolEnv:
         ``action`` has one row per env id. Sending to an env whose previous result has not been
         received yet is a ``ValueError``.
         """
-        self._check_open()
-        self._native.send(action, self._env_ids(env_id))
+        self._native.send(action, env_id)
 
     def _recv_arrays(self, timeout: float | None) -> tuple:
-        self._check_open()
         if timeout is not None and (not isinstance(timeout, (int, float)) or timeout < 0):
             raise ValueError(f"timeout must be None or a non-negative number of seconds, got {timeout!r}")
         arrays, errors = self._native.recv(timeout)
@@ -146,8 +127,7 @@ class BasePoolEnv:
         return arrays
 
     def _step_arrays(self, action: Any, env_id: Any) -> tuple:
-        self._check_open()
-        arrays, errors = self._native.step(action, self._env_ids(env_id))
+        arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=False))
         return arrays
@@ -163,8 +143,7 @@ class BasePoolEnv:
         The envs must have been reset and have no step in flight: in async mode, pass env ids whose
         results were received (``info["env_id"]``). A task that does not render raises ValueError.
         """
-        self._check_open()
-        return self._native.render(self._env_ids(env_id))
+        return self._native.render(env_id)
 
     def close(self) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent."""

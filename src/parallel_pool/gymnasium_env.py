@@ -65,7 +65,7 @@ class GymnasiumEnv(BasePoolEnv):
             self.send(action, env_id)
             return self.recv()
         # The hot path of sync stepping: kept flat on purpose (the native call checks everything).
-        arrays, errors = self._native.step(action, None if env_id is None else self._env_ids(env_id))
+        arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._unpack(arrays))
         return self._unpack(arrays)

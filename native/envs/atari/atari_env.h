@@ -206,11 +206,7 @@ class AtariEnv : public Env {
   }
 
   StepResult Step(const Action& action) override {
-    const int64_t index = *action.Get<int64_t>(action_field_);
-    if (index < 0 || index >= static_cast<int64_t>(action_set_.size())) {
-      throw std::out_of_range("action " + std::to_string(index) + " not in [0, " +
-                              std::to_string(action_set_.size()) + ")");
-    }
+    const int64_t index = *action.Get<int64_t>(action_field_);  // in range: the core checks it against the spec
     const ale::Action chosen = action_set_[static_cast<std::size_t>(index)];
     double reward = 0.0;
     bool game_over = false;

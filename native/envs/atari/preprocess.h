@@ -154,9 +154,6 @@ class AreaResizer {
     Vertical(dst, [&](int sy) { return rows + static_cast<std::size_t>(sy) * n; });
   }
 
-  int dst_height() const { return dst_height_; }
-  int dst_width() const { return dst_width_; }
-
  private:
   // The sum over the source rows of each destination row, in OpenCV's order; then cvRound.
   template <typename RowFn>

@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 #include "core/config.h"
@@ -59,8 +58,7 @@ class AcrobotEnv final : public Env {
 
   StepResult Step(const Action& action) override {
     using P = AcrobotParams;
-    const int64_t a = action.Get<int64_t>(action_index_)[0];
-    if (a < 0 || a > 2) throw std::out_of_range("Acrobot action must be 0, 1 or 2");
+    const int64_t a = action.Get<int64_t>(action_index_)[0];  // in [0, 2]: the core checks it against the spec
     const double torque = P::kAvailTorque[a];
 
     // Gymnasium's rk4(derivs, y0, [0, dt]): one classical Runge-Kutta step, elementwise in float64.

@@ -1,5 +1,6 @@
 // Standalone checks of the classic-control envs through the env-author API (no pool, no Python):
-// specs, reset distributions, determinism, time limits, dynamics relations visible in the obs.
+// specs, reset distributions, determinism, time limits, dynamics relations visible in the obs;
+// and, through a pool, that their out-of-range actions are refused before reaching them.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/pool.h"
 #include "core/registry.h"
 #include "envs/classic_control/register.h"
 
@@ -449,20 +451,30 @@ void TestDynamics(const pp::Registry& registry) {
   }
 }
 
+// The envs rely on their actions being in the spec's range: the pool checks them before queueing.
 void TestBadActions(const pp::Registry& registry) {
   for (const TaskInfo& t : Tasks()) {
     if (!t.discrete) continue;
+    const auto task = registry.Find(t.id);
+    pp::PoolOptions options;
+    options.num_envs = 1;
+    options.num_threads = 1;
+    options.seeds = {0};
+    pp::Pool pool(task, pp::MakeSpec(*task, {}), options);
+    const int32_t id = 0;
+    pool.Reset(&id, 1, {});
+    pp::BlockFreeList::Release(pool.Recv(10.0));
     for (int64_t bad : {int64_t{-1}, int64_t{t.num_actions}}) {
-      Runner r(registry, t.id);
-      r.Reset();
+      const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(&bad)};
       bool threw = false;
       try {
-        r.StepDiscrete(bad);
-      } catch (const std::out_of_range&) {
+        pool.Send(&id, 1, actions);
+      } catch (const std::invalid_argument&) {
         threw = true;
       }
       CHECK(threw);
     }
+    CHECK(pool.outstanding() == 0);
   }
 }
 

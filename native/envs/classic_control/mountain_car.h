@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 #include "core/config.h"
@@ -60,7 +59,6 @@ class MountainCarEnv final : public Env {
   StepResult Step(const Action& action) override {
     using P = MountainCarParams;
     const int64_t a = action.Get<int64_t>(action_index_)[0];
-    if (a < 0 || a > 2) throw std::out_of_range("MountainCar action must be 0, 1 or 2");
 
     // velocity += (action - 1) * force + cos(3 * position) * (-gravity), in float64.
     velocity_ += static_cast<double>(a - 1) * P::kForce + std::cos(3 * position_) * (-P::kGravity);

@@ -1,6 +1,6 @@
-// Tests of ActionQueue: FIFO order, full and empty, capacity rounding, wrap-around, and an MPMC
+// Tests of JobQueue: FIFO order, full and empty, capacity rounding, wrap-around, and an MPMC
 // stress in which every value must come out exactly once.
-#include "core/action_queue.h"
+#include "core/job_queue.h"
 
 #include <atomic>
 #include <climits>
@@ -13,20 +13,20 @@
 namespace {
 
 TEST(CapacityRoundsUpToPowerOfTwo) {
-  CHECK_EQ(pp::ActionQueue(0).capacity(), 2u);
-  CHECK_EQ(pp::ActionQueue(1).capacity(), 2u);
-  CHECK_EQ(pp::ActionQueue(2).capacity(), 2u);
-  CHECK_EQ(pp::ActionQueue(3).capacity(), 4u);
-  CHECK_EQ(pp::ActionQueue(5).capacity(), 8u);
-  CHECK_EQ(pp::ActionQueue(8).capacity(), 8u);
-  CHECK_EQ(pp::ActionQueue(9).capacity(), 16u);
-  CHECK_EQ(pp::ActionQueue(1000).capacity(), 1024u);
-  CHECK_EQ(pp::ActionQueue(1024).capacity(), 1024u);
-  CHECK_EQ(pp::ActionQueue(1025).capacity(), 2048u);
+  CHECK_EQ(pp::JobQueue(0).capacity(), 2u);
+  CHECK_EQ(pp::JobQueue(1).capacity(), 2u);
+  CHECK_EQ(pp::JobQueue(2).capacity(), 2u);
+  CHECK_EQ(pp::JobQueue(3).capacity(), 4u);
+  CHECK_EQ(pp::JobQueue(5).capacity(), 8u);
+  CHECK_EQ(pp::JobQueue(8).capacity(), 8u);
+  CHECK_EQ(pp::JobQueue(9).capacity(), 16u);
+  CHECK_EQ(pp::JobQueue(1000).capacity(), 1024u);
+  CHECK_EQ(pp::JobQueue(1024).capacity(), 1024u);
+  CHECK_EQ(pp::JobQueue(1025).capacity(), 2048u);
 }
 
 TEST(SingleThreadFifoFullAndEmpty) {
-  pp::ActionQueue q(5);  // capacity 8
+  pp::JobQueue q(5);  // capacity 8
   int v = -1;
   CHECK(q.EmptyApprox());
   CHECK(!q.TryPop(&v));
@@ -50,7 +50,7 @@ TEST(SingleThreadFifoFullAndEmpty) {
 }
 
 TEST(ExtremeValuesRoundTrip) {
-  pp::ActionQueue q(4);
+  pp::JobQueue q(4);
   const int values[] = {0, -1, INT_MIN, INT_MAX};
   for (int x : values) CHECK(q.TryPush(x));
   for (int x : values) {
@@ -63,7 +63,7 @@ TEST(ExtremeValuesRoundTrip) {
 // Interleaved pushes and pops with a varying fill level walk the positions many times around the
 // ring; the order must stay FIFO throughout.
 TEST(WrapAroundKeepsFifoOrder) {
-  pp::ActionQueue q(4);
+  pp::JobQueue q(4);
   int next_push = 0, next_pop = 0;
   for (int round = 0; round < 10000; ++round) {
     const int pushes = 1 + round % 4;
@@ -101,7 +101,7 @@ TEST(MultiProducerMultiConsumerStress) {
   constexpr int kProducers = 4, kConsumers = 4;
   constexpr int kPerProducer = 250000;  // 10^6 values in all
   constexpr int kTotal = kProducers * kPerProducer;
-  pp::ActionQueue q(256);
+  pp::JobQueue q(256);
   std::vector<std::atomic<uint8_t>> seen(kTotal);
   for (auto& s : seen) s.store(0, std::memory_order_relaxed);
   std::atomic<int> popped{0};

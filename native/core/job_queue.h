@@ -1,4 +1,4 @@
-// A bounded lock-free multi-producer multi-consumer queue of env ids (Vyukov's design).
+// A bounded lock-free multi-producer multi-consumer queue of jobs: the ids of the envs to run (Vyukov's design).
 // Every env has at most one job in flight, so a capacity of num_envs can never overflow.
 #pragma once
 
@@ -10,9 +10,9 @@
 
 namespace pp {
 
-class ActionQueue {
+class JobQueue {
  public:
-  explicit ActionQueue(std::size_t min_capacity) {
+  explicit JobQueue(std::size_t min_capacity) {
     std::size_t capacity = 2;
     while (capacity < min_capacity) capacity <<= 1;
     mask_ = capacity - 1;
