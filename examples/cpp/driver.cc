@@ -113,9 +113,10 @@ void RunSync(const pp::Registry& registry, const std::string& task_id, int steps
       episodes += batch.Get<bool>("terminated")[r] || batch.Get<bool>("truncated")[r];
     }
   }
-  std::printf("{\"task\": \"%s\", \"mode\": \"sync\", \"steps\": %d, \"reward_sum\": %.17g, \"episodes\": %d, "
-              "\"obs\": %s}\n",
-              task_id.c_str(), steps, reward_sum, episodes, ObsJson(batch).c_str());
+  std::printf(
+      "{\"task\": \"%s\", \"mode\": \"sync\", \"steps\": %d, \"reward_sum\": %.17g, \"episodes\": %d, "
+      "\"obs\": %s}\n",
+      task_id.c_str(), steps, reward_sum, episodes, ObsJson(batch).c_str());
 }
 
 // Async mode: batches of 2 of the 4 envs, whichever finish first; each is sent its next action.

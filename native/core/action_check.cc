@@ -67,10 +67,9 @@ void ActionCheck::CheckValues(const std::vector<const std::byte*>& actions, int 
         default: break;
       }
       if (!ok) {
-        throw std::invalid_argument("action '" + field.name + "' must be in [" +
-                                    std::to_string(static_cast<int64_t>(field.low)) + ", " +
-                                    std::to_string(static_cast<int64_t>(field.high)) + "], got " +
-                                    std::to_string(static_cast<int64_t>(bad)));
+        throw std::invalid_argument(
+            "action '" + field.name + "' must be in [" + std::to_string(static_cast<int64_t>(field.low)) + ", " +
+            std::to_string(static_cast<int64_t>(field.high)) + "], got " + std::to_string(static_cast<int64_t>(bad)));
       }
     } else if (!field.allow_nan && DtypeIsFloat(field.dtype)) {
       const bool nan = field.dtype == Dtype::kFloat32 ? HasNaN<float>(data, count) : HasNaN<double>(data, count);

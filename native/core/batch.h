@@ -46,9 +46,9 @@ class Batch {
   const T* Get(const std::string& name) const {
     const int index = FieldIndex(name);
     const BlockField& f = layout_->fields()[static_cast<std::size_t>(index)];
-    const bool same_kind = std::is_same_v<T, bool> ? f.dtype == Dtype::kBool
-                                                   : std::is_floating_point_v<T> == DtypeIsFloat(f.dtype) &&
-                                                         f.dtype != Dtype::kBool;
+    const bool same_kind = std::is_same_v<T, bool>
+                               ? f.dtype == Dtype::kBool
+                               : std::is_floating_point_v<T> == DtypeIsFloat(f.dtype) && f.dtype != Dtype::kBool;
     if (!same_kind || sizeof(T) != DtypeSize(f.dtype)) {
       throw std::invalid_argument("field '" + name + "' has dtype " + DtypeName(f.dtype));
     }

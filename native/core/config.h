@@ -40,9 +40,7 @@ class Config {
     return std::get<double>(v);
   }
   const std::string& GetString(const std::string& key) const { return std::get<std::string>(At(key)); }
-  const std::vector<double>& GetFloats(const std::string& key) const {
-    return std::get<std::vector<double>>(At(key));
-  }
+  const std::vector<double>& GetFloats(const std::string& key) const { return std::get<std::vector<double>>(At(key)); }
 
   // Returns a copy of the defaults with `overrides` applied. Each override must name a known key
   // and have the default's type (an int is accepted where a float is expected).
@@ -56,8 +54,8 @@ class Config {
       } else if (std::holds_alternative<double>(it->second) && std::holds_alternative<int64_t>(value)) {
         it->second = static_cast<double>(std::get<int64_t>(value));
       } else {
-        throw std::invalid_argument("config key '" + key + "' expects " + ConfigTypeName(it->second) +
-                                    ", got " + ConfigTypeName(value));
+        throw std::invalid_argument("config key '" + key + "' expects " + ConfigTypeName(it->second) + ", got " +
+                                    ConfigTypeName(value));
       }
     }
     return out;

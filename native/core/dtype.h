@@ -15,16 +15,12 @@ inline std::size_t DtypeSize(Dtype d) {
   switch (d) {
     case Dtype::kBool:
     case Dtype::kInt8:
-    case Dtype::kUInt8:
-      return 1;
-    case Dtype::kInt16:
-      return 2;
+    case Dtype::kUInt8: return 1;
+    case Dtype::kInt16: return 2;
     case Dtype::kInt32:
-    case Dtype::kFloat32:
-      return 4;
+    case Dtype::kFloat32: return 4;
     case Dtype::kInt64:
-    case Dtype::kFloat64:
-      return 8;
+    case Dtype::kFloat64: return 8;
   }
   throw std::logic_error("unknown dtype");
 }

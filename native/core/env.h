@@ -98,9 +98,7 @@ class Env {
  protected:
   Rng& rng() { return rng_; }
   // True on the step that reaches max_episode_steps: report it as `truncated`.
-  bool TimeLimitReached() const {
-    return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps;
-  }
+  bool TimeLimitReached() const { return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps; }
   Slot Allocate(int num_players = 1) {
     if (allocator_ == nullptr) throw std::logic_error("env has no output allocator");
     return allocator_->Allocate(env_id_, num_players);

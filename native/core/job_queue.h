@@ -67,9 +67,7 @@ class JobQueue {
   }
 
   // A hint only: exact when no push or pop runs concurrently.
-  bool EmptyApprox() const {
-    return head_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire);
-  }
+  bool EmptyApprox() const { return head_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire); }
 
  private:
   struct Cell {

@@ -15,10 +15,10 @@ namespace pp {
 // the env's state fields. -1: the pool's options leave the field out.
 struct OutputFields {
   int env_id = -1, elapsed_step = -1, reward = -1, terminated = -1, truncated = -1;
-  int players_env_id = -1;  // multi-player only
+  int players_env_id = -1;                                                // multi-player only
   int episode_r = -1, episode_l = -1, episode_t = -1, episode_mask = -1;  // episode_stats only
-  int final_mask = -1;  // same_step only
-  std::vector<int> state;  // block field of each spec.state field
+  int final_mask = -1;                                                    // same_step only
+  std::vector<int> state;                                                 // block field of each spec.state field
   std::vector<int> final_state;  // same_step: block field holding the final copy, or -1
 };
 
@@ -29,9 +29,9 @@ struct OutputLayout {
 
 // What decides the layout besides the spec.
 struct OutputOptions {
-  int batch_size = 1;  // rows per block (per-player fields: batch_size * max_num_players)
+  int batch_size = 1;          // rows per block (per-player fields: batch_size * max_num_players)
   bool episode_stats = false;  // info["episode"] and its "_episode" mask
-  bool same_step = false;  // autoreset_mode="same_step": the final observation's copies
+  bool same_step = false;      // autoreset_mode="same_step": the final observation's copies
 };
 
 // Core fields first, then the env's state fields in spec order, then same_step's final copies.

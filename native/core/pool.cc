@@ -139,8 +139,8 @@ void Pool::CheckEnvIds(const int32_t* env_ids, int n, const char* what) {
 
 void Pool::CheckSeeds(std::span<const uint64_t> seeds) const {
   if (!seeds.empty() && seeds.size() != static_cast<std::size_t>(options_.num_envs)) {
-    throw std::invalid_argument("need one seed per env of the pool (" + std::to_string(options_.num_envs) +
-                                "), got " + std::to_string(seeds.size()));
+    throw std::invalid_argument("need one seed per env of the pool (" + std::to_string(options_.num_envs) + "), got " +
+                                std::to_string(seeds.size()));
   }
 }
 
@@ -154,7 +154,7 @@ inline void Pool::ValidateSend(const int32_t* env_ids, int n, const std::vector<
 }
 
 inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions,
-                      bool caller_waits) {
+                             bool caller_waits) {
   const std::vector<std::size_t>& row_bytes = action_check_.row_bytes();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
@@ -273,9 +273,9 @@ OutputBlock* Pool::Recv(double timeout_s) {
   }
   const OutputBlock* block = ring_.front();
   const bool forever = timeout_s < 0;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(forever ? 0.0 : timeout_s));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(forever ? 0.0 : timeout_s));
   // While it waits, the caller runs queued jobs itself rather than sleep: in sync mode it is one of
   // the stepping threads; in async mode its core would otherwise idle, and a job it runs still
   // takes its row in finishing order. With a timeout it only waits (in async mode), so a long step

@@ -37,10 +37,10 @@ struct ClosedError : std::runtime_error {
 // The pool's options; the Pool constructor checks their ranges (std::invalid_argument).
 struct PoolOptions {
   int num_envs = 1;
-  std::optional<int> batch_size;  // none: num_envs (sync)
-  int num_threads = 0;  // 0: one per CPU, at most num_envs
+  std::optional<int> batch_size;    // none: num_envs (sync)
+  int num_threads = 0;              // 0: one per CPU, at most num_envs
   int thread_affinity_offset = -1;  // -1: no pinning
-  std::vector<uint64_t> seeds;  // one per env
+  std::vector<uint64_t> seeds;      // one per env
   AutoresetMode autoreset_mode = AutoresetMode::kNextStep;
   bool episode_stats = false;
 };
@@ -111,7 +111,7 @@ class Pool final : public SlotAllocator {
     bool reseed = false;
     uint64_t seed = 0;
     int64_t assigned_index = -1;  // sync mode: output index fixed at send
-    RowRef forced;  // ResetNow: the row is fixed by the caller
+    RowRef forced;                // ResetNow: the row is fixed by the caller
     std::vector<std::byte> action_storage;
     std::vector<const std::byte*> action_rows;
     // The output row of the running job.

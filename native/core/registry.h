@@ -20,8 +20,8 @@ namespace pp {
 
 struct TaskEntry {
   std::string task_id;
-  std::string family;     // "classic_control", "tutorial", ... (for `parallel-pool list`)
-  Config defaults;        // every config key the task accepts, with its default
+  std::string family;  // "classic_control", "tutorial", ... (for `parallel-pool list`)
+  Config defaults;     // every config key the task accepts, with its default
   // Gymnasium's registered reward threshold, if any: task metadata, read without building a spec.
   std::optional<double> reward_threshold;
   // Builds the spec from the resolved config (spaces may depend on config, e.g. image size).
@@ -68,7 +68,8 @@ class Registry {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = resources_.find(name);
     if (it == resources_.end()) {
-      throw std::invalid_argument("no resource '" + name + "' was given to this env library (declare it with "
+      throw std::invalid_argument("no resource '" + name +
+                                  "' was given to this env library (declare it with "
                                   "PP_FAMILY_RESOURCES)");
     }
     return it->second;

@@ -73,11 +73,11 @@ inline FieldSpec PerPlayer(FieldSpec f) {
 // Everything the core needs to know about one task, built from its resolved config.
 struct EnvSpec {
   std::string task_id;
-  Config config;                   // resolved: defaults with the user's overrides applied
-  std::vector<FieldSpec> state;    // what the env writes each step (obs, info)
-  std::vector<FieldSpec> action;   // what the env reads each step
+  Config config;                  // resolved: defaults with the user's overrides applied
+  std::vector<FieldSpec> state;   // what the env writes each step (obs, info)
+  std::vector<FieldSpec> action;  // what the env reads each step
   int max_num_players = 1;
-  int max_episode_steps = 0;       // 0: no time limit
+  int max_episode_steps = 0;               // 0: no time limit
   std::optional<double> reward_threshold;  // Gymnasium's registered value; none if it has none
   // (height, width, 3) of the RGB frame Env::Render writes; empty: the task cannot render.
   std::vector<int> render_shape;

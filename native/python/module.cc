@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/family_loader.h"
@@ -84,7 +84,8 @@ py::dict SpecToDict(const EnvSpec& spec) {
   d["max_num_players"] = spec.max_num_players;
   d["max_episode_steps"] = spec.max_episode_steps;
   d["reward_threshold"] = spec.reward_threshold ? py::object(py::float_(*spec.reward_threshold)) : py::none();
-  d["render_shape"] = spec.render_shape.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(spec.render_shape)));
+  d["render_shape"] =
+      spec.render_shape.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(spec.render_shape)));
   return d;
 }
 
@@ -288,11 +289,13 @@ class PyPool {
     if (field.per_player && expect[1] == 1 && arr.ndim() + 1 == static_cast<py::ssize_t>(expect.size())) {
       // One player per env: (n, *shape) is accepted for (n, 1, *shape), as the single-env space says.
       bool rest = arr.ndim() >= 1 && arr.shape(0) == n;
-      for (std::size_t d = 2; rest && d < expect.size(); ++d) rest = arr.shape(static_cast<py::ssize_t>(d - 1)) == expect[d];
+      for (std::size_t d = 2; rest && d < expect.size(); ++d)
+        rest = arr.shape(static_cast<py::ssize_t>(d - 1)) == expect[d];
       if (rest) arr = arr.attr("reshape")(py::tuple(py::cast(expect)));
     }
     bool match = arr.ndim() == static_cast<py::ssize_t>(expect.size());
-    for (std::size_t d = 0; match && d < expect.size(); ++d) match = arr.shape(static_cast<py::ssize_t>(d)) == expect[d];
+    for (std::size_t d = 0; match && d < expect.size(); ++d)
+      match = arr.shape(static_cast<py::ssize_t>(d)) == expect[d];
     if (!match) {
       // Python's tuple notation: (3,), (3, 4).
       auto tuple_str = [](const std::vector<py::ssize_t>& dims) {
@@ -374,11 +377,10 @@ class PyPool {
       dims[0] = f.per_player ? player_rows : (rows >= 0 ? rows : pool_->batch_size());
       for (std::size_t d = 0; d < f.shape.size(); ++d) dims[d + 1] = f.shape[d];
       PyObject* descr = dtypes_[i].inc_ref().ptr();  // stolen by PyArray_NewFromDescr
-      PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(f.shape.size() + 1),
-                                                dims, nullptr, block->field(static_cast<int>(i)),
-                                                py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
-                                                    py::detail::npy_api::NPY_ARRAY_WRITEABLE_,
-                                                nullptr);
+      PyObject* arr = api.PyArray_NewFromDescr_(
+          api.PyArray_Type_, descr, static_cast<int>(f.shape.size() + 1), dims, nullptr,
+          block->field(static_cast<int>(i)),
+          py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
       if (arr == nullptr) throw py::error_already_set();
       if (api.PyArray_SetBaseObject_(arr, owner.inc_ref().ptr()) != 0) {
         Py_DECREF(arr);
@@ -427,9 +429,12 @@ PYBIND11_MODULE(_native, m) {
     for (const ResourceRequest& r : LibraryResources(path)) out.append(py::make_tuple(r.name, r.package, r.path));
     return out;
   });
-  m.def("load_library", [](const std::string& path, const std::map<std::string, std::string>& resources) {
-    return LoadEnvLibrary(Registry::Global(), path, resources);
-  }, py::arg("path"), py::arg("resources") = std::map<std::string, std::string>{});
+  m.def(
+      "load_library",
+      [](const std::string& path, const std::map<std::string, std::string>& resources) {
+        return LoadEnvLibrary(Registry::Global(), path, resources);
+      },
+      py::arg("path"), py::arg("resources") = std::map<std::string, std::string>{});
   m.def("task_info", [](const std::string& task_id) {
     auto task = FindTask(task_id);
     py::dict d;
@@ -448,9 +453,8 @@ PYBIND11_MODULE(_native, m) {
   py::class_<PyPool>(m, "Pool")
       .def(py::init<const std::string&, const py::dict&, int, std::optional<int>, int, int, std::vector<uint64_t>,
                     const std::string&, bool>(),
-           py::arg("task_id"), py::arg("config"), py::arg("num_envs"), py::arg("batch_size"),
-           py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"),
-           py::arg("episode_stats"))
+           py::arg("task_id"), py::arg("config"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_threads"),
+           py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"), py::arg("episode_stats"))
       .def_property_readonly("spec", &PyPool::spec)
       .def_property_readonly("field_names", &PyPool::field_names)
       .def_property_readonly("num_envs", &PyPool::num_envs)

@@ -99,11 +99,11 @@ TEST(OneArrayPerField) {
   check.CheckCount({reinterpret_cast<const std::byte*>(a.data()), reinterpret_cast<const std::byte*>(a.data())});
   // Each field is checked against its own range and named.
   const std::vector<int64_t> move = {2}, fire = {2};
-  CHECK_THROWS_WITH(std::invalid_argument,
-                    check.CheckValues({reinterpret_cast<const std::byte*>(move.data()),
-                                       reinterpret_cast<const std::byte*>(fire.data())},
-                                      1),
-                    "action 'action:fire' must be in [0, 1], got 2");
+  CHECK_THROWS_WITH(
+      std::invalid_argument,
+      check.CheckValues(
+          {reinterpret_cast<const std::byte*>(move.data()), reinterpret_cast<const std::byte*>(fire.data())}, 1),
+      "action 'action:fire' must be in [0, 1], got 2");
 }
 
 }  // namespace

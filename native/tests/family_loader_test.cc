@@ -53,8 +53,7 @@ TEST(LibraryResourcesParsesTheDeclaration) {
 
 TEST(LoadingWithoutADeclaredResourceThrowsAndRegistersNothing) {
   pp::Registry registry;
-  CHECK_THROWS_WITH(std::invalid_argument,
-                    pp::LoadEnvLibrary(registry, PP_TEST_FAMILY_LIBRARY, {{"models", "/m"}}),
+  CHECK_THROWS_WITH(std::invalid_argument, pp::LoadEnvLibrary(registry, PP_TEST_FAMILY_LIBRARY, {{"models", "/m"}}),
                     "needs resource 'roms' (directory roms of the Python package other_package)");
   CHECK(registry.TaskIds().empty());
   CHECK_THROWS_WITH(std::invalid_argument, registry.Resource("models"), "no resource 'models'");

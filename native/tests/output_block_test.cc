@@ -23,13 +23,13 @@ std::size_t RoundUp64(std::size_t n) { return (n + 63) / 64 * 64; }
 
 BlockLayout MakeLayout() {
   BlockLayout layout;
-  layout.Add("info:env_id", Dtype::kInt32, {}, 4, 5, false);              // 20 bytes
-  layout.Add("reward", Dtype::kFloat64, {}, 8, 8, false);                // 64 bytes exactly
-  layout.Add("obs", Dtype::kFloat32, {3, 7}, 3 * 7 * 4, 5, false);        // 420 bytes
-  layout.Add("terminated", Dtype::kBool, {}, 1, 5, false);               // 5 bytes
-  layout.Add("info:players.x", Dtype::kUInt8, {2}, 2, 5 * 3, true);      // 30 bytes
-  layout.Add("empty", Dtype::kInt64, {0}, 0, 5, false);                  // 0 bytes
-  layout.Add("last", Dtype::kInt16, {}, 2, 1, false);                    // 2 bytes
+  layout.Add("info:env_id", Dtype::kInt32, {}, 4, 5, false);         // 20 bytes
+  layout.Add("reward", Dtype::kFloat64, {}, 8, 8, false);            // 64 bytes exactly
+  layout.Add("obs", Dtype::kFloat32, {3, 7}, 3 * 7 * 4, 5, false);   // 420 bytes
+  layout.Add("terminated", Dtype::kBool, {}, 1, 5, false);           // 5 bytes
+  layout.Add("info:players.x", Dtype::kUInt8, {2}, 2, 5 * 3, true);  // 30 bytes
+  layout.Add("empty", Dtype::kInt64, {0}, 0, 5, false);              // 0 bytes
+  layout.Add("last", Dtype::kInt16, {}, 2, 1, false);                // 2 bytes
   return layout;
 }
 

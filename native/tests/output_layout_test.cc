@@ -21,7 +21,8 @@ pp::EnvSpec SinglePlayer() {
 pp::EnvSpec ThreePlayers() {
   pp::EnvSpec spec;
   spec.max_num_players = 3;
-  spec.state = {pp::PerPlayer(pp::Box("obs", pp::Dtype::kFloat32, {2})), pp::Box("info:num_players", pp::Dtype::kInt32, {})};
+  spec.state = {pp::PerPlayer(pp::Box("obs", pp::Dtype::kFloat32, {2})),
+                pp::Box("info:num_players", pp::Dtype::kInt32, {})};
   spec.action = {pp::PerPlayer(pp::Discrete("action", 4))};
   return spec;
 }
@@ -83,9 +84,9 @@ TEST(EpisodeStatsFields) {
 TEST(SameStepFinalCopiesComeLast) {
   const pp::OutputLayout l = Make(SinglePlayer(), 4, false, true);
   const pp::OutputFields& f = l.fields;
-  CHECK(Names(l.blocks) == (std::vector<std::string>{"info:env_id", "info:elapsed_step", "reward", "terminated",
-                                                     "truncated", "obs", "info:lives", "info:_final", "final:obs",
-                                                     "final:info:lives"}));
+  CHECK(Names(l.blocks) ==
+        (std::vector<std::string>{"info:env_id", "info:elapsed_step", "reward", "terminated", "truncated", "obs",
+                                  "info:lives", "info:_final", "final:obs", "final:info:lives"}));
   if (!CHECK_EQ(f.final_state.size(), 2u)) return;
   for (std::size_t i = 0; i < 2; ++i) {
     const pp::BlockField& state = Field(l, f.state[i]);

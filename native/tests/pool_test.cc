@@ -218,7 +218,7 @@ bool CheckRows(const View& v) {
     double sum = 0.0;
     for (int p = 0; p < n; ++p) {
       const int pr = rows[static_cast<std::size_t>(p)];
-      bool ok = CHECK_EQ(pr, rows[0] + p);                       // contiguous
+      bool ok = CHECK_EQ(pr, rows[0] + p);                      // contiguous
       ok = ok && CHECK_EQ(obs[2 * pr], static_cast<float>(p));  // the player's index, in order
       const float secret = obs[2 * pr + 1];
       if (reset_row) {
@@ -368,7 +368,7 @@ TEST(InvalidSendsThrowAndQueueNothing) {
   std::mt19937 rng(1);
   const std::vector<int32_t> all = Iota(4);
   CHECK_THROWS_WITH(std::invalid_argument, SendRandom(*pool, all, rng), "reset");  // step before reset
-  CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");  // nothing in flight
+  CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");              // nothing in flight
   Reset(*pool, all);
   CHECK_THROWS_WITH(std::invalid_argument, SendRandom(*pool, {2}, rng), "not been received");  // pending
   CHECK_THROWS_WITH(std::invalid_argument, Reset(*pool, {2}), "not been received");
@@ -677,7 +677,7 @@ TEST(CloseWithJobsInFlight) {
   auto pool = MakePool({{"step_sleep_us", int64_t{100000}}}, Options(8, 8, 2));
   std::mt19937 rng(6);
   Reset(*pool, Iota(8));
-  View held = Recv(*pool);  // Python may keep arrays of a block past close()
+  View held = Recv(*pool);          // Python may keep arrays of a block past close()
   SendRandom(*pool, Iota(8), rng);  // 8 steps of 0.1-0.4 s on 2 threads: ~1 s of work queued
   const auto start = Clock::now();
   pool->Close();
@@ -839,7 +839,8 @@ std::string Describe(const View& v, int r) {
   const float* obs = v.Get<float>("obs");
   const float* pr = v.Get<float>("info:players.reward");
   const auto player_rows = v.PlayerRows();
-  for (int p : player_rows[static_cast<std::size_t>(r)]) out << obs[2 * p] << "," << obs[2 * p + 1] << "/" << pr[p] << ";";
+  for (int p : player_rows[static_cast<std::size_t>(r)])
+    out << obs[2 * p] << "," << obs[2 * p + 1] << "/" << pr[p] << ";";
   return out.str();
 }
 
@@ -890,7 +891,8 @@ TEST(DeterministicAcrossThreadCountsSync) {
 // action is a function of (env, k) only).
 std::vector<std::vector<std::string>> AsyncTrace(int num_threads) {
   constexpr int kEnvs = 8, kSteps = 25;
-  auto pool = MakePool({{"episode_length", int64_t{7}}, {"step_sleep_us", int64_t{100}}}, Options(kEnvs, 2, num_threads));
+  auto pool =
+      MakePool({{"episode_length", int64_t{7}}, {"step_sleep_us", int64_t{100}}}, Options(kEnvs, 2, num_threads));
   std::vector<std::vector<std::string>> trace(kEnvs);
   std::vector<int> step(kEnvs, 0);
   Reset(*pool, Iota(kEnvs));
@@ -909,7 +911,8 @@ std::vector<std::vector<std::string>> AsyncTrace(int num_threads) {
       trace[e].push_back(Describe(v, r));
       const int s = step[e]++;
       for (int p = 0; p < pool->spec().max_num_players; ++p) {
-        guesses.push_back(static_cast<int64_t>((e * 7 + static_cast<std::size_t>(s) * 3 + static_cast<std::size_t>(p)) % kNumActions));
+        guesses.push_back(static_cast<int64_t>((e * 7 + static_cast<std::size_t>(s) * 3 + static_cast<std::size_t>(p)) %
+                                               kNumActions));
       }
     }
     Send(*pool, ids, guesses);
@@ -932,8 +935,9 @@ TEST(DeterministicAcrossThreadCountsAsync) {
 // Per-player rows: info:players.env_id holds each env exactly num_players times, sync and async.
 TEST(MultiPlayerRows) {
   for (const int batch : {8, 4}) {
-    auto pool = MakePool({{"max_num_players", int64_t{4}}, {"episode_length", int64_t{3}}, {"step_sleep_us", int64_t{50}}},
-                         Options(8, batch, 3));
+    auto pool =
+        MakePool({{"max_num_players", int64_t{4}}, {"episode_length", int64_t{3}}, {"step_sleep_us", int64_t{50}}},
+                 Options(8, batch, 3));
     std::mt19937 rng(14);
     std::set<int> counts_seen;
     Reset(*pool, Iota(8));

@@ -24,12 +24,12 @@ std::vector<uint64_t> First(uint64_t seed, int n) {
 // trajectories depend on this stream, so a change to it must be deliberate.
 TEST(StreamMatchesTheReference) {
   CHECK(First(0, 4) == (std::vector<uint64_t>{0x99ec5f36cb75f2b4ULL, 0xbf6e1f784956452aULL, 0x1a5f849d4933e6e0ULL,
-                                               0x6aa594f1262d2d2cULL}));
+                                              0x6aa594f1262d2d2cULL}));
   CHECK(First(42, 4) == (std::vector<uint64_t>{0x15780b2e0c2ec716ULL, 0x6104d9866d113a7eULL, 0xae17533239e499a1ULL,
-                                                0xecb8ad4703b360a1ULL}));
+                                               0xecb8ad4703b360a1ULL}));
   pp::Rng rng(7);
   const double u = rng.Uniform01();  // CHECK_EQ evaluates its arguments twice: draw once
-  CHECK_EQ(u, 0.7005764821796896);  // the top 53 bits of the first draw
+  CHECK_EQ(u, 0.7005764821796896);   // the top 53 bits of the first draw
 }
 
 TEST(SeedRestartsTheStream) {

@@ -23,12 +23,13 @@ PP_REGISTER_FAMILY(registry) {
   pp::Config defaults{{"max_episode_steps", int64_t{3}},
                       {"models", registry->Resource("models")},
                       {"roms", registry->Resource("roms")}};
-  registry->Add(pp::MakeTask<Constant>("Constant-v0", "test_family", defaults,
-                                       [](const std::string& /*id*/, const pp::Config& /*config*/) {
-                                         pp::EnvSpec spec;
-                                         spec.state.push_back(pp::Box("obs", pp::Dtype::kFloat32, {}));
-                                         spec.action.push_back(pp::Discrete("action", 2));
-                                         return spec;
-                                       },
-                                       7.5));
+  registry->Add(pp::MakeTask<Constant>(
+      "Constant-v0", "test_family", defaults,
+      [](const std::string& /*id*/, const pp::Config& /*config*/) {
+        pp::EnvSpec spec;
+        spec.state.push_back(pp::Box("obs", pp::Dtype::kFloat32, {}));
+        spec.action.push_back(pp::Discrete("action", 2));
+        return spec;
+      },
+      7.5));
 }

@@ -39,8 +39,8 @@ inline void Fail(const char* file, int line, const std::string& what) {
 template <typename T, typename = void>
 struct Printable : std::false_type {};
 template <typename T>
-struct Printable<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
-    : std::true_type {};
+struct Printable<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>> : std::true_type {
+};
 
 // Values as a reader wants them: bytes as numbers, strings quoted, enums as their integer.
 template <typename T>
@@ -48,8 +48,7 @@ std::string Show(const T& v) {
   std::ostringstream out;
   if constexpr (std::is_same_v<T, bool>) {
     out << (v ? "true" : "false");
-  } else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char> ||
-                       std::is_same_v<T, unsigned char>) {
+  } else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char> || std::is_same_v<T, unsigned char>) {
     out << static_cast<int>(v);
   } else if constexpr (std::is_enum_v<T>) {
     out << static_cast<long long>(v);
@@ -105,8 +104,8 @@ class Watchdog {
     std::unique_lock<std::mutex> lock(mu_);
     while (!done_) {
       if (name_ != nullptr && std::chrono::steady_clock::now() >= deadline_) {
-        std::fprintf(stderr, "WATCHDOG: test '%s' still running after %lld s (deadlock or hang?); aborting\n",
-                     name_, static_cast<long long>(limit_.count()));
+        std::fprintf(stderr, "WATCHDOG: test '%s' still running after %lld s (deadlock or hang?); aborting\n", name_,
+                     static_cast<long long>(limit_.count()));
         std::fflush(stderr);
         std::abort();
       }
@@ -148,8 +147,7 @@ inline int RunAll(int argc, char** argv) {
     } catch (...) {
       Fail(t.name, 0, "unexpected non-std exception");
     }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("[ %s ] %s (%.0f ms)\n", Failures() == before ? "    OK" : "FAILED", t.name, ms);
     std::fflush(stdout);
   }
@@ -167,14 +165,13 @@ inline int RunAll(int argc, char** argv) {
 #define PP_TEST_CONCAT(a, b) PP_TEST_CONCAT_(a, b)
 
 // TEST(Name) { ... }  registers a test; main() is `return pp::test::RunAll(argc, argv);`.
-#define TEST(name)                                                              \
-  static void name();                                                           \
+#define TEST(name)                                                                   \
+  static void name();                                                                \
   static const ::pp::test::Registrar PP_TEST_CONCAT(name, _registrar)(#name, &name); \
   static void name()
 
 // Each CHECK evaluates to whether it passed, so a test can stop early: if (!CHECK(p)) return;
-#define CHECK(cond) \
-  ((cond) ? true : (::pp::test::Fail(__FILE__, __LINE__, "CHECK(" #cond ")"), false))
+#define CHECK(cond) ((cond) ? true : (::pp::test::Fail(__FILE__, __LINE__, "CHECK(" #cond ")"), false))
 
 #define PP_CHECK_OP_(a, op, b) \
   ::pp::test::CheckOp(((a)op(b)), __FILE__, __LINE__, "CHECK(" #a " " #op " " #b ")", (a), (b))
@@ -186,23 +183,22 @@ inline int RunAll(int argc, char** argv) {
 #define CHECK_GE(a, b) PP_CHECK_OP_(a, >=, b)
 
 // Passes when `stmt` throws `type` (or a subclass) whose what() contains `substr` ("" for any).
-#define CHECK_THROWS_WITH(type, stmt, substr)                                                  \
-  [&]() -> bool {                                                                              \
-    try {                                                                                      \
-      stmt;                                                                                    \
-    } catch (const type& e_) {                                                                 \
-      const std::string msg_ = e_.what();                                                      \
-      if (msg_.find(substr) != std::string::npos) return true;                                 \
-      ::pp::test::Fail(__FILE__, __LINE__,                                                     \
-                       "`" #stmt "` threw " #type " without \"" + std::string(substr) +        \
-                           "\" in its message: " + msg_);                                      \
-      return false;                                                                            \
-    } catch (const std::exception& e_) {                                                       \
-      ::pp::test::Fail(__FILE__, __LINE__,                                                     \
-                       "`" #stmt "` threw another exception than " #type ": " + std::string(e_.what())); \
-      return false;                                                                            \
-    }                                                                                          \
-    ::pp::test::Fail(__FILE__, __LINE__, "`" #stmt "` did not throw " #type);                  \
-    return false;                                                                              \
+#define CHECK_THROWS_WITH(type, stmt, substr)                                                                          \
+  [&]() -> bool {                                                                                                      \
+    try {                                                                                                              \
+      stmt;                                                                                                            \
+    } catch (const type& e_) {                                                                                         \
+      const std::string msg_ = e_.what();                                                                              \
+      if (msg_.find(substr) != std::string::npos) return true;                                                         \
+      ::pp::test::Fail(__FILE__, __LINE__,                                                                             \
+                       "`" #stmt "` threw " #type " without \"" + std::string(substr) + "\" in its message: " + msg_); \
+      return false;                                                                                                    \
+    } catch (const std::exception& e_) {                                                                               \
+      ::pp::test::Fail(__FILE__, __LINE__,                                                                             \
+                       "`" #stmt "` threw another exception than " #type ": " + std::string(e_.what()));               \
+      return false;                                                                                                    \
+    }                                                                                                                  \
+    ::pp::test::Fail(__FILE__, __LINE__, "`" #stmt "` did not throw " #type);                                          \
+    return false;                                                                                                      \
   }()
 #define CHECK_THROWS(type, stmt) CHECK_THROWS_WITH(type, stmt, "")

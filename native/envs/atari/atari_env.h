@@ -4,7 +4,6 @@
 
 #include <ale/ale_interface.hpp>
 #include <ale/games/Roms.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -130,19 +129,20 @@ inline EnvSpec MakeAtariSpec(const Config& config) {
     if (std::find(available.begin(), available.end(), static_cast<unsigned>(value)) == available.end()) {
       std::string list;
       for (const auto m : available) list += (list.empty() ? "" : ", ") + std::to_string(m);
-      throw std::invalid_argument(std::string(key) + " must be -1 (the game's default) or one of [" + list +
-                                  "], got " + std::to_string(value));
+      throw std::invalid_argument(std::string(key) + " must be -1 (the game's default) or one of [" + list + "], got " +
+                                  std::to_string(value));
     }
   };
   check_choice("mode", o.mode, settings->getAvailableModes());
   check_choice("difficulty", o.difficulty, settings->getAvailableDifficulties());
-  const std::size_t num_actions = o.full_action_space ? std::size_t{PLAYER_A_MAX} : settings->getMinimalActionSet().size();
+  const std::size_t num_actions =
+      o.full_action_space ? std::size_t{PLAYER_A_MAX} : settings->getMinimalActionSet().size();
   EnvSpec spec;
   // EnvPool's layout: (stack_num, H, W) grey; (stack_num * 3, H, W) RGB, each frame as 3 planes.
   spec.state.push_back(Box("obs", Dtype::kUInt8, {o.stack_num * o.channels, o.height, o.width}, {0.0}, {255.0}));
   spec.state.push_back(Box("info:lives", Dtype::kInt32, {}));
-  spec.state.push_back(Box("info:reward", Dtype::kFloat64, {}));       // before reward_clip
-  spec.state.push_back(Box("info:terminated", Dtype::kBool, {}));      // the real game over
+  spec.state.push_back(Box("info:reward", Dtype::kFloat64, {}));   // before reward_clip
+  spec.state.push_back(Box("info:terminated", Dtype::kBool, {}));  // the real game over
   if (o.zero_discount_on_life_loss) spec.state.push_back(Box("info:life_loss", Dtype::kBool, {}));
   spec.action.push_back(Discrete("action", static_cast<int64_t>(num_actions)));
   spec.render_shape = {kScreenHeight, kScreenWidth, 3};
@@ -373,9 +373,9 @@ class AtariEnv : public Env {
   const Palette palette_;
   AreaResizer resizer_;
   const std::size_t frame_bytes_;
-  std::vector<uint8_t> stack_;     // stack_num frames, a ring; head_ is the newest
-  std::vector<uint8_t> pooled_;    // the last max-pooled 210x160 frame, grey or HWC RGB
-  std::vector<uint8_t> resized_;   // the resized frame, HWC
+  std::vector<uint8_t> stack_;    // stack_num frames, a ring; head_ is the newest
+  std::vector<uint8_t> pooled_;   // the last max-pooled 210x160 frame, grey or HWC RGB
+  std::vector<uint8_t> resized_;  // the resized frame, HWC
   // The grey path's row cache: the index rows each pooled row was made from, and each source row's
   // horizontal resize pass.
   std::vector<uint8_t> cached_screens_[2];

@@ -177,8 +177,8 @@ class AreaResizer {
     }
   }
 
-  // Terms<1> with four columns per SSE register (zero-padded terms as there), all terms of a column kept in the register:
-  // the same IEEE products and sums in the same order, lane by lane.
+  // Terms<1> with four columns per SSE register (zero-padded terms as there), all terms of a column kept in the
+  // register: the same IEEE products and sums in the same order, lane by lane.
   void GrayTerms(float* out) {
     const int width = dst_width_;
     const int* offset = x_offset_.data();
@@ -197,7 +197,8 @@ class AreaResizer {
 #endif
     for (; dx < width; ++dx) {
       float acc = p[offset[dx]] * x_weight_[dx];
-      for (int k = 1; k < max_terms_; ++k) acc += p[offset[dx] + k] * x_weight_[static_cast<std::size_t>(k) * width + dx];
+      for (int k = 1; k < max_terms_; ++k)
+        acc += p[offset[dx] + k] * x_weight_[static_cast<std::size_t>(k) * width + dx];
       out[dx] = acc;
     }
   }

@@ -3,7 +3,6 @@
 #include "envs/atari/register.h"
 
 #include <ale/common/Log.hpp>
-
 #include <cctype>
 #include <filesystem>
 #include <memory>
@@ -21,7 +20,7 @@ std::string RomIdToName(const std::string& rom_id) {
     const bool letter = std::isalpha(static_cast<unsigned char>(c)) != 0;
     if (c != '_') {
       name += static_cast<char>(letter && !previous_is_letter ? std::toupper(static_cast<unsigned char>(c))
-                                                             : std::tolower(static_cast<unsigned char>(c)));
+                                                              : std::tolower(static_cast<unsigned char>(c)));
     }
     previous_is_letter = letter;
   }
@@ -39,9 +38,9 @@ int RegisterAtari(Registry& registry, const std::string& rom_dir) {
   for (const fs::directory_entry& entry : fs::directory_iterator(rom_dir, error)) {
     // Only ROMs ALE knows (ale-py ships a few it cannot play, e.g. combat.bin).
     if (entry.path().extension() != ".bin" || !RomSettingsFor(entry.path().string())) continue;
-    registry.Add(MakeTask<AtariEnv>(RomIdToName(entry.path().stem().string()) + "-v5", "atari",
-                                    AtariDefaults(entry.path().string()),
-                                    [](const std::string& /*id*/, const Config& config) { return MakeAtariSpec(config); }));
+    registry.Add(MakeTask<AtariEnv>(
+        RomIdToName(entry.path().stem().string()) + "-v5", "atari", AtariDefaults(entry.path().string()),
+        [](const std::string& /*id*/, const Config& config) { return MakeAtariSpec(config); }));
     ++added;
   }
   return added;

@@ -38,8 +38,8 @@ inline EnvSpec AcrobotSpec(const std::string& /*task_id*/, const Config& /*confi
   const double vel1 = static_cast<float>(P::kMaxVel1);  // Gymnasium's bounds are a float32 array
   const double vel2 = static_cast<float>(P::kMaxVel2);
   EnvSpec spec;
-  spec.state = {Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2},
-                    {1.0, 1.0, 1.0, 1.0, vel1, vel2})};
+  spec.state = {
+      Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2}, {1.0, 1.0, 1.0, 1.0, vel1, vel2})};
   spec.action = {Discrete("action", 3)};  // torque -1, 0, +1 on the joint between the links
   return spec;
 }
@@ -103,8 +103,7 @@ class AcrobotEnv final : public Env {
     constexpr double lc1 = P::kLinkComPos1, lc2 = P::kLinkComPos2;
     constexpr double I1 = P::kLinkMoi, I2 = P::kLinkMoi, g = P::kGravity;
     const double theta1 = s[0], theta2 = s[1], dtheta1 = s[2], dtheta2 = s[3];
-    const double d1 =
-        m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
+    const double d1 = m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
     const double d2 = m2 * ((lc2 * lc2) + l1 * lc2 * std::cos(theta2)) + I2;
     const double phi2 = m2 * lc2 * g * std::cos(theta1 + theta2 - P::kPi / 2.0);
     const double phi1 = -m2 * l1 * lc2 * Square(dtheta2) * std::sin(theta2) -

@@ -42,8 +42,8 @@ inline EnvSpec CartPoleSpec(const std::string& /*task_id*/, const Config& /*conf
   const double x_high = static_cast<float>(P::kXThreshold * 2);
   const double theta_high = static_cast<float>(P::kThetaThreshold * 2);
   EnvSpec spec;
-  spec.state = {Box("obs", Dtype::kFloat32, {4}, {-x_high, -kInf, -theta_high, -kInf},
-                    {x_high, kInf, theta_high, kInf})};
+  spec.state = {
+      Box("obs", Dtype::kFloat32, {4}, {-x_high, -kInf, -theta_high, -kInf}, {x_high, kInf, theta_high, kInf})};
   spec.action = {Discrete("action", 2)};
   return spec;
 }
@@ -75,9 +75,8 @@ class CartPoleEnv final : public Env {
     const double costheta = std::cos(theta);
     const double sintheta = std::sin(theta);
     const double temp = (force + P::kPoleMassLength * (theta_dot * theta_dot) * sintheta) / P::kTotalMass;
-    const double thetaacc =
-        (P::kGravity * sintheta - costheta * temp) /
-        (P::kLength * (4.0 / 3.0 - P::kMassPole * (costheta * costheta) / P::kTotalMass));
+    const double thetaacc = (P::kGravity * sintheta - costheta * temp) /
+                            (P::kLength * (4.0 / 3.0 - P::kMassPole * (costheta * costheta) / P::kTotalMass));
     const double xacc = temp - P::kPoleMassLength * thetaacc * costheta / P::kTotalMass;
     // Gymnasium's default "euler" integrator: positions advance with the old velocities.
     x = x + P::kTau * x_dot;
@@ -85,8 +84,8 @@ class CartPoleEnv final : public Env {
     theta = theta + P::kTau * theta_dot;
     theta_dot = theta_dot + P::kTau * thetaacc;
 
-    const bool terminated = x < -P::kXThreshold || x > P::kXThreshold || theta < -P::kThetaThreshold ||
-                            theta > P::kThetaThreshold;
+    const bool terminated =
+        x < -P::kXThreshold || x > P::kXThreshold || theta < -P::kThetaThreshold || theta > P::kThetaThreshold;
     double reward;
     if (sutton_barto_reward_) {
       reward = terminated ? -1.0 : 0.0;

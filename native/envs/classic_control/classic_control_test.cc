@@ -24,22 +24,22 @@ namespace {
 
 int g_failures = 0;
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
       std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
+      ++g_failures;                                                                 \
+    }                                                                               \
   } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                                  \
-  do {                                                                                         \
-    const double a_ = (a), b_ = (b);                                                           \
-    if (!(std::fabs(a_ - b_) <= (tol))) {                                                      \
-      std::fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", __FILE__, \
-                   __LINE__, #a, a_, #b, b_, static_cast<double>(tol));                        \
-      ++g_failures;                                                                            \
-    }                                                                                          \
+#define CHECK_NEAR(a, b, tol)                                                                                       \
+  do {                                                                                                              \
+    const double a_ = (a), b_ = (b);                                                                                \
+    if (!(std::fabs(a_ - b_) <= (tol))) {                                                                           \
+      std::fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", __FILE__, __LINE__, #a, a_, \
+                   #b, b_, static_cast<double>(tol));                                                               \
+      ++g_failures;                                                                                                 \
+    }                                                                                                               \
   } while (0)
 
 // Counts heap allocations while armed: Reset() and Step() must not allocate.
@@ -128,8 +128,8 @@ struct TaskInfo {
   double threshold;
   std::vector<int> obs_shape;
   bool discrete;
-  int num_actions;         // Discrete n
-  double action_bound;     // Box: symmetric bound
+  int num_actions;      // Discrete n
+  double action_bound;  // Box: symmetric bound
 };
 
 const std::vector<TaskInfo>& Tasks() {
@@ -381,8 +381,8 @@ void TestDynamics(const pp::Registry& registry) {
       bool reached = false;
       for (int k = 0; k < 200 && !reached; ++k) {
         const bool right = o[1] >= 0;
-        const pp::StepResult res =
-            std::string(id) == "MountainCar-v0" ? r.StepDiscrete(right ? 2 : 0) : r.StepContinuous(right ? 1.0f : -1.0f);
+        const pp::StepResult res = std::string(id) == "MountainCar-v0" ? r.StepDiscrete(right ? 2 : 0)
+                                                                       : r.StepContinuous(right ? 1.0f : -1.0f);
         o = r.Obs();
         if (res.terminated) {
           reached = true;
@@ -397,7 +397,7 @@ void TestDynamics(const pp::Registry& registry) {
       for (int k = 0; k < 300; ++k) {
         const bool right = o[1] >= 0;
         const pp::StepResult res = std::string(id) == "MountainCar-v0" ? never.StepDiscrete(right ? 2 : 0)
-                                                                      : never.StepContinuous(right ? 1.0f : -1.0f);
+                                                                       : never.StepContinuous(right ? 1.0f : -1.0f);
         o = never.Obs();
         CHECK(!res.terminated);
         if (res.truncated) break;

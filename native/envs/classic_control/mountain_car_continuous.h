@@ -70,8 +70,8 @@ class MountainCarContinuousEnv final : public Env {
 
     // force = min(max(action, -1.0), 1.0): the float32 action, or the Python-float bound it hit.
     // velocity += force * power - 0.0025 * cos(3 * position)
-    const double cos_arg = state_is_float32_ ? static_cast<double>(3.0f * static_cast<float>(position_))
-                                             : 3 * position_;
+    const double cos_arg =
+        state_is_float32_ ? static_cast<double>(3.0f * static_cast<float>(position_)) : 3 * position_;
     const double gravity_term = P::kGravity * std::cos(cos_arg);  // a Python float
     double increment;
     if (a >= static_cast<float>(P::kMinAction) && a <= static_cast<float>(P::kMaxAction)) {

@@ -64,8 +64,7 @@ class PendulumEnv final : public Env {
         NumpySquare(AngleNormalize(th_)) + 0.1 * NumpySquare(thdot_) + static_cast<double>(torque_cost);
 
     const float torque_acc = static_cast<float>(3.0 / (P::kMass * (P::kLength * P::kLength))) * u;
-    double newthdot =
-        thdot_ + (3 * g_ / (2 * P::kLength) * std::sin(th_) + static_cast<double>(torque_acc)) * P::kDt;
+    double newthdot = thdot_ + (3 * g_ / (2 * P::kLength) * std::sin(th_) + static_cast<double>(torque_acc)) * P::kDt;
     newthdot = std::clamp(newthdot, -P::kMaxSpeed, P::kMaxSpeed);
     th_ = th_ + newthdot * P::kDt;
     thdot_ = newthdot;

@@ -20,8 +20,7 @@ namespace {
 // `threshold` is Gymnasium's registered reward threshold (std::nullopt where it registers none).
 template <typename EnvT>
 TaskEntry ClassicTask(std::string task_id, Config defaults, SpecMaker spec_fn, std::optional<double> threshold) {
-  return pp::MakeTask<EnvT>(std::move(task_id), "classic_control", std::move(defaults), std::move(spec_fn),
-                            threshold);
+  return pp::MakeTask<EnvT>(std::move(task_id), "classic_control", std::move(defaults), std::move(spec_fn), threshold);
 }
 
 }  // namespace
@@ -33,7 +32,7 @@ void RegisterClassicControl(Registry& registry) {
   registry.Add(ClassicTask<CartPoleEnv>("CartPole-v1", CartPoleDefaults(500), CartPoleSpec, 475.0));
   registry.Add(ClassicTask<MountainCarEnv>("MountainCar-v0", MountainCarDefaults(200), MountainCarSpec, -110.0));
   registry.Add(ClassicTask<MountainCarContinuousEnv>("MountainCarContinuous-v0", MountainCarContinuousDefaults(999),
-                                                  MountainCarContinuousSpec, 90.0));
+                                                     MountainCarContinuousSpec, 90.0));
   registry.Add(ClassicTask<PendulumEnv>("Pendulum-v1", PendulumDefaults(200), PendulumSpec, std::nullopt));
   registry.Add(ClassicTask<AcrobotEnv>("Acrobot-v1", AcrobotDefaults(500), AcrobotSpec, -100.0));
 }

@@ -60,8 +60,7 @@ class AntEnv final : public MujocoEnv {
   }
 
   AntEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile),
-                  FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         forward_reward_weight_(v5_ ? spec.config.GetFloat("forward_reward_weight") : 1.0),
@@ -88,8 +87,8 @@ class AntEnv final : public MujocoEnv {
     // v5's reset info: x_position, y_position, distance_from_origin (v4 has none; it gets the
     // same positions). The per-step terms are 0.
     WritePositions(out);
-    for (int k : {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive,
-                  kForwardReward}) {
+    for (int k :
+         {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive, kForwardReward}) {
       Set(out, info_[k], 0.0);
     }
     WritePhysicsState(out);
@@ -122,8 +121,7 @@ class AntEnv final : public MujocoEnv {
     Set(out, info_[kForwardReward], forward_reward);
     // Ant-v4 reports -contact_cost as reward_ctrl when use_contact_forces is set (Gymnasium's
     // ant_v4.py overwrites the key); kept, so the info matches.
-    Set(out, info_[kRewardCtrl],
-        !v5_ && contact_cost_in_reward_ ? -contact_cost : -static_cast<double>(ctrl_cost));
+    Set(out, info_[kRewardCtrl], !v5_ && contact_cost_in_reward_ ? -contact_cost : -static_cast<double>(ctrl_cost));
     Set(out, info_[kRewardContact], -contact_cost);
     Set(out, info_[kRewardSurvive], healthy_reward);
     WritePhysicsState(out);
@@ -133,20 +131,29 @@ class AntEnv final : public MujocoEnv {
  private:
   // Every info key either version has; InfoKeys() lists each version's, in Gymnasium's order.
   enum InfoKey {
-    kXPosition, kYPosition, kDistanceFromOrigin, kXVelocity, kYVelocity,
-    kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive, kForwardReward, kNumInfo
+    kXPosition,
+    kYPosition,
+    kDistanceFromOrigin,
+    kXVelocity,
+    kYVelocity,
+    kRewardForward,
+    kRewardCtrl,
+    kRewardContact,
+    kRewardSurvive,
+    kForwardReward,
+    kNumInfo
   };
   static constexpr const char* kInfoNames[kNumInfo] = {
-      "x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity",
-      "reward_forward", "reward_ctrl", "reward_contact", "reward_survive", "forward_reward"};
+      "x_position",     "y_position",  "distance_from_origin", "x_velocity",     "y_velocity",
+      "reward_forward", "reward_ctrl", "reward_contact",       "reward_survive", "forward_reward"};
 
   static std::vector<const char*> InfoKeys(Version version) {
     if (version == Version::kV4) {
-      return {"reward_forward", "reward_ctrl", "reward_survive", "x_position", "y_position",
-              "distance_from_origin", "x_velocity", "y_velocity", "forward_reward"};
+      return {"reward_forward",       "reward_ctrl", "reward_survive", "x_position",    "y_position",
+              "distance_from_origin", "x_velocity",  "y_velocity",     "forward_reward"};
     }
-    return {"x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity",
-            "reward_forward", "reward_ctrl", "reward_contact", "reward_survive"};
+    return {"x_position",     "y_position",  "distance_from_origin", "x_velocity",    "y_velocity",
+            "reward_forward", "reward_ctrl", "reward_contact",       "reward_survive"};
   }
 
   // v4's use_contact_forces observes all bodies' clipped cfrc_ext; v5's

@@ -37,8 +37,7 @@ struct HumanoidObservation {
   // exclude_current_positions_from_observation kwarg (HumanoidStandup-v4 always excludes).
   static HumanoidObservation FromConfig(Version version, const Config& config, bool exclude_positions_key) {
     HumanoidObservation o;
-    o.exclude_positions =
-        exclude_positions_key ? config.GetBool("exclude_current_positions_from_observation") : true;
+    o.exclude_positions = exclude_positions_key ? config.GetBool("exclude_current_positions_from_observation") : true;
     o.v5 = version == Version::kV5;
     if (o.v5) {
       o.cinert = config.GetBool("include_cinert_in_observation");
@@ -78,8 +77,7 @@ inline void AddTendonInfo(EnvSpec& spec, const mjModel& model) {
   }
 }
 
-inline void WriteTendonInfo(const Slot& out, int length_field, int velocity_field, const mjModel& m,
-                            const mjData& d) {
+inline void WriteTendonInfo(const Slot& out, int length_field, int velocity_field, const mjModel& m, const mjData& d) {
   std::copy(d.ten_length, d.ten_length + m.ntendon, out.Get<double>(length_field));
   std::copy(d.ten_velocity, d.ten_velocity + m.ntendon, out.Get<double>(velocity_field));
 }
@@ -164,8 +162,8 @@ class HumanoidEnv final : public MujocoEnv {
     // v5's reset info: x_position, y_position, tendon_length, tendon_velocity,
     // distance_from_origin (v4 has none; it gets its positions too). The per-step terms are 0.
     WritePositions(out, MassCenter());
-    for (int k : {kXVelocity, kYVelocity, kRewardLinvel, kRewardQuadctrl, kRewardAlive, kForwardReward,
-                  kRewardSurvive, kRewardForward, kRewardCtrl, kRewardContact}) {
+    for (int k : {kXVelocity, kYVelocity, kRewardLinvel, kRewardQuadctrl, kRewardAlive, kForwardReward, kRewardSurvive,
+                  kRewardForward, kRewardCtrl, kRewardContact}) {
       Set(out, info_[k], 0.0);
     }
     WritePhysicsState(out);
@@ -209,13 +207,25 @@ class HumanoidEnv final : public MujocoEnv {
   // Every scalar info key either version has (v4: reward_linvel ... forward_reward; v5:
   // reward_survive ... reward_contact; both: positions and velocities).
   enum InfoKey {
-    kXPosition, kYPosition, kDistanceFromOrigin, kXVelocity, kYVelocity, kRewardLinvel, kRewardQuadctrl,
-    kRewardAlive, kForwardReward, kRewardSurvive, kRewardForward, kRewardCtrl, kRewardContact, kNumInfo
+    kXPosition,
+    kYPosition,
+    kDistanceFromOrigin,
+    kXVelocity,
+    kYVelocity,
+    kRewardLinvel,
+    kRewardQuadctrl,
+    kRewardAlive,
+    kForwardReward,
+    kRewardSurvive,
+    kRewardForward,
+    kRewardCtrl,
+    kRewardContact,
+    kNumInfo
   };
   static constexpr const char* kInfoNames[kNumInfo] = {
-      "x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity", "reward_linvel",
-      "reward_quadctrl", "reward_alive", "forward_reward", "reward_survive", "reward_forward", "reward_ctrl",
-      "reward_contact"};
+      "x_position",     "y_position",      "distance_from_origin", "x_velocity",     "y_velocity",
+      "reward_linvel",  "reward_quadctrl", "reward_alive",         "forward_reward", "reward_survive",
+      "reward_forward", "reward_ctrl",     "reward_contact"};
 
   // Gymnasium's mass_center: np.einsum("b,bj->j", body_mass, xipos) (a sequential sum over
   // bodies, checked against NumPy's einsum) / body_mass.sum() (pairwise), its x and y.

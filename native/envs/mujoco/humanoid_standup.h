@@ -69,8 +69,7 @@ class HumanoidStandupEnv final : public MujocoEnv {
         ctrl_cost_weight_(v5_ ? spec.config.GetFloat("ctrl_cost_weight") : kV4CtrlCostWeight),
         impact_cost_weight_(v5_ ? spec.config.GetFloat("impact_cost_weight") : kV4ImpactCostWeight),
         impact_cost_range_(v5_ ? Range(spec.config, "impact_cost_range")
-                               : std::pair<double, double>{-std::numeric_limits<double>::infinity(),
-                                                           kV4ImpactCostMax}),
+                               : std::pair<double, double>{-std::numeric_limits<double>::infinity(), kV4ImpactCostMax}),
         reset_noise_scale_(v5_ ? spec.config.GetFloat("reset_noise_scale") : kV4ResetNoiseScale),
         x_position_(FieldOrNone(spec, "info:x_position")),
         y_position_(FieldOrNone(spec, "info:y_position")),

@@ -3,6 +3,7 @@
 // every pool that uses the same file shares one; each env owns only its mjData.
 #pragma once
 
+#include <mujoco/mujoco.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -12,8 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
-
-#include <mujoco/mujoco.h>
 
 #include "core/config.h"
 
@@ -40,7 +39,7 @@ inline std::string ResolveXmlPath(const std::string& xml_file, const std::string
     }
     path = assets_dir + "/" + xml_file;
   }
-  struct stat st {};
+  struct stat st{};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     throw std::invalid_argument("MuJoCo model file " + path + " does not exist (xml_file='" + xml_file + "')");
   }
@@ -57,7 +56,7 @@ inline std::string XmlPathFromConfig(const Config& config, const std::string& fi
 // Compiles `path` once per process and file version (path, size, modification time): a pool's
 // spec and all of its envs get the same model, and an edited file is compiled again.
 inline ModelPtr LoadModel(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   if (stat(path.c_str(), &st) != 0) throw std::invalid_argument("cannot read MuJoCo model file " + path);
   std::string canonical = path;
   if (char* resolved = realpath(path.c_str(), nullptr)) {

@@ -2,13 +2,13 @@
 // data, frame_skip, reset noise, set_state, do_simulation) plus the spec parts all tasks share.
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <mujoco/mujoco.h>
 
 #include "core/config.h"
 #include "core/env.h"
@@ -31,9 +31,8 @@ constexpr int64_t kDefaultMaxEpisodeSteps = 1000;
 //   assets_dir            where a bare xml_file name is looked up; the Python package sets its
 //                         default to Gymnasium's gymnasium/envs/mujoco/assets when it loads us.
 inline Config CommonDefaults(int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
-  return Config{{"max_episode_steps", max_episode_steps},
-                {"expose_physics_state", false},
-                {"assets_dir", std::string()}};
+  return Config{
+      {"max_episode_steps", max_episode_steps}, {"expose_physics_state", false}, {"assets_dir", std::string()}};
 }
 
 // Per-body spatial vectors (cfrc_ext, cinert rows, ...) have 6 entries: torque, then force.

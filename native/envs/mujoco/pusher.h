@@ -59,8 +59,7 @@ class PusherEnv final : public MujocoEnv {
   }
 
   PusherEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, XmlFile(version)),
-                  FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, XmlFile(version)), FrameSkip(spec.config, kV4FrameSkip)),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         reward_dist_(spec.StateIndex("info:reward_dist")),

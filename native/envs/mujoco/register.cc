@@ -30,7 +30,7 @@ constexpr std::optional<double> kNoThreshold = std::nullopt;
 // EnvT provides Defaults(Version), MakeSpec(Version, const Config&) and EnvT(spec, env_id, Version).
 template <typename EnvT>
 TaskEntry MujocoTask(std::string task_id, Version version, std::optional<double> reward_threshold,
-                   const std::string& assets_dir, int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
+                     const std::string& assets_dir, int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
   Config defaults = EnvT::Defaults(version);
   defaults.Set("max_episode_steps", max_episode_steps);
   defaults.Set("assets_dir", assets_dir);

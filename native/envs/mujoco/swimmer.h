@@ -94,20 +94,28 @@ class SwimmerEnv final : public MujocoEnv {
   // Every info key either version has; InfoKeys() lists each version's, in Gymnasium's order.
   // v4 reports the forward reward twice, as reward_fwd and forward_reward; v5 as reward_forward.
   enum InfoKey {
-    kXPosition, kYPosition, kDistanceFromOrigin, kXVelocity, kYVelocity,
-    kRewardForward, kRewardCtrl, kRewardFwd, kForwardReward, kNumInfo
+    kXPosition,
+    kYPosition,
+    kDistanceFromOrigin,
+    kXVelocity,
+    kYVelocity,
+    kRewardForward,
+    kRewardCtrl,
+    kRewardFwd,
+    kForwardReward,
+    kNumInfo
   };
-  static constexpr const char* kInfoNames[kNumInfo] = {
-      "x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity",
-      "reward_forward", "reward_ctrl", "reward_fwd", "forward_reward"};
+  static constexpr const char* kInfoNames[kNumInfo] = {"x_position",  "y_position", "distance_from_origin",
+                                                       "x_velocity",  "y_velocity", "reward_forward",
+                                                       "reward_ctrl", "reward_fwd", "forward_reward"};
 
   static std::vector<const char*> InfoKeys(Version version) {
     if (version == Version::kV4) {
-      return {"reward_fwd", "reward_ctrl", "x_position", "y_position", "distance_from_origin",
-              "x_velocity", "y_velocity", "forward_reward"};
+      return {"reward_fwd",           "reward_ctrl", "x_position", "y_position",
+              "distance_from_origin", "x_velocity",  "y_velocity", "forward_reward"};
     }
-    return {"x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity",
-            "reward_forward", "reward_ctrl"};
+    return {"x_position", "y_position",     "distance_from_origin", "x_velocity",
+            "y_velocity", "reward_forward", "reward_ctrl"};
   }
 
   void WriteObs(const Slot& out) const {

@@ -121,9 +121,7 @@ class Walker2dEnv final : public MujocoEnv {
 
   // The height qpos[1] inside healthy_z_range and the angle qpos[2] inside healthy_angle_range
   // (unlike Hopper, no check of the rest of the state).
-  bool IsHealthy() const {
-    return Inside(d_->qpos[1], healthy_z_range_) && Inside(d_->qpos[2], healthy_angle_range_);
-  }
+  bool IsHealthy() const { return Inside(d_->qpos[1], healthy_z_range_) && Inside(d_->qpos[2], healthy_angle_range_); }
 
   void WriteObs(const Slot& out) const {
     double* obs = out.Get<double>(obs_);

@@ -26,8 +26,8 @@ class GuessingGame final : public Env {
     if (actions < 2) throw std::invalid_argument("num_actions must be >= 2");
     spec.max_num_players = players;
     // Observation per player: [player index, last secret digit (-1 before the first step)].
-    spec.state.push_back(PerPlayer(Box("obs", Dtype::kFloat32, {2}, {-1.0}, {static_cast<double>(
-                                                                                std::max<int64_t>(players, actions))})));
+    spec.state.push_back(PerPlayer(
+        Box("obs", Dtype::kFloat32, {2}, {-1.0}, {static_cast<double>(std::max<int64_t>(players, actions))})));
     // Info per player: that player's reward. Info per env: how many players are active.
     spec.state.push_back(PerPlayer(Box("info:players.reward", Dtype::kFloat32, {})));
     spec.state.push_back(Box("info:num_players", Dtype::kInt32, {}));
