@@ -66,6 +66,7 @@ def build_raw_binary() -> str:
     """Configures and builds the mujoco_raw target; returns its path."""
     subprocess.run(
         ["cmake", "-S", REPO, "-B", RAW_BUILD_DIR, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
+         "-DPP_WITH_ATARI=OFF",  # the raw MuJoCo loop needs no ALE (nor its download)
          f"-DPython_EXECUTABLE={sys.executable}"],
         check=True, stdout=subprocess.DEVNULL,
     )
