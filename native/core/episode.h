@@ -56,8 +56,12 @@ class Episode {
   }
   // After a step that did not reset: whether it ended the episode.
   void SetOver(bool over) { over_ = over; }
-  // The env raised: its state is unknown, so its next job resets it.
-  void Fail() { over_ = true; }
+  // The env raised: its state is unknown, so its next job resets it. A failed first reset counts
+  // as a reset asked for, so the env's next step (re)resets it rather than being refused.
+  void Fail() {
+    ever_reset_ = true;
+    over_ = true;
+  }
 
   // info["episode"] of one row: the return, length and time of the episode this step ended, or
   // zeros, and the "_episode" mask.

@@ -346,6 +346,28 @@ inline void Pool::WriteRow(EnvState& s, const StepResult& r, bool episode_done) 
   if (options_.episode_stats) s.episode.WriteStats(*s.out.block, fields_, s.out.row, episode_done);
 }
 
+// The row of an env that raised holds zeros in every state field: the env may have written part
+// of it, or nothing, which would leave an earlier batch's values there. Per-player fields: the
+// player rows it claimed, if any (with one player, the env's row).
+void Pool::WriteFailedRow(EnvState& s, const char* message) {
+  if (s.out.block == nullptr) ClaimRow(s);
+  OutputBlock& block = *s.out.block;
+  block.AddError(s.env->env_id(), message);
+  const auto& layout = ring_.layout().fields();
+  for (std::size_t f = 0; f < spec_.state.size(); ++f) {
+    const BlockField& bf = layout[static_cast<std::size_t>(fields_.state[f])];
+    auto row = static_cast<std::size_t>(s.out.row);
+    std::size_t rows = 1;
+    if (bf.per_player && spec_.max_num_players > 1) {
+      if (s.player_row < 0) continue;  // it claimed no player rows
+      row = static_cast<std::size_t>(s.player_row);
+      rows = static_cast<std::size_t>(s.num_players);
+    }
+    std::memset(block.field(fields_.state[f]) + row * bf.row_bytes, 0, rows * bf.row_bytes);
+  }
+  WriteRow(s, StepResult{}, false);
+}
+
 void Pool::RunJob(int env_id) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
   Env& env = *s.env;
@@ -379,9 +401,7 @@ void Pool::RunJob(int env_id) {
   } catch (const std::exception& e) {
     // The env's state is unknown now: its result is this error, and its next step resets it.
     try {
-      if (s.out.block == nullptr) ClaimRow(s);
-      s.out.block->AddError(env_id, e.what());
-      WriteRow(s, StepResult{}, false);
+      WriteFailedRow(s, e.what());
     } catch (...) {
       // Only allocation failure can land here; the row is still counted below.
     }

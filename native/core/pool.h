@@ -142,6 +142,7 @@ class Pool final : public SlotAllocator {
   void RunJob(int env_id);
   void ClaimRow(EnvState& s);
   void WriteRow(EnvState& s, const StepResult& r, bool episode_done);
+  void WriteFailedRow(EnvState& s, const char* message);
 
   std::shared_ptr<const TaskEntry> task_;  // keeps make_env alive
   EnvSpec spec_;

@@ -65,6 +65,23 @@ TEST(WhenAJobResets) {
   CHECK(!Episode::ResetsInStep(true, AutoresetMode::kDisabled));
 }
 
+// An env whose first reset raised was asked to reset: its next step resets it again rather than
+// being refused as a step before reset (with autoreset off, it must be reset explicitly).
+TEST(AFailedFirstResetIsRetriedByTheNextStep) {
+  for (AutoresetMode m : {AutoresetMode::kNextStep, AutoresetMode::kSameStep, AutoresetMode::kDisabled}) {
+    Episode e;
+    e.Fail();
+    CHECK(e.ever_reset());
+    CHECK(e.ResetDue(true, m));
+    CHECK_EQ(e.ResetDue(false, m), m != AutoresetMode::kDisabled);
+    if (m == AutoresetMode::kDisabled) {
+      CHECK_THROWS_WITH(std::invalid_argument, e.CheckStep(2, m), "env 2: its episode is over");
+    } else {
+      e.CheckStep(2, m);
+    }
+  }
+}
+
 TEST(SendTimeChecks) {
   Episode e;
   CHECK_THROWS_WITH(std::invalid_argument, e.CheckStep(3, AutoresetMode::kNextStep),

@@ -207,7 +207,7 @@ bool CheckRows(const View& v) {
   const float* obs = v.Get<float>("obs");
   const float* player_reward = v.Get<float>("info:players.reward");
   for (int r = 0; r < v.rows(); ++r) {
-    if (v.HasErrorFor(v.env_id(r))) continue;  // its state fields are not written
+    if (v.HasErrorFor(v.env_id(r))) continue;  // its state fields hold zeros (AFailedEnvsRowHoldsZeros)
     const int n = v.num_players(r);
     const auto& rows = player_rows[static_cast<std::size_t>(r)];
     if (!CHECK(n >= 1 && n <= max_players) || !CHECK_EQ(static_cast<int>(rows.size()), n)) {
@@ -1057,6 +1057,103 @@ TEST(SameStepAutoresetMultiPlayer) {
     }
   }
   CHECK_GT(changed, 0);  // the case that matters did occur
+}
+
+// --- Faulty-v0, the tutorial family's fault-injection env: what a failed env's row holds ---------
+
+std::unique_ptr<Pool> MakeFaultyPool(const Config& config, const pp::PoolOptions& options) {
+  Task();  // registers the tutorial family
+  const std::shared_ptr<const pp::TaskEntry> task = pp::Registry::Global().Find("Faulty-v0");
+  if (task == nullptr) throw std::runtime_error("Faulty-v0 is not registered");
+  return std::make_unique<Pool>(task, pp::MakeSpec(*task, config), options);
+}
+
+// Faulty-v0's observation: [episode number, elapsed step, last action].
+std::vector<float> FaultyObs(const View& v, int r) {
+  const float* obs = v.Get<float>("obs") + 3 * r;
+  return {obs[0], obs[1], obs[2]};
+}
+
+// A failed env's row holds zeros in its state fields, though the recycled block held an earlier
+// batch's values there; reward 0, both flags false, elapsed_step the step that raised. The other
+// env's row is whole, and the failed env starts a new episode on its next step.
+TEST(AFailedEnvsRowHoldsZeros) {
+  pp::PoolOptions o = Options(2, 2, 2);
+  o.episode_stats = true;
+  auto pool = MakeFaultyPool({{"raise_on_step", int64_t{3}}, {"fault_env_id", int64_t{1}}}, o);
+  Reset(*pool, {0, 1});
+  Recv(*pool);
+  for (int step = 1; step <= 3; ++step) {
+    Send(*pool, {0, 1}, {1, 1});
+    View v = Recv(*pool);
+    CHECK_EQ(v.errors().size(), step == 3 ? 1u : 0u);
+    CHECK(FaultyObs(v, 0) == (std::vector<float>{1.0f, static_cast<float>(step), 1.0f}));
+    CHECK_EQ(v.Get<int64_t>("info:steps")[0], int64_t{step});
+    if (step < 3) continue;
+    CHECK(v.HasErrorFor(1));
+    CHECK(v.errors()[0].second.find("Faulty-v0: Step() raised on this env's step 3") != std::string::npos);
+    CHECK(FaultyObs(v, 1) == (std::vector<float>{0.0f, 0.0f, 0.0f}));
+    CHECK_EQ(v.Get<int64_t>("info:steps")[1], int64_t{0});
+    CHECK_EQ(v.elapsed(1), 3);
+    CHECK_EQ(v.reward(1), 0.0);
+    CHECK(!v.terminated(1) && !v.truncated(1));
+    CHECK(!v.Get<bool>("info:_episode")[1]);
+    CHECK_EQ(v.Get<double>("info:episode.r")[1], 0.0);
+  }
+  Send(*pool, {0, 1}, {0, 0});
+  View v = Recv(*pool);
+  CHECK(v.errors().empty());
+  CHECK(FaultyObs(v, 0) == (std::vector<float>{1.0f, 4.0f, 0.0f}));
+  CHECK(FaultyObs(v, 1) == (std::vector<float>{2.0f, 0.0f, -1.0f}));  // its second episode begins
+  CHECK_EQ(v.reward(1), 0.0);
+}
+
+// A first reset that raised is retried by the env's next step (a reset row), not refused as a
+// step before reset; with autoreset disabled the env must be reset explicitly.
+TEST(AFailedFirstResetIsRetriedByTheNextStep) {
+  for (AutoresetMode mode : {AutoresetMode::kNextStep, AutoresetMode::kDisabled}) {
+    pp::PoolOptions o = Options(2, 2, 2);
+    o.autoreset_mode = mode;
+    auto pool = MakeFaultyPool({{"raise_on_reset", int64_t{1}}, {"fault_env_id", int64_t{0}}}, o);
+    Reset(*pool, {0, 1});
+    {
+      View v = Recv(*pool);
+      CHECK(v.HasErrorFor(0) && !v.HasErrorFor(1));
+      CHECK(FaultyObs(v, 0) == (std::vector<float>{0.0f, 0.0f, 0.0f}));
+      CHECK(FaultyObs(v, 1) == (std::vector<float>{1.0f, 0.0f, -1.0f}));
+    }
+    if (mode == AutoresetMode::kDisabled) {
+      const std::vector<int64_t> actions = {1, 1};
+      CHECK_THROWS_WITH(std::invalid_argument, Send(*pool, {0, 1}, actions), "env 0: its episode is over");
+      View v = ResetNow(*pool, {0});
+      CHECK(v.errors().empty());
+      CHECK(FaultyObs(v, 0) == (std::vector<float>{2.0f, 0.0f, -1.0f}));
+      continue;
+    }
+    Send(*pool, {0, 1}, {1, 1});
+    View v = Recv(*pool);
+    CHECK(v.errors().empty());
+    CHECK(FaultyObs(v, 0) == (std::vector<float>{2.0f, 0.0f, -1.0f}));  // reset again, the action ignored
+    CHECK(FaultyObs(v, 1) == (std::vector<float>{1.0f, 1.0f, 1.0f}));
+  }
+}
+
+// same_step: a reset that raises inside the step that ended the episode makes the whole row the
+// failed row (zeros, no final observation, flags false); the env's next step resets it.
+TEST(SameStepResetThatRaisesMakesAFailedRow) {
+  pp::PoolOptions o = Options(1, 1, 1);
+  o.autoreset_mode = AutoresetMode::kSameStep;
+  auto pool = MakeFaultyPool({{"raise_on_reset", int64_t{2}}, {"episode_length", int64_t{2}}}, o);
+  Reset(*pool, {0});
+  Recv(*pool);
+  for (int step = 1; step <= 3; ++step) {
+    Send(*pool, {0}, {1});
+    View v = Recv(*pool);
+    CHECK_EQ(v.HasErrorFor(0), step == 2);
+    CHECK(!v.terminated(0) && !v.Get<bool>("info:_final")[0]);
+    if (step == 2) CHECK(FaultyObs(v, 0) == (std::vector<float>{0.0f, 0.0f, 0.0f}));
+    if (step == 3) CHECK(FaultyObs(v, 0) == (std::vector<float>{3.0f, 0.0f, -1.0f}));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The tutorial env library (families/tutorial.so): GuessingGame-v0, the worked example of
-// native/envs/README.md. Loaded like every other family, through the one loader.
+// native/envs/README.md, and Faulty-v0, the fault-injection env. Loaded through the one loader.
 #include "core/family.h"
 
 #include "envs/tutorial/register.h"

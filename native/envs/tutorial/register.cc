@@ -1,9 +1,11 @@
-// Registers the tutorial env: its task id, its config keys with defaults, and its factories.
+// Registers the tutorial family's tasks: their ids, their config keys with defaults, their factories.
 #include "envs/tutorial/register.h"
 
 #include <memory>
+#include <string>
 
 #include "core/task_maker.h"
+#include "envs/tutorial/faulty.h"
 #include "envs/tutorial/guessing_game.h"
 
 namespace pp {
@@ -25,6 +27,19 @@ void RegisterTutorial(Registry& registry) {
     return spec;
   };
   registry.Add(MakeTask<tutorial::GuessingGame>("GuessingGame-v0", "tutorial", std::move(defaults), make_spec));
+
+  // Faulty-v0, the fault-injection env (faulty.h says what each key does); -1 switches a fault off.
+  Config faults;
+  faults.Set("max_episode_steps", int64_t{100});
+  faults.Set("episode_length", int64_t{10});
+  faults.Set("num_actions", int64_t{2});
+  faults.Set("fault_env_id", int64_t{-1});  // the env the faults apply to; -1: every env
+  faults.Set("raise_on_step", int64_t{-1});
+  faults.Set("raise_on_reset", int64_t{-1});
+  faults.Set("nan_on_step", int64_t{-1});
+  faults.Set("nan_in", std::string("both"));
+  faults.Set("step_sleep_us", int64_t{0});
+  registry.Add(MakeTask<tutorial::Faulty>("Faulty-v0", "tutorial", std::move(faults), tutorial::Faulty::MakeSpec));
 }
 
 }  // namespace pp
