@@ -311,3 +311,59 @@ def test_env_error_names_global_env_ids(cluster: Cluster) -> None:
         np.testing.assert_array_equal(info["elapsed_step"], 0)
     finally:
         pool.close()
+
+
+def test_env_faults_async_nothing_lost(cluster: Cluster) -> None:
+    """Async across the nodes, Faulty-v0 with each node's local env 1 (global 1, 3, 5) raising on
+    its 2nd step and on its 2nd reset: each error comes with its node's batch, which is received all
+    the same (its envs, the failed one too, can be sent again at once), and every env sent comes
+    back exactly once."""
+    pool = make_distributed("Faulty-v0", num_envs_per_node=2, batch_size_per_node=1, seed=0, fault_env_id=1,
+                            raise_on_step=2, raise_on_reset=2, episode_length=3)
+    try:
+        n = pool.num_envs
+        sent = np.ones(n, dtype=int)  # the resets
+        received = np.zeros(n, dtype=int)
+        errors: list[tuple[int, str]] = []
+
+        def recv() -> np.ndarray:
+            try:
+                obs, _, _, _, info = pool.recv(timeout=TIMEOUT)
+            except EnvError as e:
+                errors.extend(e.errors)
+                obs, reward, terminated, _, info = e.result
+                assert set(e.env_ids) <= set(info["env_id"].tolist())  # named by global id, in its batch
+                for k in np.flatnonzero(np.isin(info["env_id"], e.env_ids)):
+                    np.testing.assert_array_equal(obs[k], [0, 0, 0])  # the failed row
+                    assert reward[k] == 0 and not terminated[k]
+            ids = info["env_id"].copy()
+            received[ids] += 1
+            return ids
+
+        pool.async_reset()
+        for _ in range(60):
+            ids = recv()
+            pool.send(np.ones(len(ids), dtype=np.int64), ids)
+            sent[ids] += 1
+        for _ in range(n):  # what is still in flight
+            recv()
+        np.testing.assert_array_equal(received, sent)
+        assert sorted(env_id for env_id, _ in errors) == [1, 1, 3, 3, 5, 5]
+        assert sum("Step() raised" in message for _, message in errors) == 3
+    finally:
+        pool.close()
+
+
+def test_env_fault_in_a_sync_reset_has_the_reset_form(cluster: Cluster) -> None:
+    pool = make_distributed("Faulty-v0", num_envs_per_node=2, seed=0, fault_env_id=0, raise_on_reset=1)
+    try:
+        with pytest.raises(EnvError) as excinfo:
+            pool.reset()
+        assert sorted(excinfo.value.env_ids) == [0, 2, 4]  # each node's local env 0, by global id
+        obs, info = excinfo.value.result  # reset's form, merged in global order
+        np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
+        np.testing.assert_array_equal(obs, [[0, 0, 0], [1, 0, -1]] * NUM_NODES)
+        obs, _, _, _, info = pool.step(np.ones(pool.num_envs, dtype=np.int64))
+        np.testing.assert_array_equal(obs, [[2, 0, -1], [1, 1, 1]] * NUM_NODES)  # the failed envs reset
+    finally:
+        pool.close()

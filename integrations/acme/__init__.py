@@ -8,6 +8,11 @@
   batched; rows follow the same rules, except that a ``FIRST`` row carries reward 0 and discount 1
   (arrays have no None). Its specs are batched too, so a batched actor can read its shapes.
 
+An exception inside an env is raised from ``reset``/``step`` as ``parallel_pool.EnvError`` naming
+the env ids and messages, with ``result`` the ``TimeStep`` the call would have returned (the failed
+env's row: zero observation, reward 0, discount 1, ``MID``, or ``FIRST`` if its reset raised); its
+next ``step`` starts a new episode (``FIRST``). NaN in an observation or reward passes through.
+
 ``dm-acme`` itself does not install on Python 3.11; these classes depend only on ``dm_env``.
 """
 
@@ -20,6 +25,7 @@ import numpy as np
 from dm_env import specs
 
 import parallel_pool
+from parallel_pool.errors import EnvError
 from parallel_pool.integrations.common import check_sync_batch_size, reject_kwargs, take_rows
 
 __all__ = ["BatchedEnvironment", "Environment"]
@@ -80,12 +86,18 @@ class BatchedEnvironment(dm_env.Environment):
 
     def reset(self) -> dm_env.TimeStep:
         self._fresh = False
-        return self._convert(self.pool.reset())
+        return self._convert_or_raise(self.pool.reset)
 
     def step(self, action: Any) -> dm_env.TimeStep:
         if self._fresh:
             return self.reset()
-        return self._convert(self.pool.step(np.asarray(action)))
+        return self._convert_or_raise(lambda: self.pool.step(np.asarray(action)))
+
+    def _convert_or_raise(self, call: Any) -> dm_env.TimeStep:
+        try:
+            return self._convert(call())
+        except EnvError as e:
+            raise EnvError(e.errors, self._convert(e.result)) from None
 
     def observation_spec(self) -> Any:
         return _batched_spec(self.pool.observation_spec(), self.num_envs)
@@ -134,11 +146,17 @@ class Environment(dm_env.Environment):
         return dm_env.TimeStep(step_type, np.float64(ts.reward[0]), np.float32(ts.discount[0]), obs)
 
     def reset(self) -> dm_env.TimeStep:
-        return self._single(self._batched.reset())
+        return self._single_or_raise(self._batched.reset)
 
     def step(self, action: Any) -> dm_env.TimeStep:
         action = np.asarray(action)
-        return self._single(self._batched.step(action[None]))
+        return self._single_or_raise(lambda: self._batched.step(action[None]))
+
+    def _single_or_raise(self, call: Any) -> dm_env.TimeStep:
+        try:
+            return self._single(call())
+        except EnvError as e:
+            raise EnvError(e.errors, self._single(e.result)) from None
 
     def observation_spec(self) -> Any:
         return self.pool.observation_spec()

@@ -83,6 +83,11 @@ class DistributedPool:
     ``recv`` as reset rows (one per env, replacing the lost results), and until then those envs
     count as in flight. ``restarts`` lists ``(node_id, env_ids)`` for each restart.
 
+    An exception inside an env (not a node failure) is raised as ``parallel_pool.EnvError`` naming
+    the global env ids and messages, with ``result`` the call's return value (sync: every node's
+    rows merged in global order; async: that node's batch, received all the same, so its envs can
+    be sent again); the failed envs' rows hold zeros, and each starts a new episode on its next step.
+
     Example:
         >>> import numpy as np, ray
         >>> from parallel_pool.integrations.ray import make_distributed
@@ -175,17 +180,21 @@ class DistributedPool:
         if options:
             raise ValueError("DistributedPool.reset takes no options (a reset_mask is not supported)")
         self._check_usable()
-        if self.is_async:
-            self.async_reset(seed)
-            obs, _, _, _, info = self.recv()
+        try:
+            if self.is_async:
+                self.async_reset(seed)
+                obs, _, _, _, info = self.recv()
+                return obs, info
+            n = self.num_envs_per_node
+            for node in self._nodes:
+                if seed is not None:
+                    node.seed = _node_seed(seed, node.index, n)
+            refs = [node.actor.reset.remote(node.seed) for node in self._nodes]
+            obs, _, _, _, info = _merge_rows(self._gather(refs))
             return obs, info
-        n = self.num_envs_per_node
-        for node in self._nodes:
-            if seed is not None:
-                node.seed = _node_seed(seed, node.index, n)
-        refs = [node.actor.reset.remote(node.seed) for node in self._nodes]
-        obs, _, _, _, info = _merge_rows(self._gather(refs))
-        return obs, info
+        except EnvError as e:  # the result in reset's form
+            result = None if e.result is None else (e.result[0], e.result[4])
+            raise EnvError(e.errors, result) from None
 
     def step(self, actions: Any, env_id: Any = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Sync: steps every env (one action row per global env) and returns rows in global order.
@@ -262,15 +271,18 @@ class DistributedPool:
             except RayActorError as e:
                 self._node_failed(node, e)  # raises unless the node was restarted
                 continue
+            except EnvError as e:
+                # An env on that node raised. The batch was received all the same (the actor made
+                # its ids global): its envs, the failed ones too, can be sent again.
+                self._received(node, e.result)
+                raise EnvError(e.errors, e.result) from None
             if send_error is not None:
                 message, ids = send_error
                 local = np.asarray(ids) - node.offset
                 node.in_flight -= int(node.busy[local].sum())
                 node.busy[local] = False
                 raise ValueError(f"send to env ids {ids} failed on node {node.node_id}: {message}")
-            local = batch[4]["env_id"] - node.offset
-            node.busy[local] = False
-            node.in_flight -= len(local)
+            self._received(node, batch)
             return batch
 
     def close(self) -> None:
@@ -381,6 +393,12 @@ class DistributedPool:
             node.actor.async_reset.remote(node.seed)
             node.in_flight = self.num_envs_per_node
             node.busy[:] = True
+
+    def _received(self, node: _Node, batch: tuple) -> None:
+        """The envs of a batch received from ``node`` are no longer in flight."""
+        local = batch[4]["env_id"] - node.offset
+        node.busy[local] = False
+        node.in_flight -= len(local)
 
     def _send_to(self, node: _Node, actions: Any, ids: np.ndarray) -> None:
         local = ids - node.offset

@@ -14,6 +14,11 @@ episode's first observation. ``infos`` is a dict of batches: ``time_outs`` (trun
 terminated: for ``value_bootstrap``), ``scores`` (the finished episode's return, where one ended,
 for rl_games' ``scores/mean``), and the task's info fields (Atari's ``lives`` only with
 ``has_lives: True``, as rl_games' envpool adapter does).
+
+An exception inside an env is raised from ``step``/``reset`` as ``parallel_pool.EnvError`` naming
+the env ids and messages, with ``result`` the call's return value in this adapter's form
+(``(obs, rewards, dones, infos)``, or ``obs``); the failed envs' rows hold zeros and are not done,
+and each failed env starts a new episode on its next step. NaN passes through unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from rl_games.common import env_configurations, vecenv
 from rl_games.common.ivecenv import IVecEnv
 
 import parallel_pool
+from parallel_pool.errors import EnvError
 from parallel_pool.integrations.common import reject_kwargs, row_info_keys
 
 __all__ = ["CONFIG_NAME", "VECENV_TYPE", "RlGamesVecEnv", "register"]
@@ -73,7 +79,14 @@ class RlGamesVecEnv(IVecEnv):
         self._scores = np.zeros(num_actors, dtype=np.float64)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, dict[str, Any]]:
-        obs, rewards, terminated, truncated, info = self.env.step(np.asarray(actions))
+        try:
+            batch = self.env.step(np.asarray(actions))
+        except EnvError as e:
+            raise EnvError(e.errors, self._step_return(*e.result)) from None
+        return self._step_return(*batch)
+
+    def _step_return(self, obs: Any, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                     info: dict[str, Any]) -> tuple[Any, np.ndarray, np.ndarray, dict[str, Any]]:
         dones = terminated | truncated
         infos: dict[str, Any] = {key: info[key] for key in self._info_keys if key in info}
         if dones.any():
@@ -88,7 +101,10 @@ class RlGamesVecEnv(IVecEnv):
         return obs, rewards, dones, infos
 
     def reset(self) -> Any:
-        obs, _ = self.env.reset()
+        try:
+            obs, _ = self.env.reset()
+        except EnvError as e:
+            raise EnvError(e.errors, e.result[0]) from None
         return obs
 
     def seed(self, seed: int) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 import parallel_pool
+from parallel_pool.errors import EnvError
 from parallel_pool.integrations.common import (
     EnvAttributes,
     check_no_reset_options,
@@ -74,6 +75,14 @@ class ParallelPoolVecEnv(VecEnv):
       them); for a task that does not render it warns and returns None, as SB3 does for envs made
       without a ``render_mode``.
 
+    Faults: an exception inside an env is raised from ``step``/``step_wait`` (and ``reset``) as
+    ``parallel_pool.EnvError`` naming the env ids and messages; its ``result`` is the whole batch in
+    SB3's form (``(obs, rewards, dones, infos)``; ``obs`` from ``reset``), where each failed env's
+    row holds zeros, reward 0 and ``done=False``. A failed env starts a new episode on its next
+    step (first observation, reward 0, not done: the failed episode has no ``done`` of its own).
+    NaN in an env's observation or reward passes through unchanged (SB3's ``VecCheckNan`` catches
+    it), and makes that episode's ``infos[i]["episode"]["r"]`` NaN.
+
     Example:
         >>> import numpy as np
         >>> from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
@@ -113,10 +122,16 @@ class ParallelPoolVecEnv(VecEnv):
     def reset(self) -> VecEnvObs:
         check_no_reset_options(self._options)
         self._finish_pending_step()
-        obs, info = self.pool.reset(seed=fill_seeds(self._seeds))
+        try:
+            obs, info = self.pool.reset(seed=fill_seeds(self._seeds))
+            error = None
+        except EnvError as e:  # the rest of the batch is in e.result; finish the reset's bookkeeping
+            (obs, info), error = e.result, e
         self.reset_infos = [row_info(info, self._info_keys, i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
+        if error is not None:
+            raise EnvError(error.errors, obs) from None
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -125,7 +140,16 @@ class ParallelPoolVecEnv(VecEnv):
 
     def step_wait(self) -> VecEnvStepReturn:
         self._waiting = False
-        obs, reward, terminated, truncated, info = self.pool.recv()
+        try:
+            batch = self.pool.recv()
+        except EnvError as e:
+            # The same error with the batch in SB3's form: the failed envs' rows are the pool's
+            # (zeros, not done) and each starts a new episode on its next step.
+            raise EnvError(e.errors, self._step_return(*e.result)) from None
+        return self._step_return(*batch)
+
+    def _step_return(self, obs: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                     info: dict[str, Any]) -> VecEnvStepReturn:
         dones = terminated | truncated
         infos = [row_info(info, self._info_keys, i) for i in range(self.num_envs)]
         time_limit = truncated & ~terminated
@@ -191,11 +215,17 @@ class ParallelPoolVecEnv(VecEnv):
             seeds = [0] * self.num_envs
             for i in ids:
                 seeds[i] = int(seed)
-        obs, info = self.pool.reset(env_id=np.asarray(ids, dtype=np.int64), seed=seeds)
+        try:
+            obs, info = self.pool.reset(env_id=np.asarray(ids, dtype=np.int64), seed=seeds)
+            error = None
+        except EnvError as e:
+            (obs, info), error = e.result, e
         out = []
         for row, i in enumerate(ids):
             self.reset_infos[i] = row_info(info, self._info_keys, row)
             out.append((take_rows(obs, row), self.reset_infos[i]))
+        if error is not None:
+            raise EnvError(error.errors, out) from None
         return out
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:

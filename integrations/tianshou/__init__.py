@@ -10,6 +10,7 @@ friends) training and test envs of this kind.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any, cast
 
 import gymnasium as gym
@@ -18,6 +19,7 @@ from tianshou.env import BaseVectorEnv, DummyVectorEnv
 from tianshou.highlevel.env import EnvFactory, EnvMode, VectorEnvType
 
 import parallel_pool
+from parallel_pool.errors import EnvError
 from parallel_pool.integrations.common import (
     EnvAttributes,
     check_no_reset_options,
@@ -58,6 +60,13 @@ class TianshouVectorEnv(BaseVectorEnv):
     Tianshou's ``DummyEnvWorker`` does; ``seed=`` here and ``reset(seed=...)`` seed the envs too.
     ``render()`` returns each env's RGB frame (None per env for tasks that do not render).
     ``make_kwargs`` go to ``parallel_pool.make``.
+
+    Faults: an exception inside an env is raised from ``step`` (or ``reset``/``seed``) as
+    ``parallel_pool.EnvError`` naming the env ids and messages, with ``result`` the call's return
+    value in Tianshou's form (the failed envs' rows hold zeros, reward 0, not done). The batch is
+    received all the same: in async mode its envs, the failed ones too, are ready to be stepped
+    again, and a reset of every env receives every batch before it raises. A failed env starts a
+    new episode on its next step. NaN in an observation or reward passes through unchanged.
 
     Example:
         >>> import numpy as np
@@ -142,34 +151,42 @@ class TianshouVectorEnv(BaseVectorEnv):
             rows = [self._started.pop(int(j)) for j in ids]
             return _stack([r[0] for r in rows]), _object_array([r[1] for r in rows])
         if len(ids) == self.env_num and np.array_equal(np.sort(ids), np.arange(self.env_num)):
-            obs, infos = self._reset_all(seed)
+            obs, infos, errors = self._reset_all(seed)
+            if errors:
+                raise EnvError(errors, (take_rows(obs, ids), infos[ids]))
             return take_rows(obs, ids), infos[ids]
         # The pool derives every env's seed from ``seed`` and gives the reset envs theirs.
-        obs, info = self.pool.reset(env_id=ids, seed=seed)
+        (obs, info), error = _rows_or_error(lambda: self.pool.reset(env_id=ids, seed=seed))
         for j in ids:
             self._started.pop(int(j), None)
             self._stale.discard(int(j))
+        if error is not None:
+            raise EnvError(error.errors, (obs, self._infos(info, info["env_id"])))
         return obs, self._infos(info, info["env_id"])
 
-    def _reset_all(self, seed: Any) -> tuple[Any, np.ndarray]:
+    def _reset_all(self, seed: Any) -> tuple[Any, np.ndarray, list[tuple[int, str]]]:
+        """Every env's reset row in env order, and the errors of the envs whose reset raised."""
         self._drain()
         self._started.clear()
         self._stale.clear()
         if not self.is_async:
-            obs, info = self.pool.reset(seed=seed)
-            return obs, self._infos(info, info["env_id"])
+            (obs, info), error = _rows_or_error(lambda: self.pool.reset(seed=seed))
+            return obs, self._infos(info, info["env_id"]), error.errors if error else []
         self.pool.async_reset(seed=seed)
         rows: dict[int, tuple[Any, dict[str, Any]]] = {}
+        errors: list[tuple[int, str]] = []
+        # Every batch is received, also after one with an error, so that no env stays in flight.
         for _ in range(self.env_num // self.wait_num):
-            obs, _, _, _, info = self.pool.recv()
+            (obs, _, _, _, info), error = _rows_or_error(self.pool.recv)
+            errors += error.errors if error else []
             for k, (j, info_row) in enumerate(zip(info["env_id"], self._infos(info, info["env_id"]))):
                 rows[int(j)] = (take_rows(obs, k), info_row)
-        return _stack([rows[j][0] for j in range(self.env_num)]), _object_array(
-            [rows[j][1] for j in range(self.env_num)]
-        )
+        obs = _stack([rows[j][0] for j in range(self.env_num)])
+        return obs, _object_array([rows[j][1] for j in range(self.env_num)]), errors
 
     def _drain(self) -> None:
-        """Receives (and drops) every step in flight, so that every env can be reset."""
+        """Receives (and drops) every step in flight, so that every env can be reset. The errors of
+        envs that raised in those steps are dropped with their rows: every env is reset next."""
         while self.waiting_id:
             missing = self.wait_num - len(self.waiting_id)
             if missing > 0:
@@ -178,7 +195,7 @@ class TianshouVectorEnv(BaseVectorEnv):
                 self.pool.send(self._fillers(len(idle)), idle)
                 self.waiting_id += idle.tolist()
                 self.ready_id = self.ready_id[missing:]
-            _, _, _, _, info = self.pool.recv()
+            (_, _, _, _, info), _ = _rows_or_error(self.pool.recv)
             done_ids = {int(j) for j in info["env_id"]}
             self.waiting_id = [j for j in self.waiting_id if j not in done_ids]
             self.ready_id += sorted(done_ids)
@@ -199,19 +216,23 @@ class TianshouVectorEnv(BaseVectorEnv):
             if action is None:
                 raise ValueError("action must be not-None for non-async")
             if len(ids) == self.env_num and np.array_equal(ids, np.arange(self.env_num)):
-                obs, rew, terminated, truncated, info = self.pool.step(action)
-                return self._finish(obs, rew, terminated, truncated, info)
+                (obs, rew, terminated, truncated, info), error = _rows_or_error(lambda: self.pool.step(action))
+                return self._finished_or_error(error, obs, rew, terminated, truncated, info)
             # A subset: the pool steps every env; the others get filler actions and go stale.
             full = self._fillers(self.env_num)
             full[ids] = action
-            obs, rew, terminated, truncated, info = self.pool.step(full)
+            (obs, rew, terminated, truncated, info), error = _rows_or_error(lambda: self.pool.step(full))
             others = np.setdiff1d(np.arange(self.env_num), ids)
             self._stale.update(others.tolist())
             for j in others:
                 self._started.pop(int(j), None)
             obs, rew, terminated, truncated = take_rows(obs, ids), rew[ids], terminated[ids], truncated[ids]
             info = take_rows(info, ids)
-            return self._finish(obs, rew, terminated, truncated, info)
+            if error is not None:
+                # A stale env's error is dropped with its filler step: it is reset before it steps again.
+                kept = [(j, message) for j, message in error.errors if j in set(ids.tolist())]
+                error = EnvError(kept, None) if kept else None
+            return self._finished_or_error(error, obs, rew, terminated, truncated, info)
         if action is not None:
             busy = set(self.waiting_id).intersection(ids.tolist())
             if busy:
@@ -220,12 +241,21 @@ class TianshouVectorEnv(BaseVectorEnv):
             self.waiting_id += ids.tolist()
             sent = set(ids.tolist())
             self.ready_id = [j for j in self.ready_id if j not in sent]
-        obs, rew, terminated, truncated, info = self.pool.recv()
+        # A batch with an error is received all the same: its envs (the failed ones too) are ready.
+        (obs, rew, terminated, truncated, info), error = _rows_or_error(self.pool.recv)
         done_ids = info["env_id"].tolist()
         received = set(done_ids)
         self.waiting_id = [j for j in self.waiting_id if j not in received]
         self.ready_id += done_ids
-        return self._finish(obs, rew, terminated, truncated, info)
+        return self._finished_or_error(error, obs, rew, terminated, truncated, info)
+
+    def _finished_or_error(self, error: EnvError | None, *rows: Any) -> tuple[Any, np.ndarray, np.ndarray,
+                                                                              np.ndarray, np.ndarray]:
+        """``_finish(*rows)``, raised as ``EnvError`` with that result when ``error`` is given."""
+        finished = self._finish(*rows)
+        if error is not None:
+            raise EnvError(error.errors, finished)
+        return finished
 
     def _finish(self, obs: Any, rew: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
                 info: dict[str, Any]) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -267,7 +297,9 @@ class TianshouVectorEnv(BaseVectorEnv):
             space.seed(s)
         filled = fill_seeds(seeds)
         if filled is not None:
-            self._reset_all(filled)
+            obs, infos, errors = self._reset_all(filled)
+            if errors:
+                raise EnvError(errors, (obs, infos))
         # Per env what Tianshou's DummyEnvWorker.seed returns: [seed], and [None] for an env given
         # none (its annotation, list[int] | None, does not say so).
         return cast("list[list[int] | None]", [[s] for s in seeds])
@@ -353,6 +385,15 @@ class ParallelPoolEnvFactory(EnvFactory):
             venv = TianshouVectorEnv(self.task_id, num_envs=num_envs, seed=self._next_seed(rng), **self.make_kwargs)
         venv.seed([self._next_seed(rng) for _ in range(len(venv))])
         return venv
+
+
+def _rows_or_error(call: Callable[[], Any]) -> tuple[Any, EnvError | None]:
+    """``(call(), None)``, or ``(rows, error)`` when an env raised: the batch is still the adapter's
+    to handle (bookkeeping, its own form) before it raises the error with that result."""
+    try:
+        return call(), None
+    except EnvError as e:
+        return e.result, e
 
 
 # --- helpers for array or Dict observations ---

@@ -3,7 +3,8 @@
 A step that ends an episode is ``LAST`` (discount 0 when terminated, 1 when only truncated); the
 env's next step resets it and returns ``FIRST``. ``observation`` is a named tuple holding the
 observation (``obs``, or one entry per key of a Dict observation) and every info entry, so async
-users find ``env_id`` there, as in EnvPool.
+users find ``env_id`` there, as in EnvPool (with ``episode_stats``: ``episode_r``, ``episode_l``,
+``episode_t`` and ``episode_mask``, Gymnasium's ``_episode``, in every step).
 """
 
 from __future__ import annotations
@@ -41,17 +42,20 @@ class DmEnv(BasePoolEnv):
             )
         if self.spec.max_num_players > 1:
             raise ValueError("the dm_env front-end is for single-player tasks; use the Gymnasium front-end")
-        names = self._observation_names()
-        self._observation_type = collections.namedtuple("Observation", names)  # type: ignore[misc]
-        self._names = names
-
-    def _observation_names(self) -> list[str]:
         names = (
             ["obs"] if len(self.spec.obs_fields) == 1 and self.spec.obs_fields[0].name == "obs"
             else [f.key for f in self.spec.obs_fields]
         )
-        info_names = [name[5:].replace(".", "_") for name in self._native.field_names if name.startswith("info:")]
-        return names + [n for n in info_names if n not in names]
+        # Every info field follows, in every TimeStep (nested keys joined by "_"; episode_stats'
+        # entries too, zeros where no episode ended). A named tuple's fields cannot start with "_":
+        # the "_episode" mask is "episode_mask".
+        self._info_fields: list[int] = []
+        for i, field in enumerate(self._native.field_names):
+            key = field[5:].replace(".", "_")
+            if field.startswith("info:") and key not in names:
+                names.append(f"{key[1:]}_mask" if key.startswith("_") else key)
+                self._info_fields.append(i)
+        self._observation_type = collections.namedtuple("Observation", names)  # type: ignore[misc]
 
     def observation_spec(self) -> Any:
         """The single-env observation spec (the ``obs`` entry of ``TimeStep.observation``)."""
@@ -76,14 +80,7 @@ class DmEnv(BasePoolEnv):
         if "life_loss" in info:
             discount[np.asarray(info["life_loss"], dtype=bool)] = 0.0
         values = [obs] if not isinstance(obs, dict) else list(obs.values())
-        flat_info = {}
-        for key, value in info.items():
-            if isinstance(value, dict):
-                for sub, v in value.items():
-                    flat_info[f"{key}_{sub}"] = v
-            else:
-                flat_info[key] = value
-        values += [flat_info[n] for n in self._names[len(values):]]
+        values += [arrays[i] for i in self._info_fields]
         return dm_env.TimeStep(step_type, reward, discount, self._observation_type(*values))
 
     def _convert(self, arrays: tuple, reset: bool) -> Any:

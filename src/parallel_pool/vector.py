@@ -12,12 +12,17 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from parallel_pool.errors import EnvError
 from parallel_pool.gymnasium_env import GymnasiumEnv
 from parallel_pool.options import gymnasium_autoreset_mode
 
 
 class ParallelPoolVectorEnv(VectorEnv):
     """``num_envs`` envs of one task as a Gymnasium ``VectorEnv`` (sync: every step steps all).
+
+    An exception inside an env is raised from ``step``/``reset`` as ``parallel_pool.EnvError`` with
+    ``result`` the 5-tuple (or ``(obs, info)``) the call would have returned, as ``make()``'s pools
+    do; the failed env's row holds zeros, and the env starts a new episode on its next step.
 
     Example:
         >>> import gymnasium, parallel_pool
@@ -58,16 +63,30 @@ class ParallelPoolVectorEnv(VectorEnv):
         options = dict(options) if options else None
         if options and "reset_mask" in options:
             mask = options["reset_mask"]
-            obs, info = self._env.reset(seed=seed, options={"reset_mask": mask})
+            try:
+                obs, info = self._env.reset(seed=seed, options={"reset_mask": mask})
+                error = None
+            except EnvError as e:
+                (obs, info), error = e.result, e
             merged = _merge_rows(self._last_obs, obs, np.flatnonzero(mask), self.num_envs)
             self._last_obs = merged
+            if error is not None:
+                raise EnvError(error.errors, (merged, info)) from None
             return merged, info
-        obs, info = self._env.reset(seed=seed)
+        try:
+            obs, info = self._env.reset(seed=seed)
+        except EnvError as e:
+            self._last_obs = e.result[0]
+            raise
         self._last_obs = obs
         return obs, info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        result = self._env.step(actions)
+        try:
+            result = self._env.step(actions)
+        except EnvError as e:
+            self._last_obs = e.result[0]
+            raise
         self._last_obs = result[0]
         return result
 
