@@ -14,9 +14,13 @@ class EnvError(RuntimeError):
 
     The rest of the batch is not lost: ``result`` holds the batch as the call would have returned
     it (``(obs, info)`` from ``reset``, the 5-tuple from ``step``/``recv``, a ``TimeStep`` from the
-    dm_env front-end; the failed envs' rows hold zeros), and ``env_ids`` names the envs that failed.
-    A failed env starts a new episode on its next step (except with ``autoreset_mode="disabled"``,
-    where it must be reset explicitly).
+    dm_env front-end, each integration's own form from its adapter). ``errors`` lists
+    ``(env_id, message)`` per failed env and ``env_ids`` their ids. A failed env's row holds zeros
+    in its observation and info fields, reward 0, not terminated or truncated, ``elapsed_step`` the
+    step that raised. In async mode the batch counts as received: its envs can be sent again. A
+    failed env starts a new episode on its next step, even if its first reset raised (except with
+    ``autoreset_mode="disabled"``, where it must be reset explicitly). The README's "Reliability"
+    section has the details.
     """
 
     def __init__(self, errors: list[tuple[int, str]], result: Any) -> None:
