@@ -15,6 +15,7 @@ action is ignored), and the two continue in step.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import ale_py  # a runtime dependency: the ROMs
 import cv2  # noqa: F401  (the test extra: Gymnasium's AtariPreprocessing resizes with it; fail, never skip)
@@ -43,6 +44,22 @@ def make_oracle(game: str) -> gymnasium.Env:
     return FrameStackObservation(env, 4)
 
 
+def check_step(oracle: gymnasium.Env, action: int, batch: tuple, row: int, where: str,
+               time_limit_reached: bool = False) -> tuple[np.ndarray, bool]:
+    """Steps the oracle with ``action`` and checks row ``row`` of our step's batch against it, all but
+    the observation (returned, with whether the episode ended). ``time_limit_reached``: our
+    ``max_episode_steps``, shorter than the oracle's, truncates this step."""
+    _, reward, terminated, truncated, info = batch
+    want_obs, want_reward, want_term, want_trunc, want_info = oracle.step(action)
+    want_trunc = want_trunc or time_limit_reached
+    assert reward[row] == want_reward, where
+    assert terminated[row] == want_term and truncated[row] == want_trunc, where
+    assert info["terminated"][row] == want_term, where
+    assert info["reward"][row] == want_reward, where
+    assert info["lives"][row] == want_info["lives"], where
+    return want_obs, want_term or want_trunc
+
+
 @pytest.mark.parametrize("game", ["Pong", "Breakout", "SpaceInvaders"])
 def test_alignment_with_ale_py(game: str) -> None:
     oracle = make_oracle(game)
@@ -58,27 +75,70 @@ def test_alignment_with_ale_py(game: str) -> None:
         episodes, pending_reset = 0, False
         for t in range(ALIGN_STEPS):
             action = np.array([actions[t]])
-            obs, reward, terminated, truncated, info = env.step(action)
+            batch = env.step(action)
+            obs, reward, terminated, truncated, info = batch
             if pending_reset:  # our next-step auto-reset; the oracle resets by hand
                 want_obs, want_info = oracle.reset()
                 assert reward[0] == 0 and not terminated[0] and not truncated[0]
+                assert info["lives"][0] == want_info["lives"], f"step {t}"
                 pending_reset = False
             else:
-                want_obs, want_reward, want_term, want_trunc, want_info = oracle.step(int(actions[t]))
-                assert reward[0] == want_reward, f"step {t}"
-                assert terminated[0] == want_term and truncated[0] == want_trunc, f"step {t}"
-                assert info["terminated"][0] == want_term
-                assert info["reward"][0] == want_reward
-                if want_term or want_trunc:
-                    episodes += 1
-                    pending_reset = True
-            assert info["lives"][0] == want_info["lives"], f"step {t}"
+                want_obs, pending_reset = check_step(oracle, int(actions[t]), batch, 0, f"step {t}")
+                episodes += pending_reset
             differing += int(np.count_nonzero(obs[0] != want_obs))
         total = (ALIGN_STEPS + 1) * 4 * 84 * 84
         assert differing <= MAX_DIFFERING_PIXEL_FRACTION * total, f"{differing} of {total} pixels differ"
     finally:
         env.close()
         oracle.close()
+
+
+# Async: a time limit short enough that every env's episode ends (and its env auto-resets) within
+# the run; the oracle's own limit is far longer, so the check adds ours.
+ASYNC_MAX_STEPS = 40
+ASYNC_BATCHES = 120
+
+
+@pytest.mark.parametrize("game", ["Pong", "Breakout"])
+def test_alignment_async(game: str, async_rows: Any) -> None:
+    """Async mode (4 envs, batches of 2 in whatever order they finish): every env against its own
+    oracle, row by row by info["env_id"], each with its own stream of random actions; identical
+    observations, as in sync mode (a fresh game is one state whatever the seed: see above)."""
+    num_envs = 4
+    oracles = [make_oracle(game) for _ in range(num_envs)]
+    rngs = [np.random.default_rng([7, i]) for i in range(num_envs)]
+    env = parallel_pool.make(f"{game}-v5", num_envs=num_envs, batch_size=2, num_threads=2, seed=0,
+                             max_episode_steps=ASYNC_MAX_STEPS, **ALIGN_KWARGS)
+    want_obs: dict[int, np.ndarray] = {}
+    episode_steps = np.zeros(num_envs, dtype=np.int64)
+    ended = np.ones(num_envs, dtype=bool)  # the first row of each env is its reset
+    steps = episodes = differing = rows_seen = 0
+    try:
+        rows = async_rows(env, lambda i, obs: rngs[i].integers(env.action_space.n), ASYNC_BATCHES, seed=7)
+        for batch, actions in rows:
+            obs, reward, terminated, truncated, info = batch
+            for k, i in enumerate(info["env_id"].tolist()):
+                where = f"env {i}, episode step {episode_steps[i]}"
+                if ended[i]:  # our reset (first, or next-step auto-reset); the oracle resets by hand
+                    # (Seeding ale_py reloads the ROM, slow: only the first reset is seeded, as above.)
+                    want_obs[i], want_info = oracles[i].reset(seed=0 if i not in want_obs else None)
+                    assert reward[k] == 0 and not terminated[k] and not truncated[k], where
+                    assert info["lives"][k] == want_info["lives"], where
+                    episode_steps[i], ended[i] = 0, False
+                else:
+                    episode_steps[i] += 1
+                    steps += 1
+                    want_obs[i], ended[i] = check_step(oracles[i], int(actions[k]), batch, k, where,
+                                                       episode_steps[i] == ASYNC_MAX_STEPS)
+                    episodes += bool(ended[i])
+                differing += int(np.count_nonzero(obs[k] != want_obs[i]))
+                rows_seen += 1
+    finally:
+        env.close()
+        for oracle in oracles:
+            oracle.close()
+    assert differing <= MAX_DIFFERING_PIXEL_FRACTION * rows_seen * 4 * 84 * 84, f"{differing} pixels differ"
+    assert steps >= ASYNC_BATCHES * 2 * 0.9 and episodes >= num_envs, (steps, episodes)
 
 
 def test_every_rom_is_a_task() -> None:

@@ -105,6 +105,31 @@ def goal_policy(task_id: str) -> Policy:
 # --- the transition-by-transition comparison ----------------------------------------------------
 
 
+def check_transition(task_id: str, gym: gymnasium.Env, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray,
+                     reward: float, terminated: bool, truncated: bool, elapsed: int, max_steps: int,
+                     stats: dict[str, Any]) -> None:
+    """One of our transitions against Gymnasium's from the same state (``obs``) and action;
+    ``elapsed`` is the episode's step count after it. Adds to ``stats``."""
+    set_gym_state(task_id, gym, obs)
+    g_obs, g_reward, g_terminated, _, _ = gym.step(action if action.ndim > 0 else int(action))
+    g_truncated = elapsed >= max_steps
+    err = float(np.max(np.abs(next_obs.astype(np.float64) - np.asarray(g_obs, np.float64))))
+    assert err <= OBS_ATOL, (task_id, obs, action, next_obs, g_obs)
+    assert abs(float(reward) - float(g_reward)) <= REWARD_ATOL, (task_id, obs, action, reward, g_reward)
+    assert bool(terminated) == bool(g_terminated), (task_id, obs, action, next_obs)
+    assert bool(truncated) == bool(g_truncated), (task_id, elapsed)
+    stats["obs_err"] = max(stats["obs_err"], err)
+    stats["reward_err"] = max(stats["reward_err"], abs(float(reward) - float(g_reward)))
+    stats["transitions"] += 1
+    stats["terminated"] += int(terminated)
+    stats["truncated"] += int(truncated)
+    stats["both"] += int(terminated and truncated)
+
+
+def new_stats() -> dict[str, Any]:
+    return {"obs_err": 0.0, "reward_err": 0.0, "transitions": 0, "terminated": 0, "truncated": 0, "both": 0}
+
+
 def run_alignment(task_id: str, policies: list[Policy], steps: int, seed: int, **kwargs: Any) -> dict[str, Any]:
     """Steps a pool of len(policies) envs (env i follows policies[i]) and Gymnasium side by side.
 
@@ -115,7 +140,7 @@ def run_alignment(task_id: str, policies: list[Policy], steps: int, seed: int, *
     pool = parallel_pool.make(task_id, num_envs=num_envs, seed=seed, **kwargs)
     gyms = [gym_make(task_id, **kwargs) for _ in range(num_envs)]
     rng = np.random.default_rng(seed)
-    stats = {"obs_err": 0.0, "reward_err": 0.0, "transitions": 0, "terminated": 0, "truncated": 0, "both": 0}
+    stats = new_stats()
     try:
         obs, _ = pool.reset()
         elapsed = np.zeros(num_envs, dtype=np.int64)  # Gymnasium's TimeLimit counter, per env
@@ -129,27 +154,9 @@ def run_alignment(task_id: str, policies: list[Policy], steps: int, seed: int, *
                     assert reward[i] == 0 and not terminated[i] and not truncated[i]
                     elapsed[i] = 0
                     continue
-                set_gym_state(task_id, gyms[i], obs[i])
-                g_obs, g_reward, g_terminated, _, _ = gyms[i].step(actions[i] if actions.ndim > 1 else int(actions[i]))
                 elapsed[i] += 1
-                g_truncated = elapsed[i] >= max_steps
-                err = float(np.max(np.abs(next_obs[i].astype(np.float64) - np.asarray(g_obs, np.float64))))
-                assert err <= OBS_ATOL, (task_id, i, obs[i], actions[i], next_obs[i], g_obs)
-                assert abs(float(reward[i]) - float(g_reward)) <= REWARD_ATOL, (
-                    task_id,
-                    obs[i],
-                    actions[i],
-                    reward[i],
-                    g_reward,
-                )
-                assert bool(terminated[i]) == bool(g_terminated), (task_id, obs[i], actions[i], next_obs[i])
-                assert bool(truncated[i]) == bool(g_truncated), (task_id, i, elapsed[i])
-                stats["obs_err"] = max(stats["obs_err"], err)
-                stats["reward_err"] = max(stats["reward_err"], abs(float(reward[i]) - float(g_reward)))
-                stats["transitions"] += 1
-                stats["terminated"] += int(terminated[i])
-                stats["truncated"] += int(truncated[i])
-                stats["both"] += int(terminated[i] and truncated[i])
+                check_transition(task_id, gyms[i], obs[i], actions[i], next_obs[i], reward[i], terminated[i],
+                                 truncated[i], int(elapsed[i]), max_steps, stats)
             done = terminated | truncated
             obs = next_obs
     finally:
@@ -168,6 +175,53 @@ def test_alignment_random_and_goal_policies(task_id: str) -> None:
         assert stats["terminated"] >= 5, stats
     if task_id != "CartPole-v0" and task_id != "CartPole-v1":
         assert stats["truncated"] >= 1, stats
+
+
+# Async: time limits short enough that, in ASYNC_BATCHES batches, the random envs and the goal
+# policy's reach them, and long enough for the goal policy's terminations (MountainCar's take
+# ~100-170 steps, Acrobot's ~70-130).
+ASYNC_MAX_STEPS = {"CartPole-v0": 60, "CartPole-v1": 60, "MountainCar-v0": 200, "MountainCarContinuous-v0": 200,
+                   "Pendulum-v1": 60, "Acrobot-v1": 200}
+ASYNC_BATCHES = 600
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_alignment_async(task_id: str, async_rows: Any) -> None:
+    """Async mode (8 envs, batches of 4 in whatever order they finish): every env's transitions
+    against Gymnasium's, row by row by info["env_id"], each env with its own policy and action
+    stream; the same tolerances as sync mode (the env code is the same: only the engine's
+    batching differs, which must not change a value)."""
+    num_envs, max_steps = 8, ASYNC_MAX_STEPS[task_id]
+    policies = [random_policy(task_id)] * 4 + [goal_policy(task_id)] * 4
+    rngs = [np.random.default_rng([5, i]) for i in range(num_envs)]
+    gyms = [gym_make(task_id) for _ in range(num_envs)]
+    last_obs: dict[int, np.ndarray] = {}
+    elapsed = np.zeros(num_envs, dtype=np.int64)
+    done = np.ones(num_envs, dtype=bool)  # the first row of each env is its reset
+    stats = new_stats()
+    pool = parallel_pool.make(task_id, num_envs=num_envs, batch_size=4, num_threads=2, seed=5,
+                              max_episode_steps=max_steps)
+    try:
+        rows = async_rows(pool, lambda i, obs: policies[i](obs[None], rngs[i])[0], ASYNC_BATCHES, seed=5)
+        for (obs, reward, terminated, truncated, info), actions in rows:
+            for k, i in enumerate(info["env_id"].tolist()):
+                if done[i]:  # a reset row: the first, or next_step's autoreset
+                    assert reward[k] == 0 and not terminated[k] and not truncated[k]
+                    assert info["elapsed_step"][k] == 0
+                    elapsed[i] = 0
+                else:
+                    elapsed[i] += 1
+                    check_transition(task_id, gyms[i], last_obs[i], np.asarray(actions[k]), obs[k], reward[k],
+                                     terminated[k], truncated[k], int(elapsed[i]), max_steps, stats)
+                done[i] = terminated[k] or truncated[k]
+                last_obs[i] = obs[k].copy()
+    finally:
+        pool.close()
+    print(f"{task_id} async: {stats}")
+    assert stats["transitions"] > ASYNC_BATCHES * 4 * 0.9, stats
+    assert stats["truncated"] >= 1, stats
+    if task_id != "Pendulum-v1":  # Pendulum never terminates
+        assert stats["terminated"] >= 1, stats
 
 
 def test_alignment_cartpole_reaches_time_limit() -> None:

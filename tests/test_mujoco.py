@@ -281,6 +281,40 @@ class Errors:
         return max(self.max.values(), default=0.0)
 
 
+def resync(gym: Any, obs: np.ndarray, info: dict[str, Any], row: int, seed: int, errors: Errors) -> None:
+    """Puts Gymnasium's env in the reset state of row ``row`` of our batch and compares the reset's
+    observation and info."""
+    gym.reset(seed=seed)
+    gym.set_state(info["qpos"][row], info["qvel"][row])
+    errors.add("obs", obs[row], gym._get_obs())
+    gym_reset_info = gym._get_reset_info()
+    assert set(gym_reset_info) <= set(info), (set(gym_reset_info), set(info))
+    for key, value in gym_reset_info.items():
+        errors.add(f"info[{key}]", info[key][row], value)
+
+
+def compare_step(gym: Any, action: np.ndarray, batch: tuple, row: int, episode_steps: int, max_steps: int,
+                 errors: Errors, counts: dict[str, int]) -> None:
+    """Steps Gymnasium's env with ``action`` and compares its result with row ``row`` of our step's
+    batch; ``episode_steps`` is the episode's step count after the step."""
+    obs, reward, terminated, truncated, info = batch
+    counts["steps"] += 1
+    gym_obs, gym_reward, gym_terminated, gym_truncated, gym_info = gym.step(action)
+    errors.add("obs", obs[row], gym_obs)
+    errors.add("reward", reward[row], gym_reward)
+    assert bool(terminated[row]) == bool(gym_terminated), f"terminated differs at step {episode_steps}"
+    # Gymnasium's TimeLimit truncates at max_episode_steps whether or not the step terminated.
+    assert bool(truncated[row]) == (bool(gym_truncated) or episode_steps == max_steps)
+    # Gymnasium's info keys, in its order.
+    assert [k for k in info if k not in OUR_INFO] == list(gym_info), (list(info), list(gym_info))
+    for key, value in gym_info.items():
+        errors.add(f"info[{key}]", info[key][row], value)
+    errors.add("qpos", info["qpos"][row], gym.data.qpos)
+    errors.add("qvel", info["qvel"][row], gym.data.qvel)
+    counts["terminated"] += int(terminated[row])
+    counts["truncated"] += int(truncated[row])
+
+
 def run_alignment(task_id: str, steps: int, seed: int, **kwargs: Any) -> dict[str, Any]:
     """Steps one env of our pool and Gymnasium's side by side with the same random actions.
 
@@ -294,45 +328,22 @@ def run_alignment(task_id: str, steps: int, seed: int, **kwargs: Any) -> dict[st
     gym = gym_make(task_id, **kwargs)
     errors = Errors()
     counts = {"terminated": 0, "truncated": 0, "steps": 0}
-
-    def resync(obs: np.ndarray, info: dict[str, Any]) -> None:
-        gym.reset(seed=seed)
-        gym.set_state(info["qpos"][0], info["qvel"][0])
-        errors.add("obs", obs[0], gym._get_obs())
-        gym_reset_info = gym._get_reset_info()
-        assert set(gym_reset_info) <= set(info), (set(gym_reset_info), set(info))
-        for key, value in gym_reset_info.items():
-            errors.add(f"info[{key}]", info[key][0], value)
-
     try:
         obs, info = pool.reset()
-        resync(obs, info)
+        resync(gym, obs, info, 0, seed, errors)
         actions = random_actions(gym.action_space, steps, np.random.default_rng(seed))
         episode_steps = 0
         ended = False
         for action in actions:
-            obs, reward, terminated, truncated, info = pool.step(action[None])
+            batch = pool.step(action[None])
+            _, reward, terminated, truncated, info = batch
             if ended:  # next-step autoreset: this call reset our env; Gymnasium follows our state
                 assert reward[0] == 0 and not terminated[0] and not truncated[0]
-                resync(obs, info)
+                resync(gym, batch[0], info, 0, seed, errors)
                 episode_steps, ended = 0, False
                 continue
             episode_steps += 1
-            counts["steps"] += 1
-            gym_obs, gym_reward, gym_terminated, gym_truncated, gym_info = gym.step(action)
-            errors.add("obs", obs[0], gym_obs)
-            errors.add("reward", reward[0], gym_reward)
-            assert bool(terminated[0]) == bool(gym_terminated), f"terminated differs at step {episode_steps}"
-            # Gymnasium's TimeLimit truncates at max_episode_steps whether or not the step terminated.
-            assert bool(truncated[0]) == (bool(gym_truncated) or episode_steps == max_steps)
-            # Gymnasium's info keys, in its order.
-            assert [k for k in info if k not in OUR_INFO] == list(gym_info), (list(info), list(gym_info))
-            for key, value in gym_info.items():
-                errors.add(f"info[{key}]", info[key][0], value)
-            errors.add("qpos", info["qpos"][0], gym.data.qpos)
-            errors.add("qvel", info["qvel"][0], gym.data.qvel)
-            counts["terminated"] += int(terminated[0])
-            counts["truncated"] += int(truncated[0])
+            compare_step(gym, action, batch, 0, episode_steps, max_steps, errors, counts)
             ended = bool(terminated[0] or truncated[0])
     finally:
         pool.close()
@@ -376,6 +387,51 @@ def test_alignment_with_gymnasium(task: MujocoTask) -> None:
     assert result["worst"] <= ATOL, result
     # One call per action: a step, or the reset after an episode ended.
     assert result["steps"] + result["terminated"] + result["truncated"] >= 999, result
+
+
+# Async: a short time limit, so that every env's episodes end (by termination where the task
+# terminates early under random actions, else truncation) and autoreset within the run.
+ASYNC_MAX_STEPS = 25
+ASYNC_BATCHES = 100
+
+
+@pytest.mark.parametrize("task", TASKS, ids=str)
+def test_alignment_async(task: MujocoTask, async_rows: Any) -> None:
+    """Async mode (4 envs, batches of 2 in whatever order they finish): every env against its own
+    Gymnasium env, row by row by info["env_id"], each with its own stream of random actions;
+    resynced from our reset state at each reset row, as in sync mode, with the same tolerance."""
+    num_envs, seed = 4, 2
+    pool = parallel_pool.make(task.task_id, num_envs=num_envs, batch_size=2, num_threads=2, seed=seed,
+                              expose_physics_state=True, max_episode_steps=ASYNC_MAX_STEPS)
+    gyms = [gym_make(task.task_id) for _ in range(num_envs)]
+    rngs = [np.random.default_rng([seed, i]) for i in range(num_envs)]
+    errors = Errors()
+    counts = {"terminated": 0, "truncated": 0, "steps": 0}
+    episode_steps = np.zeros(num_envs, dtype=np.int64)
+    ended = np.ones(num_envs, dtype=bool)  # the first row of each env is its reset
+    try:
+        rows = async_rows(pool, lambda i, obs: random_actions(gyms[i].action_space, 1, rngs[i])[0], ASYNC_BATCHES,
+                          seed=seed)
+        for batch, actions in rows:
+            _, reward, terminated, truncated, info = batch
+            for k, i in enumerate(info["env_id"].tolist()):
+                if ended[i]:  # a reset row: the first, or next_step's autoreset
+                    assert reward[k] == 0 and not terminated[k] and not truncated[k]
+                    resync(gyms[i], batch[0], info, k, seed, errors)
+                    episode_steps[i] = 0
+                else:
+                    episode_steps[i] += 1
+                    compare_step(gyms[i], actions[k], batch, k, int(episode_steps[i]), ASYNC_MAX_STEPS, errors,
+                                 counts)
+                ended[i] = terminated[k] or truncated[k]
+    finally:
+        pool.close()
+        for gym in gyms:
+            gym.close()
+    print(task.task_id, "async", errors.max, counts)
+    assert errors.worst() <= ATOL, errors.max
+    assert counts["steps"] >= ASYNC_BATCHES * 2 * 0.8, counts
+    assert counts["terminated"] + counts["truncated"] >= num_envs, counts  # every env's episode ended
 
 
 @pytest.mark.parametrize(
