@@ -453,6 +453,28 @@ def test_tianshou_sync_surfaces_the_error_in_tianshous_form() -> None:
         envs.close()
 
 
+def test_tianshou_single_env_surfaces_the_error_in_gymnasiums_form() -> None:
+    """The high-level API's single env (no autoreset): the error's result is its one-env 5-tuple,
+    and the env must be reset before it steps again."""
+    from parallel_pool.integrations.tianshou import PoolSingleEnv
+
+    env = PoolSingleEnv(TASK, raise_on_step=2)
+    try:
+        env.reset(seed=0)
+        env.step(1)
+        with pytest.raises(EnvError, match="env 0: Faulty-v0: Step") as excinfo:
+            env.step(1)
+        obs, reward, terminated, truncated, info = excinfo.value.result
+        np.testing.assert_array_equal(obs, [0, 0, 0])
+        assert (reward, terminated, truncated, info["elapsed_step"]) == (0.0, False, False, 2)
+        with pytest.raises(ValueError, match="reset it first"):
+            env.step(1)
+        obs, _ = env.reset()
+        np.testing.assert_array_equal(obs, [2, 0, -1])
+    finally:
+        env.close()
+
+
 def _tianshou_step(envs: Any, actions: Any, ids: Any, errors: list[tuple[int, str]]) -> tuple:
     try:
         return envs.step(actions, ids)

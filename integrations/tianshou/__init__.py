@@ -343,13 +343,23 @@ class PoolSingleEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
         check_no_reset_options(options)
-        obs, info = self.pool.reset(seed=seed)
-        return take_rows(obs, 0), row_info(info, self._info_keys, 0)
+        (obs, info), error = _rows_or_error(lambda: self.pool.reset(seed=seed))
+        result = take_rows(obs, 0), row_info(info, self._info_keys, 0)
+        if error is not None:
+            raise EnvError(error.errors, result)
+        return result
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        obs, rew, terminated, truncated, info = self.pool.step(np.asarray(action)[None])
-        return (take_rows(obs, 0), float(rew[0]), bool(terminated[0]), bool(truncated[0]),
-                row_info(info, self._info_keys, 0))
+        """A step; if the env raises, ``EnvError`` with this step's (zero) row as ``result``, and
+        the env must be reset before its next step (it has no autoreset)."""
+        (obs, rew, terminated, truncated, info), error = _rows_or_error(
+            lambda: self.pool.step(np.asarray(action)[None])
+        )
+        result = (take_rows(obs, 0), float(rew[0]), bool(terminated[0]), bool(truncated[0]),
+                  row_info(info, self._info_keys, 0))
+        if error is not None:
+            raise EnvError(error.errors, result)
+        return result
 
     def close(self) -> None:
         self.pool.close()
