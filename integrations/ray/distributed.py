@@ -29,6 +29,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_CALL_TIMEOUT = 120.0
 # Closing waits this long for each actor to join its threads before killing it.
 CLOSE_TIMEOUT = 10.0
+# Every wait on actors returns to Python at least this often (seconds), so that Ctrl-C raises
+# KeyboardInterrupt within 100 ms: Ray's own waits run signal handlers only every half second or so.
+# A result that arrives sooner costs nothing extra; a longer wait costs one timed-out ray.get per slice.
+SIGNAL_POLL = 0.02
 
 _RemotePoolActor = ray.remote(PoolActor)
 
@@ -83,6 +87,12 @@ class DistributedPool:
     ``recv`` as reset rows (one per env, replacing the lost results), and until then those envs
     count as in flight. ``restarts`` lists ``(node_id, env_ids)`` for each restart.
 
+    Ctrl-C: every wait raises ``KeyboardInterrupt`` within 100 ms (it returns to Python every
+    ``SIGNAL_POLL`` seconds). What was sent stays in flight, as in a native pool: after an
+    interrupted async ``recv`` the next ``recv`` returns that batch; after an interrupted sync
+    ``step`` or ``reset`` the nodes finish it, ``recv()`` returns its rows (a ``step``/``reset``
+    before that raises ``ValueError``), and ``close()`` works at any time.
+
     Example:
         >>> import numpy as np, ray
         >>> from parallel_pool.integrations.ray import make_distributed
@@ -119,6 +129,8 @@ class DistributedPool:
         self._num_threads = num_threads_per_node
         self._make_kwargs = dict(make_kwargs)
         self._closed = False
+        # Sync: the refs of a step or reset whose wait was interrupted (Ctrl-C), for recv().
+        self._sync_pending: list[Any] | None = None
 
         alive = [n for n in ray.nodes() if n.get("Alive")]
         if not alive:
@@ -183,8 +195,9 @@ class DistributedPool:
         for node in self._nodes:
             if seed is not None:
                 node.seed = _node_seed(seed, node.index, n)
+        self._check_no_sync_pending("reset")
         refs = [node.actor.reset.remote(node.seed) for node in self._nodes]
-        obs, _, _, _, info = _merge_rows(self._gather(refs))
+        obs, _, _, _, info = _merge_rows(self._gather_sync(refs))
         return obs, info
 
     def step(self, actions: Any, env_id: Any = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -196,10 +209,11 @@ class DistributedPool:
         if env_id is not None:
             raise ValueError("a sync DistributedPool steps every env: pass env_id=None")
         self._check_usable()
+        self._check_no_sync_pending("step")
         _check_rows(actions, self.num_envs)
         n = self.num_envs_per_node
         refs = [node.actor.step.remote(take_rows(actions, slice(node.offset, node.offset + n))) for node in self._nodes]
-        return _merge_rows(self._gather(refs))
+        return _merge_rows(self._gather_sync(refs))
 
     # --- async ---
     def async_reset(self, seed: Any = None) -> None:
@@ -237,9 +251,12 @@ class DistributedPool:
         """The next node batch to arrive (``batch_size_per_node`` rows), as that node's arrays.
 
         ``TimeoutError`` after ``timeout`` seconds; ``RuntimeError`` instead of waiting for ever
-        when no node has ``batch_size_per_node`` envs in flight.
+        when no node has ``batch_size_per_node`` envs in flight. In sync mode it returns the rows of
+        a ``step`` or ``reset`` that Ctrl-C interrupted (every env's, in global order).
         """
         self._check_usable()
+        if self._sync_pending is not None:
+            return _merge_rows(self._gather_sync(self._sync_pending))
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             for node in self._nodes:
@@ -251,17 +268,22 @@ class DistributedPool:
                     f"recv() would wait for ever: no node has batch_size_per_node={self.batch_size_per_node} "
                     "envs in flight; send() actions (or async_reset) first"
                 )
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=remaining)
+            ready = _wait_one(list(by_ref), deadline)
             if not ready:
                 raise TimeoutError(f"no node returned a batch within {timeout} s")
             node = by_ref[ready[0]]
-            node.pending = None
             try:
-                batch, send_error = ray.get(ready[0], timeout=self.call_timeout)
+                batch, send_error = ray.get(ready[0], timeout=self.call_timeout)  # ready: at once
+            except KeyboardInterrupt:
+                raise  # the batch stays pending: the next recv() returns it
             except RayActorError as e:
+                node.pending = None
                 self._node_failed(node, e)  # raises unless the node was restarted
                 continue
+            except BaseException:
+                node.pending = None
+                raise
+            node.pending = None
             if send_error is not None:
                 message, ids = send_error
                 local = np.asarray(ids) - node.offset
@@ -326,9 +348,27 @@ class DistributedPool:
 
     def _get(self, refs: list[Any]) -> list[Any]:
         try:
-            return ray.get(refs, timeout=self.call_timeout)
+            return _get(refs, time.monotonic() + self.call_timeout)
         except GetTimeoutError as e:
             raise TimeoutError(f"a pool actor did not answer within {self.call_timeout} s") from e
+
+    def _check_no_sync_pending(self, call: str) -> None:
+        if self._sync_pending is not None:
+            raise ValueError(f"{call}(): the previous step or reset was interrupted before its results were "
+                             "received: recv() them first")
+
+    def _gather_sync(self, refs: list[Any]) -> list[tuple]:
+        """``_gather``, keeping the refs for ``recv`` if the wait is interrupted (Ctrl-C)."""
+        self._sync_pending = refs
+        try:
+            results = self._gather(refs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
+            self._sync_pending = None
+            raise
+        self._sync_pending = None
+        return results
 
     def _gather(self, refs: list[Any]) -> list[tuple]:
         """Each node's result of a sync call; a dead node raises or, with restart, gives reset rows."""
@@ -338,7 +378,7 @@ class DistributedPool:
         env_errors: list[EnvError] = []
         for node, ref in zip(self._nodes, refs):
             try:
-                results[node.index] = ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
+                results[node.index] = _get(ref, deadline)
             except EnvError as e:  # an env raised on that node; its other rows are in e.result
                 env_errors.append(e)
                 results[node.index] = e.result
@@ -436,6 +476,28 @@ def _node_seed(seed: Any, index: int, num_envs_per_node: int) -> Any:
         return int(seed) + index * num_envs_per_node
     seeds = list(seed)  # one per global env
     return seeds[index * num_envs_per_node:(index + 1) * num_envs_per_node]
+
+
+def _get(refs: Any, deadline: float) -> Any:
+    """``ray.get(refs)`` by the ``deadline`` (``time.monotonic()``; ``GetTimeoutError`` after it),
+    returning to Python every ``SIGNAL_POLL`` seconds so that Ctrl-C is not held up."""
+    while True:
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            return ray.get(refs, timeout=min(SIGNAL_POLL, remaining))
+        except GetTimeoutError:
+            if remaining <= SIGNAL_POLL:
+                raise
+
+
+def _wait_one(refs: list[Any], deadline: float | None) -> list[Any]:
+    """``ray.wait(refs, num_returns=1)`` until ``deadline`` (None: for ever), in ``SIGNAL_POLL`` slices."""
+    while True:
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        slice_s = SIGNAL_POLL if remaining is None else min(SIGNAL_POLL, remaining)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=slice_s)
+        if ready or (remaining is not None and remaining <= SIGNAL_POLL):
+            return ready
 
 
 def _check_rows(actions: Any, expected: int) -> None:
