@@ -10,9 +10,13 @@ guesses its own digit can thus check, row by row, that the actions the env used 
 from __future__ import annotations
 
 import collections
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -285,3 +289,100 @@ def test_close_wakes_every_thread_blocked_in_the_pool() -> None:
             pass
         else:
             raise AssertionError("recv() after close() did not raise PoolClosedError")
+
+
+# An env with six action fields whose observation echoes the last action of each: a dict action of
+# more fields than the binding keeps inline (4) takes its other path, and any mix-up shows.
+ECHO_SOURCE = r"""
+#include "core/env.h"
+#include "core/registry.h"
+
+constexpr int kFields = 6;
+
+class Echo final : public pp::Env {
+ public:
+  Echo(const pp::EnvSpec& spec, int env_id) : pp::Env(spec, env_id), obs_(spec.StateIndex("obs")) {}
+  void Reset() override { Write(nullptr); }
+  pp::StepResult Step(const pp::Action& action) override {
+    Write(&action);
+    return {0.0, false, false};
+  }
+
+ private:
+  void Write(const pp::Action* action) {
+    float* obs = Allocate().Get<float>(obs_);
+    for (int f = 0; f < kFields; ++f) obs[f] = action ? static_cast<float>(action->Get<int64_t>(f)[0]) : -1.0f;
+  }
+  int obs_;
+};
+
+extern "C" void parallel_pool_register(pp::Registry* registry) {
+  pp::TaskEntry e;
+  e.task_id = "Echo-v0";
+  e.family = "out_of_tree";
+  e.defaults = pp::Config{{"max_episode_steps", int64_t{1000000}}};
+  e.make_spec = [](const std::string&, const pp::Config&) {
+    pp::EnvSpec s;
+    s.state.push_back(pp::Box("obs", pp::Dtype::kFloat32, {kFields}, {-1.0}, {1e6}));
+    for (int f = 0; f < kFields; ++f) s.action.push_back(pp::Discrete("a" + std::to_string(f), 1000));
+    return s;
+  };
+  e.make_env = [](const pp::EnvSpec& s, int id) -> std::unique_ptr<pp::Env> { return std::make_unique<Echo>(s, id); };
+  registry->Add(std::move(e));
+}
+"""
+
+ECHO_CHILD = """
+import collections, sys, threading
+import numpy as np
+import parallel_pool
+
+assert parallel_pool.register("", library=sys.argv[1]) == ["Echo-v0"]
+num_envs, steps = 3, 2000
+env = parallel_pool.make("Echo-v0", num_envs=num_envs, seed=0)
+env.reset()
+lock = threading.Lock()
+counts = collections.Counter()
+
+def run(k):
+    # Thread k's action for field f is 100 * k + f: lists (converted) or int64 arrays (zero copy).
+    action = {f"a{f}": np.full(num_envs, 100 * k + f) for f in range(6)}
+    if k % 2:
+        action = {key: value.tolist() for key, value in action.items()}
+    expected = np.tile(100 * k + np.arange(6, dtype=np.float32), (num_envs, 1))
+    for _ in range(steps):
+        try:
+            obs = env.step(action)[0]
+        except ValueError as e:
+            assert "its previous result has not been received yet" in str(e), e
+            with lock:
+                counts["refused"] += 1
+            continue
+        with lock:
+            counts["ok" if np.array_equal(obs, expected) else "wrong"] += 1
+
+threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert counts["wrong"] == 0 and counts["ok"] > 0 and sum(counts.values()) == 4 * steps, counts
+assert env._native.outstanding == 0
+print("ok", dict(counts))
+"""
+
+
+def test_dict_actions_of_many_fields_from_several_threads(tmp_path: Path) -> None:
+    """Four threads step one sync pool of the Echo env with dicts of six action arrays: every
+    successful step echoes exactly its own thread's actions."""
+    from parallel_pool import get_include
+
+    src = tmp_path / "echo.cc"
+    src.write_text(ECHO_SOURCE)
+    lib = tmp_path / "libecho.so"
+    subprocess.run(["g++", "-std=c++20", "-O0", "-shared", "-fPIC", "-I", get_include(), str(src), "-o", str(lib)],
+                   check=True)
+    # In a child, so this interpreter's registry stays as it was; run outside the source tree.
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(ECHO_CHILD), str(lib)], capture_output=True,
+                         text=True, timeout=JOIN_TIMEOUT, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith("ok"), out.stdout + out.stderr[-5000:]
