@@ -127,9 +127,14 @@ Pool::~Pool() { Close(); }
 void Pool::Close() {
   if (closed_.exchange(true)) return;
   ring_.WakeAll();
-  std::lock_guard<std::mutex> lock(api_mu_);
-  workers_->Stop();
-  if (stand_in_) stand_in_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    workers_->Stop();
+    if (stand_in_) stand_in_->Stop();
+  }
+  // A thread receiving leaves after the job it is running (it sees closed_): wait for it, so that
+  // no thread is still stepping an env when Close returns. Not under api_mu_, which it may need.
+  std::lock_guard<std::timed_mutex> receivers(recv_mu_);
 }
 
 void Pool::CheckOpen() const {

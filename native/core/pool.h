@@ -87,7 +87,8 @@ class Pool final : public SlotAllocator {
   // Writes the current RGB frame of each env, render_shape() bytes apart, on the caller's thread.
   // The envs must have been reset and have no step in flight (received).
   void Render(const int32_t* env_ids, int n, uint8_t* frames);
-  // Joins every thread, even with jobs in flight. Idempotent.
+  // Joins every thread, even with jobs in flight, and waits for a thread inside Recv to leave it
+  // (after the job it is running). Idempotent.
   void Close();
 
   // Throws ClosedError when the pool is closed: for a caller that has work of its own to do before
