@@ -291,6 +291,24 @@ def test_close_wakes_every_thread_blocked_in_the_pool() -> None:
             raise AssertionError("recv() after close() did not raise PoolClosedError")
 
 
+def test_close_on_another_thread_wakes_the_main_thread() -> None:
+    """The main thread's waits are the ones cut into slices for Ctrl-C (and stepped by a stand-in
+    while the envs are slow): a close() on another thread ends them too, with PoolClosedError."""
+    env = _guessing_game(num_envs=2, num_threads=1, step_sleep_us=300_000)  # sync; steps 0.3 and 0.6 s
+    env.reset()
+    closer = threading.Timer(0.2, env.close)
+    closer.start()
+    try:
+        env.step(np.zeros((2, 1), dtype=np.int64))
+    except PoolClosedError:
+        pass
+    else:
+        raise AssertionError("step() returned although the pool was closed during it")
+    finally:
+        closer.join(JOIN_TIMEOUT)
+    assert env.closed
+
+
 # An env with six action fields whose observation echoes the last action of each: a dict action of
 # more fields than the binding keeps inline (4) takes its other path, and any mix-up shows.
 ECHO_SOURCE = r"""
