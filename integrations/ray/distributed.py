@@ -268,7 +268,7 @@ class DistributedPool:
                     f"recv() would wait for ever: no node has batch_size_per_node={self.batch_size_per_node} "
                     "envs in flight; send() actions (or async_reset) first"
                 )
-            ready = _wait_one(list(by_ref), deadline)
+            ready = _wait(list(by_ref), 1, deadline)
             if not ready:
                 raise TimeoutError(f"no node returned a batch within {timeout} s")
             node = by_ref[ready[0]]
@@ -305,7 +305,7 @@ class DistributedPool:
             if node.failure is None:
                 refs.append(node.actor.close.remote())
         try:
-            ray.wait(refs, num_returns=len(refs), timeout=CLOSE_TIMEOUT)
+            _wait(refs, len(refs), time.monotonic() + CLOSE_TIMEOUT)
         finally:
             self._kill_all()
 
@@ -490,13 +490,14 @@ def _get(refs: Any, deadline: float) -> Any:
                 raise
 
 
-def _wait_one(refs: list[Any], deadline: float | None) -> list[Any]:
-    """``ray.wait(refs, num_returns=1)`` until ``deadline`` (None: for ever), in ``SIGNAL_POLL`` slices."""
+def _wait(refs: list[Any], num_returns: int, deadline: float | None) -> list[Any]:
+    """``ray.wait(refs, num_returns=num_returns)`` until ``deadline`` (``time.monotonic()``; None:
+    for ever), in ``SIGNAL_POLL`` slices; returns the refs ready (fewer than asked at the deadline)."""
     while True:
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         slice_s = SIGNAL_POLL if remaining is None else min(SIGNAL_POLL, remaining)
-        ready, _ = ray.wait(refs, num_returns=1, timeout=slice_s)
-        if ready or (remaining is not None and remaining <= SIGNAL_POLL):
+        ready, _ = ray.wait(refs, num_returns=num_returns, timeout=slice_s)
+        if len(ready) >= num_returns or (remaining is not None and remaining <= SIGNAL_POLL):
             return ready
 
 
