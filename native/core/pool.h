@@ -120,8 +120,6 @@ class Pool final : public SlotAllocator {
   static constexpr std::chrono::milliseconds kSlowJob{10};
   // Consecutive quick steps the workers must see before a caller with poll_s runs jobs again.
   static constexpr int kQuickStreak = 16;
-  // Whether a caller with poll_s may run jobs (the pool has seen only quick steps lately).
-  bool quick_jobs() const { return quick_jobs_.load(std::memory_order_relaxed); }
 
  private:
   enum class JobKind : uint8_t { kStep, kReset };
@@ -164,7 +162,7 @@ class Pool final : public SlotAllocator {
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   void PushJob(int env_id);
   void RunJob(int env_id);
-  // A worker's job: while the pool is not known to be quick, also timed (see quick_jobs()).
+  // A worker's job: while the pool is not known to be quick (quick_jobs_), also timed.
   void RunWorkerJob(int env_id);
   // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.
   void WakeStandIn();
@@ -187,6 +185,8 @@ class Pool final : public SlotAllocator {
   // pool keeps num_threads threads stepping; made on first use, under api_mu_.
   std::unique_ptr<WorkerPool> stand_in_;
   std::atomic<bool> stand_in_made_{false};
+  // Whether a caller with poll_s may run jobs: the workers have seen kQuickStreak quick steps in a
+  // row, and no such caller has run a slow job since.
   std::atomic<bool> quick_jobs_{false};
   std::atomic<int> quick_streak_{0};
   std::atomic<bool> closed_{false};
