@@ -29,6 +29,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_CALL_TIMEOUT = 120.0
 # Closing waits this long for each actor to join its threads before killing it.
 CLOSE_TIMEOUT = 10.0
+# Every wait on actors returns to Python at least this often (seconds), so that Ctrl-C raises
+# KeyboardInterrupt within 100 ms: Ray's own waits run signal handlers only every half second or so.
+# A result that arrives sooner costs nothing extra; a longer wait costs one timed-out ray.get per slice.
+SIGNAL_POLL = 0.02
 
 _RemotePoolActor = ray.remote(PoolActor)
 
@@ -88,6 +92,12 @@ class DistributedPool:
     rows merged in global order; async: that node's batch, received all the same, so its envs can
     be sent again); the failed envs' rows hold zeros, and each starts a new episode on its next step.
 
+    Ctrl-C: every wait raises ``KeyboardInterrupt`` within 100 ms (it returns to Python every
+    ``SIGNAL_POLL`` seconds). What was sent stays in flight, as in a native pool: after an
+    interrupted async ``recv`` the next ``recv`` returns that batch; after an interrupted sync
+    ``step`` or ``reset`` the nodes finish it, ``recv()`` returns its rows (a ``step``/``reset``
+    before that raises ``ValueError``), and ``close()`` works at any time.
+
     Example:
         >>> import numpy as np, ray
         >>> from parallel_pool.integrations.ray import make_distributed
@@ -124,6 +134,8 @@ class DistributedPool:
         self._num_threads = num_threads_per_node
         self._make_kwargs = dict(make_kwargs)
         self._closed = False
+        # Sync: the refs of a step or reset whose wait was interrupted (Ctrl-C), for recv().
+        self._sync_pending: list[Any] | None = None
 
         alive = [n for n in ray.nodes() if n.get("Alive")]
         if not alive:
@@ -189,8 +201,9 @@ class DistributedPool:
             for node in self._nodes:
                 if seed is not None:
                     node.seed = _node_seed(seed, node.index, n)
+            self._check_no_sync_pending("reset")
             refs = [node.actor.reset.remote(node.seed) for node in self._nodes]
-            obs, _, _, _, info = _merge_rows(self._gather(refs))
+            obs, _, _, _, info = _merge_rows(self._gather_sync(refs))
             return obs, info
         except EnvError as e:  # the result in reset's form
             result = None if e.result is None else (e.result[0], e.result[4])
@@ -205,10 +218,11 @@ class DistributedPool:
         if env_id is not None:
             raise ValueError("a sync DistributedPool steps every env: pass env_id=None")
         self._check_usable()
+        self._check_no_sync_pending("step")
         _check_rows(actions, self.num_envs)
         n = self.num_envs_per_node
         refs = [node.actor.step.remote(take_rows(actions, slice(node.offset, node.offset + n))) for node in self._nodes]
-        return _merge_rows(self._gather(refs))
+        return _merge_rows(self._gather_sync(refs))
 
     # --- async ---
     def async_reset(self, seed: Any = None) -> None:
@@ -246,9 +260,12 @@ class DistributedPool:
         """The next node batch to arrive (``batch_size_per_node`` rows), as that node's arrays.
 
         ``TimeoutError`` after ``timeout`` seconds; ``RuntimeError`` instead of waiting for ever
-        when no node has ``batch_size_per_node`` envs in flight.
+        when no node has ``batch_size_per_node`` envs in flight. In sync mode it returns the rows of
+        a ``step`` or ``reset`` that Ctrl-C interrupted (every env's, in global order).
         """
         self._check_usable()
+        if self._sync_pending is not None:
+            return _merge_rows(self._gather_sync(self._sync_pending))
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             for node in self._nodes:
@@ -260,22 +277,28 @@ class DistributedPool:
                     f"recv() would wait for ever: no node has batch_size_per_node={self.batch_size_per_node} "
                     "envs in flight; send() actions (or async_reset) first"
                 )
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=remaining)
+            ready = _wait(list(by_ref), 1, deadline)
             if not ready:
                 raise TimeoutError(f"no node returned a batch within {timeout} s")
             node = by_ref[ready[0]]
-            node.pending = None
             try:
-                batch, send_error = ray.get(ready[0], timeout=self.call_timeout)
+                batch, send_error = ray.get(ready[0], timeout=self.call_timeout)  # ready: at once
+            except KeyboardInterrupt:
+                raise  # the batch stays pending: the next recv() returns it
             except RayActorError as e:
+                node.pending = None
                 self._node_failed(node, e)  # raises unless the node was restarted
                 continue
             except EnvError as e:
                 # An env on that node raised. The batch was received all the same (the actor made
                 # its ids global): its envs, the failed ones too, can be sent again.
+                node.pending = None
                 self._received(node, e.result)
                 raise EnvError(e.errors, e.result) from None
+            except BaseException:
+                node.pending = None
+                raise
+            node.pending = None
             if send_error is not None:
                 message, ids = send_error
                 local = np.asarray(ids) - node.offset
@@ -295,7 +318,7 @@ class DistributedPool:
             if node.failure is None:
                 refs.append(node.actor.close.remote())
         try:
-            ray.wait(refs, num_returns=len(refs), timeout=CLOSE_TIMEOUT)
+            _wait(refs, len(refs), time.monotonic() + CLOSE_TIMEOUT)
         finally:
             self._kill_all()
 
@@ -338,9 +361,27 @@ class DistributedPool:
 
     def _get(self, refs: list[Any]) -> list[Any]:
         try:
-            return ray.get(refs, timeout=self.call_timeout)
+            return _get(refs, time.monotonic() + self.call_timeout)
         except GetTimeoutError as e:
             raise TimeoutError(f"a pool actor did not answer within {self.call_timeout} s") from e
+
+    def _check_no_sync_pending(self, call: str) -> None:
+        if self._sync_pending is not None:
+            raise ValueError(f"{call}(): the previous step or reset was interrupted before its results were "
+                             "received: recv() them first")
+
+    def _gather_sync(self, refs: list[Any]) -> list[tuple]:
+        """``_gather``, keeping the refs for ``recv`` if the wait is interrupted (Ctrl-C)."""
+        self._sync_pending = refs
+        try:
+            results = self._gather(refs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
+            self._sync_pending = None
+            raise
+        self._sync_pending = None
+        return results
 
     def _gather(self, refs: list[Any]) -> list[tuple]:
         """Each node's result of a sync call; a dead node raises or, with restart, gives reset rows."""
@@ -350,7 +391,7 @@ class DistributedPool:
         env_errors: list[EnvError] = []
         for node, ref in zip(self._nodes, refs):
             try:
-                results[node.index] = ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
+                results[node.index] = _get(ref, deadline)
             except EnvError as e:  # an env raised on that node; its other rows are in e.result
                 env_errors.append(e)
                 results[node.index] = e.result
@@ -454,6 +495,29 @@ def _node_seed(seed: Any, index: int, num_envs_per_node: int) -> Any:
         return int(seed) + index * num_envs_per_node
     seeds = list(seed)  # one per global env
     return seeds[index * num_envs_per_node:(index + 1) * num_envs_per_node]
+
+
+def _get(refs: Any, deadline: float) -> Any:
+    """``ray.get(refs)`` by the ``deadline`` (``time.monotonic()``; ``GetTimeoutError`` after it),
+    returning to Python every ``SIGNAL_POLL`` seconds so that Ctrl-C is not held up."""
+    while True:
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            return ray.get(refs, timeout=min(SIGNAL_POLL, remaining))
+        except GetTimeoutError:
+            if remaining <= SIGNAL_POLL:
+                raise
+
+
+def _wait(refs: list[Any], num_returns: int, deadline: float | None) -> list[Any]:
+    """``ray.wait(refs, num_returns=num_returns)`` until ``deadline`` (``time.monotonic()``; None:
+    for ever), in ``SIGNAL_POLL`` slices; returns the refs ready (fewer than asked at the deadline)."""
+    while True:
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        slice_s = SIGNAL_POLL if remaining is None else min(SIGNAL_POLL, remaining)
+        ready, _ = ray.wait(refs, num_returns=num_returns, timeout=slice_s)
+        if len(ready) >= num_returns or (remaining is not None and remaining <= SIGNAL_POLL):
+            return ready
 
 
 def _check_rows(actions: Any, expected: int) -> None:

@@ -2,12 +2,40 @@
 // through the output layout and the episode bookkeeping, and batches handed off by the ring.
 #include "pool.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <thread>
 
 namespace pp {
+namespace {
+
+// Times jobs against kSlowJob: the coarse clock costs a fraction of steady_clock's read (the
+// per-step cost that matters here), and its resolution (a scheduler tick, 1-10 ms) is added to the
+// threshold, so a quick job that straddles a tick is never taken for slow.
+int64_t CoarseNanos() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+int64_t SlowJobNanos() {
+  static const int64_t nanos = [] {
+    timespec res;
+    clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+    return std::chrono::nanoseconds(Pool::kSlowJob).count() + static_cast<int64_t>(res.tv_sec) * 1'000'000'000 +
+           res.tv_nsec;
+  }();
+  return nanos;
+}
+
+std::chrono::steady_clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
+}  // namespace
 
 Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
   // The messages are the Python API's: these are its keyword arguments.
@@ -91,7 +119,7 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
   // caller need not be waiting.
   const int num_workers = ring_.ordered() ? num_threads - 1 : std::max(1, num_threads - 1);
   workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_,
-                                          [this](int env_id) { RunJob(env_id); });
+                                          [this](int env_id) { RunWorkerJob(env_id); });
 }
 
 Pool::~Pool() { Close(); }
@@ -99,8 +127,14 @@ Pool::~Pool() { Close(); }
 void Pool::Close() {
   if (closed_.exchange(true)) return;
   ring_.WakeAll();
-  std::lock_guard<std::mutex> lock(api_mu_);
-  workers_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    workers_->Stop();
+    if (stand_in_) stand_in_->Stop();
+  }
+  // A thread receiving leaves after the job it is running (it sees closed_): wait for it, so that
+  // no thread is still stepping an env when Close returns. Not under api_mu_, which it may need.
+  std::lock_guard<std::timed_mutex> receivers(recv_mu_);
 }
 
 void Pool::CheckOpen() const {
@@ -130,7 +164,7 @@ void Pool::CheckEnvIds(const int32_t* env_ids, int n, const char* what) {
       throw std::invalid_argument(std::string(what) + ": env id " + std::to_string(id) + " appears twice");
     }
     stamp = seen_generation_;
-    if (envs_[static_cast<std::size_t>(id)].pending) {
+    if (envs_[static_cast<std::size_t>(id)].pending.load(std::memory_order_acquire)) {
       throw std::invalid_argument(std::string(what) + ": env " + std::to_string(id) +
                                   ": its previous result has not been received yet (recv() first)");
     }
@@ -175,19 +209,20 @@ void Pool::Send(const int32_t* env_ids, int n, const std::vector<const std::byte
   QueueSteps(env_ids, n, actions, false);
 }
 
-OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions) {
+OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s) {
   {
     std::lock_guard<std::mutex> lock(api_mu_);
     CheckOpen();
     ValidateSend(env_ids, n, actions);
-    if (outstanding_ + n < batch_size()) {
+    const int in_flight = outstanding();
+    if (in_flight + n < batch_size()) {
       throw std::invalid_argument("step() of " + std::to_string(n) + " env(s) cannot fill a batch of " +
-                                  std::to_string(batch_size()) + " (" + std::to_string(outstanding_) +
+                                  std::to_string(batch_size()) + " (" + std::to_string(in_flight) +
                                   " in flight): step every env, or use send() and recv()");
     }
     QueueSteps(env_ids, n, actions, true);
   }
-  return Recv(-1.0);
+  return Recv(-1.0, poll_s);
 }
 
 void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits) {
@@ -254,56 +289,139 @@ void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
   const bool ordered = ring_.ordered();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
-    s.pending = true;
+    s.pending.store(true, std::memory_order_relaxed);
     s.assigned_index = ordered ? ring_.AssignIndex() : -1;
   }
-  outstanding_ += n;
+  sent_.store(sent_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   for (int k = 0; k < n; ++k) PushJob(env_ids[k]);
   workers_->Wake(caller_waits ? n - 1 : n);
 }
 
-OutputBlock* Pool::Recv(double timeout_s) {
-  std::unique_lock<std::mutex> api_lock(api_mu_);
+OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
+  const bool forever = timeout_s < 0;
+  const bool polled = poll_s > 0;
+  // The clock is read only when a wait has a bound: a plain recv() or step() reads none of its own.
+  const auto deadline =
+      forever ? std::chrono::steady_clock::time_point{} : std::chrono::steady_clock::now() + Seconds(timeout_s);
+  auto timed_out = [&] {
+    return TimeoutError("recv() timed out after " + std::to_string(timeout_s) + " s waiting for " +
+                        std::to_string(ring_.RowsLeft(ring_.front())) + " more env(s)");
+  };
+  std::unique_lock<std::timed_mutex> recv_lock(recv_mu_, std::try_to_lock);
+  if (!recv_lock.owns_lock()) {
+    // Another thread is receiving: wait for it as this call would wait for its batch.
+    if (!polled && forever) {
+      recv_lock.lock();
+    } else {
+      auto until = polled ? std::chrono::steady_clock::now() + Seconds(poll_s) : deadline;
+      if (polled && !forever) until = std::min(until, deadline);
+      if (!recv_lock.try_lock_until(until)) {
+        if (!forever && until == deadline) {
+          throw TimeoutError("recv() timed out after " + std::to_string(timeout_s) +
+                             " s waiting for another thread's recv() to return");
+        }
+        return nullptr;
+      }
+    }
+  }
   CheckOpen();
   const int batch_size = ring_.batch_size();
-  if (outstanding_ < batch_size) {
-    throw std::logic_error("recv() would wait for ever: " + std::to_string(outstanding_) +
+  const int in_flight = outstanding();
+  if (in_flight < batch_size) {
+    throw std::logic_error("recv() would wait for ever: " + std::to_string(in_flight) +
                            " env(s) in flight but batch_size is " + std::to_string(batch_size) +
                            "; send() actions (or reset) first");
   }
   const OutputBlock* block = ring_.front();
-  const bool forever = timeout_s < 0;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(forever ? 0.0 : timeout_s));
   // While it waits, the caller runs queued jobs itself rather than sleep: in sync mode it is one of
   // the stepping threads; in async mode its core would otherwise idle, and a job it runs still
   // takes its row in finishing order. With a timeout it only waits (in async mode), so a long step
-  // cannot hold it past the deadline.
-  const bool help = ring_.ordered() || forever;
+  // cannot hold it past the deadline. With poll_s it runs only jobs known to be quick, so that it
+  // returns within about poll_s; until they are, the stand-in runs them.
+  const bool may_help = ring_.ordered() || forever;
+  bool help = may_help && (!polled || quick_jobs_.load(std::memory_order_relaxed));
   auto ready = [&] {
     return block->rows_done.load(std::memory_order_acquire) >= batch_size || closed_.load() ||
            (help && !queue_.EmptyApprox());
   };
+  int64_t slice_end = 0;  // poll_s: when the caller, running jobs, returns (coarse clock)
   while (block->rows_done.load(std::memory_order_acquire) < batch_size) {
     CheckOpen();
-    if (help && workers_->RunOne()) continue;
+    int env_id;
+    if (help && queue_.TryPop(&env_id)) {
+      if (!polled) {
+        RunJob(env_id);
+        continue;
+      }
+      const int64_t start = CoarseNanos();
+      if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
+      RunJob(env_id);
+      const int64_t end = CoarseNanos();
+      if (end - start > SlowJobNanos()) {
+        // One slow job is enough: this caller waits from now on, until the workers see quick ones.
+        quick_streak_.store(0, std::memory_order_relaxed);
+        quick_jobs_.store(false, std::memory_order_relaxed);
+        help = false;
+      }
+      if (end >= slice_end && block->rows_done.load(std::memory_order_acquire) < batch_size) return nullptr;
+      continue;
+    }
+    if (polled && may_help && !help && !queue_.EmptyApprox()) WakeStandIn();
     // The batch is finishing on other threads: spin a little before sleeping on it.
     if (BatchRing::SpinUntil(ready)) continue;
-    if (forever) {
-      ring_.Wait(ready);
-    } else if (!ring_.WaitUntil(deadline, ready)) {
-      throw TimeoutError("recv() timed out after " + std::to_string(timeout_s) + " s waiting for " +
-                         std::to_string(ring_.RowsLeft(block)) + " more env(s)");
+    if (!polled) {
+      if (forever) {
+        ring_.Wait(ready);
+      } else if (!ring_.WaitUntil(deadline, ready)) {
+        throw timed_out();
+      }
+      continue;
     }
+    auto until = std::chrono::steady_clock::now() + Seconds(poll_s);
+    if (!forever) until = std::min(until, deadline);
+    if (!ring_.WaitUntil(until, ready)) {
+      if (!forever && until == deadline) throw timed_out();
+      return nullptr;
+    }
+    help = may_help && quick_jobs_.load(std::memory_order_relaxed);
   }
   OutputBlock* out = ring_.PopFront();
   // Single-player envs claim no player rows; their per-player fields have one row per env.
   if (spec_.max_num_players == 1) out->player_rows.store(batch_size, std::memory_order_relaxed);
   const int32_t* ids = &At<int32_t>(*out, fields_.env_id, 0);
-  for (int r = 0; r < batch_size; ++r) envs_[static_cast<std::size_t>(ids[r])].pending = false;
-  outstanding_ -= batch_size;
+  for (int r = 0; r < batch_size; ++r) {
+    envs_[static_cast<std::size_t>(ids[r])].pending.store(false, std::memory_order_release);
+  }
+  received_.store(received_.load(std::memory_order_relaxed) + batch_size, std::memory_order_release);
   return out;
+}
+
+void Pool::RunWorkerJob(int env_id) {
+  if (quick_jobs_.load(std::memory_order_relaxed)) {
+    RunJob(env_id);
+    return;
+  }
+  // Resets do not count towards a quick streak: an env's reset is often much quicker than its step.
+  const bool step = envs_[static_cast<std::size_t>(env_id)].job == JobKind::kStep;
+  const int64_t start = CoarseNanos();
+  RunJob(env_id);
+  if (CoarseNanos() - start > SlowJobNanos()) {
+    quick_streak_.store(0, std::memory_order_relaxed);
+  } else if (step && quick_streak_.fetch_add(1, std::memory_order_relaxed) + 1 >= kQuickStreak) {
+    quick_jobs_.store(true, std::memory_order_relaxed);
+  }
+}
+
+void Pool::WakeStandIn() {
+  if (!stand_in_made_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    if (closed_.load()) return;  // the caller's loop throws ClosedError next
+    if (!stand_in_) {
+      stand_in_ = std::make_unique<WorkerPool>(1, -1, &queue_, [this](int id) { RunWorkerJob(id); });
+    }
+    stand_in_made_.store(true, std::memory_order_release);
+  }
+  stand_in_->Wake(1);
 }
 
 void Pool::ClaimRow(EnvState& s) {

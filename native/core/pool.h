@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -54,6 +55,15 @@ class Pool final : public SlotAllocator {
 
   // Every call below but Close throws ClosedError once the pool is closed, before any other check.
   // Env ids must be in [0, num_envs), distinct, and not in flight (sent and not yet received).
+  // Every call may come from any thread, several at once: the pool's state is guarded, and a call
+  // that conflicts with another (an env sent twice, a batch another thread received) throws as a
+  // single thread's would. Only one thread receives at a time; the others wait for it.
+  //
+  // `poll_s` (Recv, Step), for a caller that must regain control now and then while it waits (the
+  // Python main thread, to run signal handlers: Ctrl-C): > 0 makes a wait that has not ended after
+  // about poll_s seconds return nullptr with nothing received (call Recv again to go on waiting;
+  // the batch stays in flight), and the calling thread then runs only jobs the pool has seen to be
+  // quick (kSlowJob), so no env step holds it for long: a stand-in worker steps envs in its place.
 
   // Queue a step for each env in `env_ids`. `actions[k]` points at n rows of action field k (rows
   // in env_ids order; per-player fields have max_num_players rows per env), already of the
@@ -61,8 +71,8 @@ class Pool final : public SlotAllocator {
   void Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   // Send, then Recv without a timeout, the caller stepping envs while it waits. Refuses (before
   // queueing anything) a step that cannot complete a batch, which would leave its envs in flight
-  // with nobody to receive them.
-  OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  // with nobody to receive them. With poll_s, nullptr means sent and not yet received: Recv next.
+  OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s = -1.0);
   // Queue a reset for each env. `seeds`: empty, or one per env of the pool (num_envs), env i being
   // re-seeded with seeds[i] before its reset.
   // `caller_waits`: the caller will recv right away and help, so one fewer worker is woken.
@@ -72,12 +82,13 @@ class Pool final : public SlotAllocator {
   // `seeds` as in Reset.
   OutputBlock* ResetNow(const int32_t* env_ids, int n, std::span<const uint64_t> seeds);
   // Wait for the next complete batch. timeout_s < 0 waits for ever. The caller owns the block and
-  // gives it back with BlockFreeList::Release.
-  OutputBlock* Recv(double timeout_s);
+  // gives it back with BlockFreeList::Release. nullptr only with poll_s > 0 (see above).
+  OutputBlock* Recv(double timeout_s, double poll_s = -1.0);
   // Writes the current RGB frame of each env, render_shape() bytes apart, on the caller's thread.
   // The envs must have been reset and have no step in flight (received).
   void Render(const int32_t* env_ids, int n, uint8_t* frames);
-  // Joins every thread, even with jobs in flight. Idempotent.
+  // Joins every thread, even with jobs in flight, and waits for a thread inside Recv to leave it
+  // (after the job it is running). Idempotent.
   void Close();
 
   // Throws ClosedError when the pool is closed: for a caller that has work of its own to do before
@@ -96,10 +107,19 @@ class Pool final : public SlotAllocator {
   int num_threads() const { return options_.num_threads; }
   bool closed() const { return closed_; }
   // Sent but not yet returned by Recv.
-  int outstanding() const { return outstanding_; }
+  int outstanding() const {
+    return static_cast<int>(sent_.load(std::memory_order_acquire) - received_.load(std::memory_order_acquire));
+  }
   int blocks_allocated() const { return ring_.blocks_allocated(); }
 
   Slot Allocate(int env_id, int num_players) override;
+
+  // A job longer than this is slow: a caller with poll_s stops running jobs after one. Well under
+  // Ctrl-C's 100 ms budget, and long enough that a job of a fast env (MuJoCo, Atari: under 1 ms) is
+  // never taken for slow on a busy machine.
+  static constexpr std::chrono::milliseconds kSlowJob{10};
+  // Consecutive quick steps the workers must see before a caller with poll_s runs jobs again.
+  static constexpr int kQuickStreak = 16;
 
  private:
   enum class JobKind : uint8_t { kStep, kReset };
@@ -120,7 +140,9 @@ class Pool final : public SlotAllocator {
     int num_players = 0;
     std::vector<std::byte*> slot_rows;
     Episode episode;
-    bool pending = false;  // sent, not yet returned by Recv (API thread only)
+    // Sent, not yet returned by Recv. Set under api_mu_, cleared by the receiver (recv_mu_): the
+    // release/acquire pair hands the env's state from the thread that ran its job to the next sender.
+    std::atomic<bool> pending{false};
   };
 
   // The options checked and resolved, and the output layout they give: built before the members
@@ -140,6 +162,10 @@ class Pool final : public SlotAllocator {
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   void PushJob(int env_id);
   void RunJob(int env_id);
+  // A worker's job: while the pool is not known to be quick (quick_jobs_), also timed.
+  void RunWorkerJob(int env_id);
+  // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.
+  void WakeStandIn();
   void ClaimRow(EnvState& s);
   void WriteRow(EnvState& s, const StepResult& r, bool episode_done);
   void WriteFailedRow(EnvState& s, const char* message);
@@ -156,9 +182,25 @@ class Pool final : public SlotAllocator {
 
   JobQueue queue_;
   std::unique_ptr<WorkerPool> workers_;
+  // One thread that runs jobs in place of a caller that only waits (poll_s and not quick), so the
+  // pool keeps num_threads threads stepping; made on first use, under api_mu_.
+  std::unique_ptr<WorkerPool> stand_in_;
+  std::atomic<bool> stand_in_made_{false};
+  // Whether a caller with poll_s may run jobs: the workers have seen kQuickStreak quick steps in a
+  // row, and no such caller has run a slow job since.
+  std::atomic<bool> quick_jobs_{false};
+  std::atomic<int> quick_streak_{0};
   std::atomic<bool> closed_{false};
-  int outstanding_ = 0;
-  std::mutex api_mu_;  // serialises Send/Step/Reset/Recv/Close
+  // Envs sent (written under api_mu_) and received (written under recv_mu_): one writer each, so
+  // plain loads and stores; in flight = sent_ - received_.
+  std::atomic<int64_t> sent_{0};
+  std::atomic<int64_t> received_{0};
+  // Serialises the calls that change which envs are in flight (Send, Step's send, Reset, ResetNow,
+  // Render, Close); each holds it briefly, never while it waits for a batch.
+  std::mutex api_mu_;
+  // Serialises receivers (Recv, Step's receive), held while waiting for the batch; timed, so a
+  // caller with poll_s or a timeout waits for another receiver no longer than it waits for a batch.
+  std::timed_mutex recv_mu_;
 };
 
 }  // namespace pp

@@ -5,6 +5,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -95,6 +97,51 @@ std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
   return task;
 }
 
+// Python runs signal handlers (Ctrl-C's KeyboardInterrupt) on the main thread only, so only its
+// waits are cut into slices of kSignalPoll, between which it takes the GIL and runs them.
+// Set when the module is imported (a function-local static would take the GIL inside its guard).
+unsigned long main_thread_id = 0;
+bool OnMainThread() { return PyThread_get_thread_ident() == main_thread_id; }
+
+// Ctrl-C must raise within 100 ms. A slice adds at most this to that latency (plus a job the pool
+// has seen to be quick, Pool::kSlowJob), and costs one GIL round trip per slice, and only in a wait
+// that lasts longer than one: a batch that arrives sooner is never interrupted.
+constexpr double kSignalPoll = 0.02;
+
+// The action arrays of one call and the data pointers the core reads. Each call has its own:
+// several Python threads may be inside calls on one pool, and the core reads the pointers with the
+// GIL released. The arrays live on the stack (a dict of more than kInline fields spills to the
+// heap); the pointers go into the calling thread's own vector, reused, so a step allocates nothing.
+// That vector is filled last, right before the GIL is released, with no Python code in between
+// (which could re-enter a pool on this thread).
+class CallActions {
+ public:
+  void Add(py::array array) {
+    if (count_ < kInline) {
+      inline_[count_] = std::move(array);
+    } else {
+      spilled_.push_back(std::move(array));
+    }
+    ++count_;
+  }
+  const std::vector<const std::byte*>& Pointers() const {
+    thread_local std::vector<const std::byte*> pointers;
+    pointers.clear();
+    for (std::size_t i = 0; i < count_; ++i) {
+      const py::object& a = i < kInline ? inline_[i] : spilled_[i - kInline];
+      pointers.push_back(reinterpret_cast<const std::byte*>(py::detail::array_proxy(a.ptr())->data));
+    }
+    return pointers;
+  }
+
+ private:
+  static constexpr std::size_t kInline = 4;
+  // py::object, not py::array: an empty py::array would make a NumPy array.
+  std::array<py::object, kInline> inline_;
+  std::vector<py::object> spilled_;
+  std::size_t count_ = 0;
+};
+
 char DtypeKind(Dtype d) {
   if (d == Dtype::kBool) return 'b';
   if (DtypeIsFloat(d)) return 'f';
@@ -102,7 +149,9 @@ char DtypeKind(Dtype d) {
 }
 
 // Owns the NumPy views of one pool: the dtype objects are made once, not per recv. Every call on
-// a closed pool raises (the core's check) before converting anything.
+// a closed pool raises (the core's check) before converting anything. Several Python threads may
+// call at once (each releases the GIL in the core): the members are read-only after construction,
+// and whatever one call needs (ids, actions, seeds) is its own.
 class PyPool {
  public:
   PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, std::optional<int> batch_size,
@@ -143,37 +192,66 @@ class PyPool {
   void Send(const py::object& actions, const py::object& env_ids) {
     pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    PrepareActions(actions, ids.size);
+    CallActions call;
+    PrepareActions(actions, ids.size, &call);
+    const std::vector<const std::byte*>& pointers = call.Pointers();
     py::gil_scoped_release release;
-    pool_->Send(ids.data, ids.size, action_data_);
+    pool_->Send(ids.data, ids.size, pointers);
   }
 
   void Reset(const py::object& env_ids, const py::object& seeds) { ResetImpl(env_ids, seeds, false); }
 
-  py::tuple Recv(std::optional<double> timeout) {
-    OutputBlock* block;
-    {
-      py::gil_scoped_release release;
-      block = pool_->Recv(timeout.has_value() ? *timeout : -1.0);
-    }
-    return Wrap(block);
-  }
+  py::tuple Recv(std::optional<double> timeout) { return Wrap(Receive(timeout)); }
 
   // send + recv in one call, with one GIL release: the calling thread steps envs while it waits.
   py::tuple Step(const py::object& actions, const py::object& env_ids) {
     pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    PrepareActions(actions, ids.size);
+    CallActions call;
+    PrepareActions(actions, ids.size, &call);
+    const std::vector<const std::byte*>& pointers = call.Pointers();
+    const bool main = OnMainThread();
     OutputBlock* block;
     {
       py::gil_scoped_release release;
-      block = pool_->Step(ids.data, ids.size, action_data_);
+      block = pool_->Step(ids.data, ids.size, pointers, main ? kSignalPoll : -1.0);
+    }
+    if (block == nullptr) {
+      // Sent, not yet received: from here on a Ctrl-C leaves the batch in flight, for recv().
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      block = Receive(std::nullopt);
     }
     return Wrap(block);
   }
   py::tuple ResetRecv(const py::object& env_ids, const py::object& seeds) {
     ResetImpl(env_ids, seeds, true);
     return Recv(std::nullopt);
+  }
+
+  // Waits for the next batch with the GIL released. On the main thread the wait returns every
+  // kSignalPoll to run signal handlers with the GIL: Ctrl-C raises KeyboardInterrupt here, with
+  // the batch still in flight. `timeout` bounds the whole wait, slices included.
+  OutputBlock* Receive(std::optional<double> timeout) {
+    if (!OnMainThread()) {
+      py::gil_scoped_release release;
+      return pool_->Recv(timeout.value_or(-1.0));
+    }
+    using Clock = std::chrono::steady_clock;
+    const std::optional<Clock::time_point> deadline =
+        timeout ? std::optional<Clock::time_point>(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                                      std::chrono::duration<double>(*timeout)))
+                : std::nullopt;
+    for (;;) {
+      OutputBlock* block;
+      {
+        py::gil_scoped_release release;
+        double left = -1.0;
+        if (deadline) left = std::max(0.0, std::chrono::duration<double>(*deadline - Clock::now()).count());
+        block = pool_->Recv(left, kSignalPoll);
+      }
+      if (block != nullptr) return block;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
   }
 
   py::tuple ResetNow(const py::object& env_ids, const py::object& seeds) {
@@ -310,14 +388,11 @@ class PyPool {
     return py::array::ensure(arr, py::array::c_style);
   }
 
-  // Fills action_arrays_/action_data_ (members, so no allocation per step) from `actions`.
-  void PrepareActions(const py::object& actions, int n) {
+  // The arrays of `actions`, one per action field, into this call's `call`.
+  void PrepareActions(const py::object& actions, int n, CallActions* call) {
     const auto& fields = pool_->spec().action;
-    std::vector<py::array>& arrays = action_arrays_;
-    arrays.clear();
-    action_data_.clear();
     if (fields.size() == 1 && !py::isinstance<py::dict>(actions)) {
-      arrays.push_back(ActionArray(actions, 0, n));
+      call->Add(ActionArray(actions, 0, n));
     } else {
       if (!py::isinstance<py::dict>(actions)) {
         throw py::type_error("this env takes a dict of actions with keys " + ActionKeys());
@@ -329,10 +404,9 @@ class PyPool {
       for (std::size_t f = 0; f < fields.size(); ++f) {
         const std::string key = ActionKey(fields[f].name);
         if (!d.contains(key)) throw py::value_error("missing action key '" + key + "'; expected " + ActionKeys());
-        arrays.push_back(ActionArray(d[py::str(key)], f, n));
+        call->Add(ActionArray(d[py::str(key)], f, n));
       }
     }
-    for (auto& a : arrays) action_data_.push_back(static_cast<const std::byte*>(a.data()));
   }
 
   void ResetImpl(const py::object& env_ids, const py::object& seeds, bool caller_waits) {
@@ -400,8 +474,6 @@ class PyPool {
   std::vector<std::string> names_;
   std::vector<py::dtype> action_dtypes_;
   std::vector<int32_t> all_ids_;
-  std::vector<py::array> action_arrays_;
-  std::vector<const std::byte*> action_data_;
 };
 
 }  // namespace
@@ -410,6 +482,7 @@ class PyPool {
 PYBIND11_MODULE(_native, m) {
   using namespace pp;
   m.doc() = "parallel_pool's native engine (see parallel_pool for the Python API)";
+  main_thread_id = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
 
   static py::exception<ClosedError> closed_error(m, "PoolClosedError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
