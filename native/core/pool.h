@@ -68,8 +68,8 @@ class Pool final : public SlotAllocator {
   // `caller_waits`: the caller will recv right away and help, so one fewer worker is woken.
   void Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits = false);
   // Reset these envs now and return their rows (row k is env_ids[k]) in a block of its own, outside
-  // the batch order: for partial resets in sync mode. Other envs may be in flight meanwhile.
-  // `seeds` as in Reset.
+  // the batch order, with room for every env: for partial resets, and for resets of chosen envs in
+  // async mode (any number of them). Other envs may be in flight meanwhile. `seeds` as in Reset.
   OutputBlock* ResetNow(const int32_t* env_ids, int n, std::span<const uint64_t> seeds);
   // Wait for the next complete batch. timeout_s < 0 waits for ever. The caller owns the block and
   // gives it back with BlockFreeList::Release.
@@ -97,7 +97,7 @@ class Pool final : public SlotAllocator {
   bool closed() const { return closed_; }
   // Sent but not yet returned by Recv.
   int outstanding() const { return outstanding_; }
-  int blocks_allocated() const { return ring_.blocks_allocated(); }
+  int blocks_allocated() const { return ring_.blocks_allocated() + (reset_blocks_ ? reset_blocks_->allocated() : 0); }
 
   Slot Allocate(int env_id, int num_players) override;
 
@@ -129,6 +129,9 @@ class Pool final : public SlotAllocator {
     EnvSpec spec;
     PoolOptions options;
     OutputLayout output;
+    // Async mode: the same fields with num_envs rows, for ResetNow's blocks (it may reset more
+    // envs than a batch holds). Sync mode uses the ring's blocks, which hold every env.
+    std::optional<BlockLayout> reset_blocks;
   };
   static Prepared Prepare(EnvSpec spec, PoolOptions options);
   Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared);
@@ -149,6 +152,7 @@ class Pool final : public SlotAllocator {
   OutputFields fields_;
   ActionCheck action_check_;
   BatchRing ring_;
+  std::shared_ptr<BlockFreeList> reset_blocks_;  // async mode only: ResetNow's blocks
   std::vector<EnvState> envs_;
   std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
   uint32_t seen_generation_ = 0;

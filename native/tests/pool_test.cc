@@ -1019,6 +1019,32 @@ TEST(ResetNowPartialReset) {
 // same_step with several players: final:info:num_players is the ended episode's count, the row's
 // is the new one's; per-player rows must still match the row's num_players. Last in this file:
 // rows claimed twice by one env could run past the per-player arrays into other fields.
+// Regression (found by tests/test_properties.py): ResetNow wrote its rows into a block of the
+// batch ring, which holds batch_size rows, so resetting more envs than that in async mode wrote
+// past the block (here 8 envs of up to 4 players each into a block sized for 2 envs).
+TEST(ResetNowOfMoreEnvsThanABatchInAsyncMode) {
+  auto pool = MakePool({{"episode_length", int64_t{100}}}, Options(8, 2, 2));
+  std::mt19937 rng(17);
+  const std::vector<int32_t> all = {5, 0, 7, 2, 1, 6, 3, 4};
+  for (int round = 0; round < 3; ++round) {
+    View v = ResetNow(*pool, all);
+    CHECK_EQ(v.rows(), 8);
+    CHECK(v.env_ids() == all);
+    for (int r = 0; r < 8; ++r) CHECK_EQ(v.elapsed(r), 0);
+    if (!CheckRows(v)) return;
+    const float* player_reward = v.Get<float>("info:players.reward");
+    for (int p = 0; p < v.player_rows(); ++p) CHECK_EQ(player_reward[p], 0.0f);
+    // The pool goes on in async mode, and the next ResetNow reuses the block.
+    SendRandom(*pool, {0, 1, 2, 3}, rng);
+    Recv(*pool);
+    Recv(*pool);
+    CHECK_EQ(pool->outstanding(), 0);
+  }
+  const int allocated = pool->blocks_allocated();
+  ResetNow(*pool, all);
+  CHECK_EQ(pool->blocks_allocated(), allocated);  // recycled
+}
+
 TEST(SameStepAutoresetMultiPlayer) {
   pp::PoolOptions o = Options(8, 8, 2);
   o.autoreset_mode = AutoresetMode::kSameStep;
