@@ -267,7 +267,11 @@ void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
   }
   outstanding_ += n;
   for (int k = 0; k < n; ++k) PushJob(env_ids[k]);
-  workers_->Wake(caller_waits ? n - 1 : n);
+  // A waiting caller runs jobs itself, so one worker fewer is woken; but only in sync mode is it
+  // sure to run them, as the batch it waits for holds every queued job. An async Recv returns the
+  // first batch to finish, maybe before the caller ran anything, and a job no woken worker took
+  // would stay queued until some later wake-up.
+  workers_->Wake(caller_waits && ordered ? n - 1 : n);
 }
 
 OutputBlock* Pool::Recv(double timeout_s) {

@@ -61,11 +61,13 @@ class Pool final : public SlotAllocator {
   void Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   // Send, then Recv without a timeout, the caller stepping envs while it waits. Refuses (before
   // queueing anything) a step that cannot complete a batch, which would leave its envs in flight
-  // with nobody to receive them.
+  // with nobody to receive them. In async mode the batch returned is the first to finish, which
+  // need not hold the envs just sent.
   OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   // Queue a reset for each env. `seeds`: empty, or one per env of the pool (num_envs), env i being
   // re-seeded with seeds[i] before its reset.
-  // `caller_waits`: the caller will recv right away and help, so one fewer worker is woken.
+  // `caller_waits`: the caller will recv right away and help, so in sync mode one fewer worker is
+  // woken.
   void Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits = false);
   // Reset these envs now and return their rows (row k is env_ids[k]) in a block of its own, outside
   // the batch order, with room for every env: for partial resets, and for resets of chosen envs in

@@ -436,6 +436,36 @@ TEST(StepRefusesABatchItCannotFill) {
   CHECK(v.env_ids() == all);
 }
 
+// Regression (found by tests/test_properties.py): an async Step counted on its caller to run the
+// job it queued, so it woke one worker fewer. But an async Recv returns the first batch to finish,
+// which can be another env's, before the caller runs anything: the job stayed queued with every
+// worker asleep, and a later Recv with a timeout (which only waits) timed out.
+TEST(AsyncStepLeavesNoJobWithoutAThread) {
+  auto pool = MakePool({{"max_num_players", int64_t{1}}}, Options(2, 1, 2));  // one worker
+  Reset(*pool, Iota(2));
+  Recv(*pool);
+  Recv(*pool);
+  const std::vector<int64_t> zeros(1, 0);
+  const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(zeros.data())};
+  Send(*pool, {0}, zeros);
+  // Env 0's result is in and the worker asleep (it spins for microseconds only) before the Step,
+  // whose Recv then returns env 0's batch at once, leaving env 1's job queued.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::vector<int32_t> one = {1};
+  int32_t first;
+  {
+    View v(*pool, pool->Step(one.data(), 1, actions), 1);
+    first = v.env_id(0);
+  }
+  CHECK_EQ(pool->outstanding(), 1);
+  try {
+    View v = Recv(*pool, 5.0);
+    CHECK_EQ(v.env_id(0), 1 - first);  // whichever of the two came first, the other comes now
+  } catch (const pp::TimeoutError&) {
+    CHECK(!"a step stayed queued with no thread to run it");
+  }
+}
+
 // Reset seeds are one per env of the pool, picked by env id: re-seeding env 2 alone gives it the
 // stream of a fresh pool's env 2 with the same seeds.
 TEST(ResetSeedsAreOnePerEnvOfThePool) {
