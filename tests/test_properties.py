@@ -933,3 +933,33 @@ PoolMachine.TestCase.settings = settings(
     print_blob=True,
 )
 TestPoolMachine = PoolMachine.TestCase
+
+
+@pytest.mark.parametrize("task_id", ["Pendulum-v1", "MountainCarContinuous-v0"])
+def test_infinite_continuous_actions_do_what_gymnasium_does(task_id: str) -> None:
+    """The machine checks that inf is accepted and read as inf (against the twin); this checks what
+    the env then does against Gymnasium's own env, put in the same state: the action is clipped to
+    its bound for the dynamics, and MountainCarContinuous charges the unclipped action (reward
+    -inf), as Gymnasium does. Tolerances as tests/test_classic_control.py states them: 1e-5 on the
+    observation (Gymnasium restarts from our float32 observation), 1e-6 on Pendulum's reward."""
+    import gymnasium
+
+    env = parallel_pool.make(task_id, num_envs=1, seed=0)
+    gym_env: Any = gymnasium.make(task_id).unwrapped
+    obs, _ = env.reset()
+    for value in [np.inf, -np.inf, 1e30, -1e30, np.inf]:
+        if task_id == "Pendulum-v1":
+            gym_env.state = np.array([np.arctan2(obs[0, 1], obs[0, 0]), obs[0, 2]], dtype=np.float64)
+        else:
+            gym_env.state = np.array(obs[0], dtype=np.float32)  # Gymnasium keeps this one in float32
+        action = np.array([value], dtype=np.float32)
+        gym_obs, gym_reward, gym_terminated, _, _ = gym_env.step(action)
+        obs, reward, terminated, _, _ = env.step(action[None])
+        assert np.isfinite(obs).all()
+        np.testing.assert_allclose(obs[0], gym_obs, rtol=0, atol=1e-5)
+        if np.isinf(gym_reward):
+            assert reward[0] == gym_reward
+        else:
+            assert reward[0] == pytest.approx(gym_reward, rel=0, abs=1e-6)
+        assert terminated[0] == gym_terminated
+    env.close()
