@@ -263,6 +263,24 @@ def test_sync_step_of_a_subset_is_refused_before_queueing(cartpole) -> None:
     np.testing.assert_array_equal(info["env_id"], [2, 3, 0, 1])
 
 
+@pytest.mark.parametrize("env_type", ["gymnasium", "dm"])
+def test_async_step_that_cannot_fill_a_batch_is_refused_before_queueing(env_type) -> None:
+    """Regression (found by tests/test_properties.py): an async step of too few envs sent them, and
+    then its recv raised RuntimeError ("would wait for ever"), leaving those envs in flight."""
+    env = parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=4, batch_size=3, seed=0)
+    env.async_reset()
+    result = env.recv()  # three envs received, one still in flight
+    free = result.observation.env_id if env_type == "dm" else result[4]["env_id"]
+    with pytest.raises(ValueError, match=r"cannot fill a batch of 3 \(1 in flight\)"):
+        env.step(np.zeros(1, dtype=np.int64), free[:1])
+    assert env._native.outstanding == 1  # nothing was queued
+    result = env.step(np.zeros(2, dtype=np.int64), free[:2])  # with the one in flight: a batch
+    ids = result.observation.env_id if env_type == "dm" else result[4]["env_id"]
+    assert sorted(ids) == sorted([*free[:2], *np.setdiff1d(np.arange(4), free)])
+    assert env._native.outstanding == 0
+    env.close()
+
+
 def test_env_ids_beyond_int32_never_wrap_to_a_valid_id() -> None:
     """Env ids are int32 in the engine: a wider id is refused, never narrowed (2**32 + 1 is not 1)."""
     env = parallel_pool.make("GuessingGame-v0", num_envs=4, batch_size=2, seed=0)  # it renders

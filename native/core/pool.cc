@@ -70,7 +70,12 @@ Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
   output_options.episode_stats = options.episode_stats;
   output_options.same_step = options.autoreset_mode == AutoresetMode::kSameStep;
   OutputLayout output = MakeOutputLayout(spec, output_options);
-  return Prepared{std::move(spec), std::move(options), std::move(output)};
+  std::optional<BlockLayout> reset_blocks;
+  if (batch_size < num_envs) {
+    output_options.batch_size = num_envs;
+    reset_blocks = MakeOutputLayout(spec, output_options).blocks;
+  }
+  return Prepared{std::move(spec), std::move(options), std::move(output), std::move(reset_blocks)};
 }
 
 Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions options)
@@ -84,6 +89,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
       action_check_(spec_),
       ring_(std::move(prepared.output.blocks), options_.num_envs, *options_.batch_size,
             *options_.batch_size == options_.num_envs),
+      reset_blocks_(prepared.reset_blocks ? std::make_shared<BlockFreeList>(std::move(*prepared.reset_blocks))
+                                          : nullptr),
       // Twice the most jobs ever queued, so a push rarely meets a cell still being released.
       queue_(2 * static_cast<std::size_t>(options_.num_envs)) {
   const int num_envs = options_.num_envs;
@@ -244,7 +251,8 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
   CheckSeeds(seeds);
-  OutputBlock* block = ring_.AcquireBlock();
+  // A batch's block holds batch_size rows; n may be more in async mode.
+  OutputBlock* block = reset_blocks_ ? reset_blocks_->Acquire() : ring_.AcquireBlock();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
     s.job = JobKind::kReset;
@@ -294,7 +302,11 @@ void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
   }
   sent_.store(sent_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   for (int k = 0; k < n; ++k) PushJob(env_ids[k]);
-  workers_->Wake(caller_waits ? n - 1 : n);
+  // A waiting caller runs jobs itself, so one worker fewer is woken; but only in sync mode is it
+  // sure to run them, as the batch it waits for holds every queued job. An async Recv returns the
+  // first batch to finish, maybe before the caller ran anything, and a job no woken worker took
+  // would stay queued until some later wake-up.
+  workers_->Wake(caller_waits && ordered ? n - 1 : n);
 }
 
 OutputBlock* Pool::Recv(double timeout_s, double poll_s) {

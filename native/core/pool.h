@@ -71,15 +71,17 @@ class Pool final : public SlotAllocator {
   void Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   // Send, then Recv without a timeout, the caller stepping envs while it waits. Refuses (before
   // queueing anything) a step that cannot complete a batch, which would leave its envs in flight
-  // with nobody to receive them. With poll_s, nullptr means sent and not yet received: Recv next.
+  // with nobody to receive them. In async mode the batch returned is the first to finish, which
+  // need not hold the envs just sent. With poll_s, nullptr means sent and not yet received: Recv next.
   OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s = -1.0);
   // Queue a reset for each env. `seeds`: empty, or one per env of the pool (num_envs), env i being
   // re-seeded with seeds[i] before its reset.
-  // `caller_waits`: the caller will recv right away and help, so one fewer worker is woken.
+  // `caller_waits`: the caller will recv right away and help, so in sync mode one fewer worker is
+  // woken.
   void Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits = false);
   // Reset these envs now and return their rows (row k is env_ids[k]) in a block of its own, outside
-  // the batch order: for partial resets in sync mode. Other envs may be in flight meanwhile.
-  // `seeds` as in Reset.
+  // the batch order, with room for every env: for partial resets, and for resets of chosen envs in
+  // async mode (any number of them). Other envs may be in flight meanwhile. `seeds` as in Reset.
   OutputBlock* ResetNow(const int32_t* env_ids, int n, std::span<const uint64_t> seeds);
   // Wait for the next complete batch. timeout_s < 0 waits for ever. The caller owns the block and
   // gives it back with BlockFreeList::Release. nullptr only with poll_s > 0 (see above).
@@ -110,7 +112,7 @@ class Pool final : public SlotAllocator {
   int outstanding() const {
     return static_cast<int>(sent_.load(std::memory_order_acquire) - received_.load(std::memory_order_acquire));
   }
-  int blocks_allocated() const { return ring_.blocks_allocated(); }
+  int blocks_allocated() const { return ring_.blocks_allocated() + (reset_blocks_ ? reset_blocks_->allocated() : 0); }
 
   Slot Allocate(int env_id, int num_players) override;
 
@@ -151,6 +153,9 @@ class Pool final : public SlotAllocator {
     EnvSpec spec;
     PoolOptions options;
     OutputLayout output;
+    // Async mode: the same fields with num_envs rows, for ResetNow's blocks (it may reset more
+    // envs than a batch holds). Sync mode uses the ring's blocks, which hold every env.
+    std::optional<BlockLayout> reset_blocks;
   };
   static Prepared Prepare(EnvSpec spec, PoolOptions options);
   Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared);
@@ -176,6 +181,7 @@ class Pool final : public SlotAllocator {
   OutputFields fields_;
   ActionCheck action_check_;
   BatchRing ring_;
+  std::shared_ptr<BlockFreeList> reset_blocks_;  // async mode only: ResetNow's blocks
   std::vector<EnvState> envs_;
   std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
   uint32_t seen_generation_ = 0;

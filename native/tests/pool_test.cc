@@ -436,6 +436,36 @@ TEST(StepRefusesABatchItCannotFill) {
   CHECK(v.env_ids() == all);
 }
 
+// Regression (found by tests/test_properties.py): an async Step counted on its caller to run the
+// job it queued, so it woke one worker fewer. But an async Recv returns the first batch to finish,
+// which can be another env's, before the caller runs anything: the job stayed queued with every
+// worker asleep, and a later Recv with a timeout (which only waits) timed out.
+TEST(AsyncStepLeavesNoJobWithoutAThread) {
+  auto pool = MakePool({{"max_num_players", int64_t{1}}}, Options(2, 1, 2));  // one worker
+  Reset(*pool, Iota(2));
+  Recv(*pool);
+  Recv(*pool);
+  const std::vector<int64_t> zeros(1, 0);
+  const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(zeros.data())};
+  Send(*pool, {0}, zeros);
+  // Env 0's result is in and the worker asleep (it spins for microseconds only) before the Step,
+  // whose Recv then returns env 0's batch at once, leaving env 1's job queued.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::vector<int32_t> one = {1};
+  int32_t first;
+  {
+    View v(*pool, pool->Step(one.data(), 1, actions), 1);
+    first = v.env_id(0);
+  }
+  CHECK_EQ(pool->outstanding(), 1);
+  try {
+    View v = Recv(*pool, 5.0);
+    CHECK_EQ(v.env_id(0), 1 - first);  // whichever of the two came first, the other comes now
+  } catch (const pp::TimeoutError&) {
+    CHECK(!"a step stayed queued with no thread to run it");
+  }
+}
+
 // Reset seeds are one per env of the pool, picked by env id: re-seeding env 2 alone gives it the
 // stream of a fresh pool's env 2 with the same seeds.
 TEST(ResetSeedsAreOnePerEnvOfThePool) {
@@ -1019,6 +1049,32 @@ TEST(ResetNowPartialReset) {
 // same_step with several players: final:info:num_players is the ended episode's count, the row's
 // is the new one's; per-player rows must still match the row's num_players. Last in this file:
 // rows claimed twice by one env could run past the per-player arrays into other fields.
+// Regression (found by tests/test_properties.py): ResetNow wrote its rows into a block of the
+// batch ring, which holds batch_size rows, so resetting more envs than that in async mode wrote
+// past the block (here 8 envs of up to 4 players each into a block sized for 2 envs).
+TEST(ResetNowOfMoreEnvsThanABatchInAsyncMode) {
+  auto pool = MakePool({{"episode_length", int64_t{100}}}, Options(8, 2, 2));
+  std::mt19937 rng(17);
+  const std::vector<int32_t> all = {5, 0, 7, 2, 1, 6, 3, 4};
+  for (int round = 0; round < 3; ++round) {
+    View v = ResetNow(*pool, all);
+    CHECK_EQ(v.rows(), 8);
+    CHECK(v.env_ids() == all);
+    for (int r = 0; r < 8; ++r) CHECK_EQ(v.elapsed(r), 0);
+    if (!CheckRows(v)) return;
+    const float* player_reward = v.Get<float>("info:players.reward");
+    for (int p = 0; p < v.player_rows(); ++p) CHECK_EQ(player_reward[p], 0.0f);
+    // The pool goes on in async mode, and the next ResetNow reuses the block.
+    SendRandom(*pool, {0, 1, 2, 3}, rng);
+    Recv(*pool);
+    Recv(*pool);
+    CHECK_EQ(pool->outstanding(), 0);
+  }
+  const int allocated = pool->blocks_allocated();
+  ResetNow(*pool, all);
+  CHECK_EQ(pool->blocks_allocated(), allocated);  // recycled
+}
+
 TEST(SameStepAutoresetMultiPlayer) {
   pp::PoolOptions o = Options(8, 8, 2);
   o.autoreset_mode = AutoresetMode::kSameStep;

@@ -91,9 +91,8 @@ class DmEnv(BasePoolEnv):
         return self._time_step(self._reset_arrays(env_id, seed, None))
 
     def step(self, action: Any, env_id: Any = None) -> dm_env.TimeStep:
-        if self.is_async:
-            self.send(action, env_id)
-            return self.recv()
+        """Steps the envs in ``env_id`` (all if None); in async mode ``send`` and ``recv`` in one
+        call. A step that cannot complete a batch is a ``ValueError`` before anything is queued."""
         return self._time_step(self._step_arrays(action, env_id))
 
     def recv(self, timeout: float | None = None) -> dm_env.TimeStep:

@@ -60,11 +60,11 @@ class GymnasiumEnv(BasePoolEnv):
 
     def step(self, action: Any, env_id: Any = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Steps the envs in ``env_id`` (all if None) and returns their rows, in that order in sync
-        mode. In async mode this is ``send`` followed by ``recv``."""
-        if self.is_async:
-            self.send(action, env_id)
-            return self.recv()
-        # The hot path of sync stepping: kept flat on purpose (the native call checks everything).
+        mode. In async mode this is ``send`` and ``recv`` in one call: the next ``batch_size`` rows.
+
+        A step that cannot complete a batch (fewer envs than ``batch_size``, counting those already
+        in flight) is a ``ValueError`` before anything is queued."""
+        # The hot path of stepping: kept flat on purpose (the native call checks everything).
         arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._unpack(arrays))
