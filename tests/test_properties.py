@@ -320,7 +320,8 @@ class PoolMachine(RuleBasedStateMachine):
         if bad_make is not None:
             bad_kwargs, error = bad_make
             self._raises(error, lambda: parallel_pool.make(task.task_id, **{**kwargs, **bad_kwargs}))
-            assert _settled_threads(self.threads_before) == self.threads_before, "a refused make() left a thread"
+            # `<=` here and below: the count is the process's, and another test's thread may end.
+            assert _settled_threads(self.threads_before) <= self.threads_before, "a refused make() left a thread"
         if kwargs.get("max_num_players", 1) > 1 and kwargs["autoreset_mode"] == "same_step":
             # Refused by the core: a reset inside the step may change the number of players.
             self._raises(ValueError, lambda: parallel_pool.make(task.task_id, **kwargs))
@@ -349,7 +350,7 @@ class PoolMachine(RuleBasedStateMachine):
             self.twin.close()
             self._check_held()
             threads = _settled_threads(self.threads_before)
-            assert threads == self.threads_before, f"close() left {threads - self.threads_before} thread(s)"
+            assert threads <= self.threads_before, f"close() left {threads - self.threads_before} thread(s)"
         assert not WATCHDOG.fired, f"a call blocked for {WAIT_S} s"
 
     # --- helpers -------------------------------------------------------------------------------
@@ -799,7 +800,9 @@ class PoolMachine(RuleBasedStateMachine):
         # async mode; close() has joined every one of them, even with work in flight.
         num_threads = self.env._native.num_threads
         workers = max(1, num_threads - 1) if self.is_async else num_threads - 1
-        assert _settled_threads(threads_open - workers) == threads_open - workers
+        # `<=`: the count is the whole process's, and a thread of an earlier test (Ray's, say) may
+        # end meanwhile; a worker close() failed to join would leave it above.
+        assert _settled_threads(threads_open - workers) <= threads_open - workers
         self._check_held()  # arrays returned before close stay valid
 
     # --- invalid calls -------------------------------------------------------------------------
