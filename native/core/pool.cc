@@ -42,7 +42,9 @@ Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
   output_options.episode_stats = options.episode_stats;
   output_options.same_step = options.autoreset_mode == AutoresetMode::kSameStep;
   OutputLayout output = MakeOutputLayout(spec, output_options);
-  return Prepared{std::move(spec), std::move(options), std::move(output)};
+  output_options.batch_size = num_envs;
+  BlockLayout reset_now_blocks = MakeOutputLayout(spec, output_options).blocks;
+  return Prepared{std::move(spec), std::move(options), std::move(output), std::move(reset_now_blocks)};
 }
 
 Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions options)
@@ -56,6 +58,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
       action_check_(spec_),
       ring_(std::move(prepared.output.blocks), options_.num_envs, *options_.batch_size,
             *options_.batch_size == options_.num_envs),
+      reset_now_blocks_(ring_.ordered() ? nullptr
+                                        : std::make_shared<BlockFreeList>(std::move(prepared.reset_now_blocks))),
       // Twice the most jobs ever queued, so a push rarely meets a cell still being released.
       queue_(2 * static_cast<std::size_t>(options_.num_envs)) {
   const int num_envs = options_.num_envs;
@@ -209,7 +213,7 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
   CheckSeeds(seeds);
-  OutputBlock* block = ring_.AcquireBlock();
+  OutputBlock* block = reset_now_blocks_ ? reset_now_blocks_->Acquire() : ring_.AcquireBlock();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
     s.job = JobKind::kReset;
@@ -220,7 +224,13 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   }
   workers_->Wake(n - 1);
   while (block->rows_done.load(std::memory_order_acquire) < n) {
-    if (closed_.load()) throw ClosedError("the pool was closed during reset");
+    if (closed_.load()) {
+      // Close() waits for api_mu_ before it joins the workers, and one of them may still be
+      // writing a row of this block: join them here (Stop is idempotent), then give the block back.
+      workers_->Stop();
+      BlockFreeList::Release(block);
+      throw ClosedError("the pool was closed during reset");
+    }
     if (!workers_->RunOne()) std::this_thread::yield();
   }
   if (spec_.max_num_players == 1) block->player_rows.store(n, std::memory_order_relaxed);

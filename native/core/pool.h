@@ -97,7 +97,9 @@ class Pool final : public SlotAllocator {
   bool closed() const { return closed_; }
   // Sent but not yet returned by Recv.
   int outstanding() const { return outstanding_; }
-  int blocks_allocated() const { return ring_.blocks_allocated(); }
+  int blocks_allocated() const {
+    return ring_.blocks_allocated() + (reset_now_blocks_ ? reset_now_blocks_->allocated() : 0);
+  }
 
   Slot Allocate(int env_id, int num_players) override;
 
@@ -129,6 +131,7 @@ class Pool final : public SlotAllocator {
     EnvSpec spec;
     PoolOptions options;
     OutputLayout output;
+    BlockLayout reset_now_blocks;  // output's fields, num_envs rows each
   };
   static Prepared Prepare(EnvSpec spec, PoolOptions options);
   Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared);
@@ -149,6 +152,9 @@ class Pool final : public SlotAllocator {
   OutputFields fields_;
   ActionCheck action_check_;
   BatchRing ring_;
+  // ResetNow's blocks: it returns up to num_envs rows, more than a batch in async mode, so they
+  // hold num_envs rows (the ring's fields, same indices). Sync mode uses the ring's: null.
+  std::shared_ptr<BlockFreeList> reset_now_blocks_;
   std::vector<EnvState> envs_;
   std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
   uint32_t seen_generation_ = 0;
