@@ -19,7 +19,7 @@ sanitizer=${1:?usage: $0 asan|tsan [stress.py arguments...]}
 shift
 case "$sanitizer" in
   asan)
-    # The asan preset's flags (CMakePresets.json).
+    # The asan preset's flags and optimization (CMakePresets.json).
     flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS"
     runtime=libasan.so
     # detect_leaks=0: CPython does not free everything at exit, and LeakSanitizer's suppressions
@@ -47,6 +47,7 @@ site="build/py-$sanitizer/site"
 # The preload below must not apply to pip and the compiler.
 env -u LD_PRELOAD "$python" -m pip install --quiet --no-deps --no-build-isolation --upgrade --target "$site" \
   -C "build-dir=build/py-$sanitizer/build" -C cmake.build-type=RelWithDebInfo \
+  -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
   -C cmake.define.PP_WITH_MUJOCO=OFF -C cmake.define.PP_WITH_ATARI=OFF \
   -C "cmake.define.CMAKE_CXX_FLAGS=$flags" .
 
