@@ -19,6 +19,9 @@ from parallel_pool.families import _package_dir, installed_families
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cpp"
 NUM_ENVS = 4
+# The first test here pays for the cold build of examples/cpp (the `build` fixture, with its own
+# 300 s configure and 900 s build limits), more than the suite's per-test limit allows.
+pytestmark = pytest.mark.timeout(1500)
 
 # The Python side of the driver's runs: same seeds (seed=0: env i gets i), same actions.
 PYTHON_SIDE = r"""

@@ -370,3 +370,35 @@ def test_async_reset_of_more_envs_than_a_batch() -> None:
         env.recv(timeout=10)
     env.close()
     reference.close()
+
+
+def test_async_reset_of_more_envs_than_a_batch_then_its_batches_go_on() -> None:
+    # Its rows once went into a batch_size-row block: every field past the batch's rows overwrote
+    # the next field (and the heap past the block: "corrupted double-linked list").
+    env = parallel_pool.make("GuessingGame-v0", num_envs=8, batch_size=2, seed=0, num_threads=2, max_num_players=3)
+    reference = parallel_pool.make("GuessingGame-v0", num_envs=8, seed=0, max_num_players=3)
+    ref_obs, ref_info = reference.reset(seed=100)
+    env.async_reset()
+    for _ in range(4):
+        env.recv()
+    ids = np.array([7, 0, 6, 1, 5, 2, 4, 3])
+    for _ in range(3):
+        obs, info = env.reset(env_id=ids, seed=100)
+        np.testing.assert_array_equal(info["env_id"], ids)
+        np.testing.assert_array_equal(info["elapsed_step"], np.zeros(8))
+        np.testing.assert_array_equal(info["num_players"], ref_info["num_players"][ids])
+        # Per-player rows (in the order the envs finished): each env's, as the reference's.
+        assert sorted(info["players"]["env_id"]) == sorted(ref_info["players"]["env_id"])
+        for i in ids:
+            rows, ref_rows = info["players"]["env_id"] == i, ref_info["players"]["env_id"] == i
+            np.testing.assert_array_equal(obs[rows], ref_obs[ref_rows])
+        # The batches go on: every env comes back once, one step into its episode.
+        env.send(np.zeros((8, 3), dtype=np.int64), ids)
+        seen = []
+        for _ in range(4):
+            _, _, _, _, info = env.recv()
+            seen += info["env_id"].tolist()
+            np.testing.assert_array_equal(info["elapsed_step"], [1, 1])
+        assert sorted(seen) == list(range(8))
+    env.close()
+    reference.close()

@@ -26,12 +26,11 @@ from typing import Any
 from unittest import mock
 
 import gymnasium
+import mujoco  # noqa: F401 - Gymnasium's MuJoCo envs (the oracle) need it; a runtime dependency, never skipped
 import numpy as np
 import pytest
 
 import parallel_pool
-
-mujoco = pytest.importorskip("mujoco", reason="Gymnasium's MuJoCo envs (the oracle) need the mujoco package")
 
 # Max |ours - Gymnasium's| of obs, reward and every info entry. The default, and far
 # above what we measure: the envs call the same libmujoco.so.4.0.0 from the same state with the

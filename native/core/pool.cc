@@ -263,7 +263,13 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   }
   workers_->Wake(n - 1);
   while (block->rows_done.load(std::memory_order_acquire) < n) {
-    if (closed_.load()) throw ClosedError("the pool was closed during reset");
+    if (closed_.load()) {
+      // Close() waits for api_mu_ before it joins the workers, and one of them may still be
+      // writing a row of this block: join them here (Stop is idempotent), then give the block back.
+      workers_->Stop();
+      BlockFreeList::Release(block);
+      throw ClosedError("the pool was closed during reset");
+    }
     if (!workers_->RunOne()) std::this_thread::yield();
   }
   if (spec_.max_num_players == 1) block->player_rows.store(n, std::memory_order_relaxed);

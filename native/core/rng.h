@@ -34,15 +34,17 @@ class Rng {
   double Uniform(double low, double high) { return low + (high - low) * Uniform01(); }
 
   // Uniform integer in [low, high], inclusive, without modulo bias.
+  // Unsigned arithmetic throughout: high - low and low + offset overflow int64_t for ranges wider
+  // than INT64_MAX (e.g. [-1, INT64_MAX]), while modulo 2^64 they are exact.
   int64_t UniformInt(int64_t low, int64_t high) {
-    const uint64_t range = static_cast<uint64_t>(high - low) + 1;
+    const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low) + 1;
     if (range == 0) return static_cast<int64_t>(NextU64());  // the full 64-bit range
     const uint64_t limit = UINT64_MAX - UINT64_MAX % range;
     uint64_t x;
     do {
       x = NextU64();
     } while (x >= limit);
-    return low + static_cast<int64_t>(x % range);
+    return static_cast<int64_t>(static_cast<uint64_t>(low) + x % range);
   }
 
   bool Bernoulli(double p) { return Uniform01() < p; }

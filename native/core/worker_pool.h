@@ -39,9 +39,11 @@ class WorkerPool {
   // Wake up to `n` sleeping workers (jobs were pushed). Cheap when nobody sleeps.
   void Wake(int n) {
     if (n <= 0) return;
-    // Pairs with the sleeper's seq_cst increment: either it sees the pushed job, or we see it.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+    // Pairs with the sleeper's increment: both are read-modify-writes of sleepers_, so one reads
+    // the other's write. Either this reads the sleeper's count (and wakes it), or the sleeper's
+    // increment reads this one's, which releases the pushed job to the sleeper's re-check of the
+    // queue. (A seq_cst fence and a load do the same, but ThreadSanitizer does not model fences.)
+    if (sleepers_.fetch_add(0, std::memory_order_acq_rel) == 0) return;
     std::lock_guard<std::mutex> lock(mu_);
     wake_tokens_ = std::min(sleepers_.load(std::memory_order_relaxed), wake_tokens_ + n);
     if (wake_tokens_ >= sleepers_.load(std::memory_order_relaxed)) {

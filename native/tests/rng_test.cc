@@ -80,6 +80,31 @@ TEST(UniformIntIsInclusiveAndCoversItsRange) {
   CHECK_GT(wide.size(), 90u);
 }
 
+// Ranges wider than INT64_MAX, and ranges at either end of int64_t: their bounds' difference and
+// the offset added to `low` overflow int64_t (undefined behaviour, which the asan preset's UBSan
+// reports), so the arithmetic must be unsigned.
+TEST(UniformIntHandlesRangesWiderThanInt64Max) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  pp::Rng rng(5);
+  bool negative = false, large = false;
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t v = rng.UniformInt(-1, kMax);
+    CHECK_GE(v, -1);
+    large = large || v > kMax / 2;
+    const int64_t w = rng.UniformInt(kMin, 1);
+    CHECK_LE(w, 1);
+    negative = negative || w < kMin / 2;
+    const int64_t top = rng.UniformInt(kMax - 1, kMax);
+    CHECK(top == kMax - 1 || top == kMax);
+    const int64_t bottom = rng.UniformInt(kMin, kMin + 1);
+    CHECK(bottom == kMin || bottom == kMin + 1);
+  }
+  // About half of each range's draws fall in its far half; 1000 draws all missing it is ~2^-1000.
+  CHECK(large);
+  CHECK(negative);
+}
+
 TEST(BernoulliAndNormalMoments) {
   pp::Rng rng(17);
   CHECK(!rng.Bernoulli(0.0));
