@@ -267,6 +267,8 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
       // Close() waits for api_mu_ before it joins the workers, and one of them may still be
       // writing a row of this block: join them here (Stop is idempotent), then give the block back.
       workers_->Stop();
+      // The stand-in takes jobs from the same queue: it may be writing a row of this block too.
+      if (stand_in_made_.load(std::memory_order_acquire)) stand_in_->Stop();
       BlockFreeList::Release(block);
       throw ClosedError("the pool was closed during reset");
     }
