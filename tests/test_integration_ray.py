@@ -89,6 +89,15 @@ def _pool_actors_by_node() -> dict[str, int]:
     return counts
 
 
+def _pool_actors_after_close(wait_s: float = 15.0) -> dict[str, int]:
+    """``_pool_actors_by_node()`` once close() has ended every actor: the GCS records an actor's
+    death asynchronously (after the kill, once its raylet reports it), so poll, within a bound."""
+    deadline = time.monotonic() + wait_s
+    while (counts := _pool_actors_by_node()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return counts
+
+
 def _check_continuity(elapsed: np.ndarray, prev_elapsed: np.ndarray, prev_done: np.ndarray) -> None:
     """Next-step autoreset: a row follows its env's previous row by one step, or is the reset row
     (elapsed_step 0) after an episode ended."""
@@ -108,7 +117,7 @@ def test_one_pool_actor_per_node(cluster: Cluster) -> None:
         assert pool.single_action_space == parallel_pool.make_spec("CartPole-v1").action_space
     finally:
         pool.close()
-    assert _pool_actors_by_node() == {}
+    assert _pool_actors_after_close() == {}
     with pytest.raises(PoolClosedError):
         pool.step(np.zeros(pool.num_envs, dtype=np.int64))
 
@@ -222,7 +231,7 @@ def test_killed_node_raises_node_failed_error(cluster: Cluster) -> None:
             pool.reset()
     finally:
         pool.close()
-    assert _pool_actors_by_node() == {}
+    assert _pool_actors_after_close() == {}
 
 
 def test_killed_node_async_raises(cluster: Cluster) -> None:
