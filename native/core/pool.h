@@ -197,9 +197,9 @@ class Pool final : public SlotAllocator {
   // Serialises the calls that change which envs are in flight (Send, Step's send, Reset, ResetNow,
   // Render, Close); each holds it briefly, never while it waits for a batch.
   std::mutex api_mu_;
-  // Serialises receivers (Recv, Step's receive), held while waiting for the batch; timed, so a
-  // caller with poll_s or a timeout waits for another receiver no longer than it waits for a batch.
-  std::timed_mutex recv_mu_;
+  // Serialises receivers (Recv, Step's receive), held while waiting for the batch. A caller with
+  // poll_s or a timeout waits for another receiver no longer than it would wait for a batch.
+  std::mutex recv_mu_;
 };
 
 }  // namespace pp
