@@ -1,5 +1,6 @@
 // The pybind11 module parallel_pool._native: task lookup, specs as plain dicts, and the Pool.
 // Conversion and GIL handling live here; no env logic and no pool logic.
+#include <pthread.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -99,8 +100,10 @@ std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
 // Python runs signal handlers (Ctrl-C's KeyboardInterrupt) on the main thread only, so only its
 // waits are cut into slices of kSignalPoll, between which it takes the GIL and runs them.
 // Set when the module is imported (a function-local static would take the GIL inside its guard).
+// CPython's thread ident on POSIX is the pthread_t (PyThread_get_thread_ident returns
+// pthread_self()): compared inline, without a call into libpython on every step.
 unsigned long main_thread_id = 0;
-bool OnMainThread() { return PyThread_get_thread_ident() == main_thread_id; }
+bool OnMainThread() { return static_cast<unsigned long>(pthread_self()) == main_thread_id; }
 
 // Ctrl-C must raise within 100 ms. A slice adds at most this to that latency (plus a job the pool
 // has seen to be quick, Pool::kSlowJob), and costs one GIL round trip per slice, and only in a wait
