@@ -375,8 +375,11 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
       RunJob(env_id);
       const int64_t end = CoarseNanos();
       if (end - start > SlowJobNanos()) {
-        // One slow job is enough: this caller waits from now on, until the workers see quick ones.
+        // One slow job is enough: this caller waits from now on, until the workers see twice as
+        // many quick steps in a row as last time.
         quick_streak_.store(0, std::memory_order_relaxed);
+        quick_target_.store(std::min(2 * quick_target_.load(std::memory_order_relaxed), kMaxQuickStreak),
+                            std::memory_order_relaxed);
         quick_jobs_.store(false, std::memory_order_relaxed);
         help = false;
       }
@@ -424,7 +427,8 @@ void Pool::RunWorkerJob(int env_id) {
   RunJob(env_id);
   if (CoarseNanos() - start > SlowJobNanos()) {
     quick_streak_.store(0, std::memory_order_relaxed);
-  } else if (step && quick_streak_.fetch_add(1, std::memory_order_relaxed) + 1 >= kQuickStreak) {
+  } else if (step && quick_streak_.fetch_add(1, std::memory_order_relaxed) + 1 >=
+                         quick_target_.load(std::memory_order_relaxed)) {
     quick_jobs_.store(true, std::memory_order_relaxed);
   }
 }
