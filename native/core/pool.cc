@@ -35,6 +35,22 @@ std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
+// Takes `mu` by `until`, or returns false. Polls with a growing pause rather than a timed mutex:
+// std::timed_mutex's timed lock is pthread_mutex_clocklock, which ThreadSanitizer does not see (it
+// then reports the unlock as wrong), and this runs only while another thread is receiving, so a
+// hand-over up to kMaxPause late costs nothing that matters.
+bool LockUntil(std::mutex& mu, std::chrono::steady_clock::time_point until) {
+  constexpr std::chrono::microseconds kMaxPause{2000};
+  std::chrono::microseconds pause{50};
+  for (;;) {
+    if (mu.try_lock()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, until - now));
+    pause = std::min(2 * pause, kMaxPause);
+  }
+}
+
 }  // namespace
 
 Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
@@ -141,7 +157,7 @@ void Pool::Close() {
   }
   // A thread receiving leaves after the job it is running (it sees closed_): wait for it, so that
   // no thread is still stepping an env when Close returns. Not under api_mu_, which it may need.
-  std::lock_guard<std::timed_mutex> receivers(recv_mu_);
+  std::lock_guard<std::mutex> receivers(recv_mu_);
 }
 
 void Pool::CheckOpen() const {
@@ -327,7 +343,7 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
     return TimeoutError("recv() timed out after " + std::to_string(timeout_s) + " s waiting for " +
                         std::to_string(ring_.RowsLeft(ring_.front())) + " more env(s)");
   };
-  std::unique_lock<std::timed_mutex> recv_lock(recv_mu_, std::try_to_lock);
+  std::unique_lock<std::mutex> recv_lock(recv_mu_, std::try_to_lock);
   if (!recv_lock.owns_lock()) {
     // Another thread is receiving: wait for it as this call would wait for its batch.
     if (!polled && forever) {
@@ -335,13 +351,14 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
     } else {
       auto until = polled ? std::chrono::steady_clock::now() + Seconds(poll_s) : deadline;
       if (polled && !forever) until = std::min(until, deadline);
-      if (!recv_lock.try_lock_until(until)) {
+      if (!LockUntil(recv_mu_, until)) {
         if (!forever && until == deadline) {
           throw TimeoutError("recv() timed out after " + std::to_string(timeout_s) +
                              " s waiting for another thread's recv() to return");
         }
         return nullptr;
       }
+      recv_lock = std::unique_lock<std::mutex>(recv_mu_, std::adopt_lock);
     }
   }
   CheckOpen();
@@ -378,8 +395,11 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
       RunJob(env_id);
       const int64_t end = CoarseNanos();
       if (end - start > SlowJobNanos()) {
-        // One slow job is enough: this caller waits from now on, until the workers see quick ones.
+        // One slow job is enough: this caller waits from now on, until the workers see twice as
+        // many quick steps in a row as last time.
         quick_streak_.store(0, std::memory_order_relaxed);
+        quick_target_.store(std::min(2 * quick_target_.load(std::memory_order_relaxed), kMaxQuickStreak),
+                            std::memory_order_relaxed);
         quick_jobs_.store(false, std::memory_order_relaxed);
         help = false;
       }
@@ -427,7 +447,8 @@ void Pool::RunWorkerJob(int env_id) {
   RunJob(env_id);
   if (CoarseNanos() - start > SlowJobNanos()) {
     quick_streak_.store(0, std::memory_order_relaxed);
-  } else if (step && quick_streak_.fetch_add(1, std::memory_order_relaxed) + 1 >= kQuickStreak) {
+  } else if (step && quick_streak_.fetch_add(1, std::memory_order_relaxed) + 1 >=
+                         quick_target_.load(std::memory_order_relaxed)) {
     quick_jobs_.store(true, std::memory_order_relaxed);
   }
 }

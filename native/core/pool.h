@@ -120,8 +120,11 @@ class Pool final : public SlotAllocator {
   // Ctrl-C's 100 ms budget, and long enough that a job of a fast env (MuJoCo, Atari: under 1 ms) is
   // never taken for slow on a busy machine.
   static constexpr std::chrono::milliseconds kSlowJob{10};
-  // Consecutive quick steps the workers must see before a caller with poll_s runs jobs again.
+  // Consecutive quick steps the workers must see before a caller with poll_s runs jobs; doubled
+  // each time such a caller then runs a slow one (up to kMaxQuickStreak), so that an env whose
+  // steps are now and then slow (a long reset every episode) ends up stepped by the workers alone.
   static constexpr int kQuickStreak = 16;
+  static constexpr int kMaxQuickStreak = 1 << 16;
 
  private:
   enum class JobKind : uint8_t { kStep, kReset };
@@ -192,10 +195,11 @@ class Pool final : public SlotAllocator {
   // pool keeps num_threads threads stepping; made on first use, under api_mu_.
   std::unique_ptr<WorkerPool> stand_in_;
   std::atomic<bool> stand_in_made_{false};
-  // Whether a caller with poll_s may run jobs: the workers have seen kQuickStreak quick steps in a
-  // row, and no such caller has run a slow job since.
+  // Whether a caller with poll_s may run jobs: the workers have seen quick_target_ quick steps in
+  // a row, and no such caller has run a slow job since.
   std::atomic<bool> quick_jobs_{false};
   std::atomic<int> quick_streak_{0};
+  std::atomic<int> quick_target_{kQuickStreak};
   std::atomic<bool> closed_{false};
   // Envs sent (written under api_mu_) and received (written under recv_mu_): one writer each, so
   // plain loads and stores; in flight = sent_ - received_.
@@ -204,9 +208,9 @@ class Pool final : public SlotAllocator {
   // Serialises the calls that change which envs are in flight (Send, Step's send, Reset, ResetNow,
   // Render, Close); each holds it briefly, never while it waits for a batch.
   std::mutex api_mu_;
-  // Serialises receivers (Recv, Step's receive), held while waiting for the batch; timed, so a
-  // caller with poll_s or a timeout waits for another receiver no longer than it waits for a batch.
-  std::timed_mutex recv_mu_;
+  // Serialises receivers (Recv, Step's receive), held while waiting for the batch. A caller with
+  // poll_s or a timeout waits for another receiver no longer than it would wait for a batch.
+  std::mutex recv_mu_;
 };
 
 }  // namespace pp

@@ -1,11 +1,11 @@
 // The pybind11 module parallel_pool._native: task lookup, specs as plain dicts, and the Pool.
 // Conversion and GIL handling live here; no env logic and no pool logic.
+#include <pthread.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -100,46 +100,59 @@ std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
 // Python runs signal handlers (Ctrl-C's KeyboardInterrupt) on the main thread only, so only its
 // waits are cut into slices of kSignalPoll, between which it takes the GIL and runs them.
 // Set when the module is imported (a function-local static would take the GIL inside its guard).
+// CPython's thread ident on POSIX is the pthread_t (PyThread_get_thread_ident returns
+// pthread_self()): compared inline, without a call into libpython on every step.
 unsigned long main_thread_id = 0;
-bool OnMainThread() { return PyThread_get_thread_ident() == main_thread_id; }
+bool OnMainThread() { return static_cast<unsigned long>(pthread_self()) == main_thread_id; }
 
 // Ctrl-C must raise within 100 ms. A slice adds at most this to that latency (plus a job the pool
 // has seen to be quick, Pool::kSlowJob), and costs one GIL round trip per slice, and only in a wait
 // that lasts longer than one: a batch that arrives sooner is never interrupted.
 constexpr double kSignalPoll = 0.02;
 
-// The action arrays of one call and the data pointers the core reads. Each call has its own:
-// several Python threads may be inside calls on one pool, and the core reads the pointers with the
-// GIL released. The arrays live on the stack (a dict of more than kInline fields spills to the
-// heap); the pointers go into the calling thread's own vector, reused, so a step allocates nothing.
-// That vector is filled last, right before the GIL is released, with no Python code in between
-// (which could re-enter a pool on this thread).
+// The action arrays of a call (kept alive until the core has copied their rows) and their data
+// pointers, which the core reads with the GIL released.
+struct ActionBuffers {
+  std::vector<py::array> arrays;
+  std::vector<const std::byte*> pointers;
+  bool lent = false;  // to a call in progress (PyPool's own buffers)
+};
+
+// The buffers one call fills. A pool lends its own buffers to one call at a time, so that a step
+// allocates nothing; a call that finds them lent (another Python thread is inside a call on this
+// pool, or Python code run by this call, such as an array's __array__, called into it) fills
+// buffers of its own. Lending and giving back happen with the GIL held, so a plain flag is enough.
 class CallActions {
  public:
-  void Add(py::array array) {
-    if (count_ < kInline) {
-      inline_[count_] = std::move(array);
+  explicit CallActions(ActionBuffers* pool) {
+    if (pool->lent) {
+      buffers_ = &own_.emplace();
     } else {
-      spilled_.push_back(std::move(array));
+      pool->lent = true;
+      lent_ = buffers_ = pool;
+      pool->arrays.clear();  // the previous call's arrays, kept until now as a plain member would
+      pool->pointers.clear();
     }
-    ++count_;
   }
-  const std::vector<const std::byte*>& Pointers() const {
-    thread_local std::vector<const std::byte*> pointers;
-    pointers.clear();
-    for (std::size_t i = 0; i < count_; ++i) {
-      const py::object& a = i < kInline ? inline_[i] : spilled_[i - kInline];
-      pointers.push_back(reinterpret_cast<const std::byte*>(py::detail::array_proxy(a.ptr())->data));
-    }
-    return pointers;
+  ~CallActions() { GiveBack(); }
+  CallActions(const CallActions&) = delete;
+  CallActions& operator=(const CallActions&) = delete;
+
+  void Add(py::array array) {
+    buffers_->pointers.push_back(static_cast<const std::byte*>(array.data()));
+    buffers_->arrays.push_back(std::move(array));
+  }
+  const std::vector<const std::byte*>& pointers() const { return buffers_->pointers; }
+  // Once the core has copied the actions (or failed); with the GIL held.
+  void GiveBack() {
+    if (lent_ != nullptr) lent_->lent = false;
+    lent_ = nullptr;
   }
 
  private:
-  static constexpr std::size_t kInline = 4;
-  // py::object, not py::array: an empty py::array would make a NumPy array.
-  std::array<py::object, kInline> inline_;
-  std::vector<py::object> spilled_;
-  std::size_t count_ = 0;
+  ActionBuffers* buffers_ = nullptr;
+  ActionBuffers* lent_ = nullptr;
+  std::optional<ActionBuffers> own_;
 };
 
 char DtypeKind(Dtype d) {
@@ -150,8 +163,9 @@ char DtypeKind(Dtype d) {
 
 // Owns the NumPy views of one pool: the dtype objects are made once, not per recv. Every call on
 // a closed pool raises (the core's check) before converting anything. Several Python threads may
-// call at once (each releases the GIL in the core): the members are read-only after construction,
-// and whatever one call needs (ids, actions, seeds) is its own.
+// call at once (each releases the GIL in the core): the members are read-only after construction
+// but for action_buffers_ (lent to one call at a time, see CallActions), and whatever else one
+// call needs (ids, seeds) is its own.
 class PyPool {
  public:
   PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, std::optional<int> batch_size,
@@ -192,11 +206,10 @@ class PyPool {
   void Send(const py::object& actions, const py::object& env_ids) {
     pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    CallActions call;
+    CallActions call(&action_buffers_);
     PrepareActions(actions, ids.size, &call);
-    const std::vector<const std::byte*>& pointers = call.Pointers();
     py::gil_scoped_release release;
-    pool_->Send(ids.data, ids.size, pointers);
+    pool_->Send(ids.data, ids.size, call.pointers());
   }
 
   void Reset(const py::object& env_ids, const py::object& seeds) { ResetImpl(env_ids, seeds, false); }
@@ -207,15 +220,15 @@ class PyPool {
   py::tuple Step(const py::object& actions, const py::object& env_ids) {
     pool_->CheckOpen();
     EnvIdList ids = EnvIds(env_ids);
-    CallActions call;
+    CallActions call(&action_buffers_);
     PrepareActions(actions, ids.size, &call);
-    const std::vector<const std::byte*>& pointers = call.Pointers();
     const bool main = OnMainThread();
     OutputBlock* block;
     {
       py::gil_scoped_release release;
-      block = pool_->Step(ids.data, ids.size, pointers, main ? kSignalPoll : -1.0);
+      block = pool_->Step(ids.data, ids.size, call.pointers(), main ? kSignalPoll : -1.0);
     }
+    call.GiveBack();  // copied by the core; a signal handler below may step this pool again
     if (block == nullptr) {
       // Sent, not yet received: from here on a Ctrl-C leaves the batch in flight, for recv().
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -474,6 +487,7 @@ class PyPool {
   std::vector<std::string> names_;
   std::vector<py::dtype> action_dtypes_;
   std::vector<int32_t> all_ids_;
+  ActionBuffers action_buffers_;
 };
 
 }  // namespace
