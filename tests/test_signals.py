@@ -8,8 +8,9 @@ process waits ``DELAY`` seconds, notes the time and sends SIGINT; the child prin
 the pool is usable or closes it, and goes on to the next case.
 
 The bound: the engine promises 100 ms (the main thread's waits return every 20 ms to run signal
-handlers). The tests allow ``BOUND`` = 0.5 s because this machine has 2 cores shared with CI and
-other jobs, where a process can wait a few hundred ms to be scheduled; the latencies measured here
+handlers). The median latency of each test's cases must be under ``TARGET`` = 0.1 s; a single case
+may take up to ``BOUND`` = 0.5 s because this machine has 2 cores shared with CI and other jobs,
+where a process can wait a few hundred ms to be scheduled; the latencies measured here
 are printed (``pytest -s``), and recorded in the README. Every env step in these cases takes 1.5 s
 or more and SIGINT comes ``DELAY`` = 0.3 s into it, so a wait that is not interrupted fails the
 bound: before this was fixed the latency was the rest of the step (1.2 s and more) for the native
@@ -28,7 +29,8 @@ import threading
 import time
 from pathlib import Path
 
-BOUND = 0.5  # seconds; the target is 0.1, see above
+BOUND = 0.5  # seconds: no case may take longer (a scheduling hiccup on a loaded machine)
+TARGET = 0.1  # seconds: the engine's promise, which the median case must keep
 DELAY = 0.3  # seconds between BLOCK and SIGINT: the child is inside the call by then
 STEP_SLEEP_US = 1_500_000  # env i's step takes (1 + i % 4) * 1.5 s
 CHILD_TIMEOUT = 240.0
@@ -187,11 +189,17 @@ def _run_child(body: str, cwd: Path, env: dict[str, str] | None = None) -> dict[
     return latency
 
 
+def _check_latencies(latency: dict[str, float]) -> None:
+    slow = {name: t for name, t in latency.items() if not 0 <= t < BOUND}
+    assert not slow, f"KeyboardInterrupt later than {BOUND} s after SIGINT: {slow}"
+    median = sorted(latency.values())[(len(latency) - 1) // 2]  # the lower median: no case averaged in
+    assert median < TARGET, f"median Ctrl-C latency {median:.3f} s is over {TARGET} s: {latency}"
+
+
 def test_ctrl_c_interrupts_native_step_and_recv(tmp_path: Path) -> None:
     latency = _run_child(_NATIVE_CHILD, tmp_path)
     assert set(latency) == {"sync-one-env step", "sync step then close", "async recv", "async recv with timeout"}
-    slow = {name: t for name, t in latency.items() if not 0 <= t < BOUND}
-    assert not slow, f"KeyboardInterrupt later than {BOUND} s after SIGINT: {slow}"
+    _check_latencies(latency)
 
 
 def test_ctrl_c_interrupts_the_ray_layer(tmp_path: Path) -> None:
@@ -205,5 +213,4 @@ def test_ctrl_c_interrupts_the_ray_layer(tmp_path: Path) -> None:
     finally:
         subprocess.run(["rm", "-rf", str(ray_tmp)], check=False)
     assert set(latency) == {"ray sync step", "ray async recv", "ray async recv with timeout"}
-    slow = {name: t for name, t in latency.items() if not 0 <= t < BOUND}
-    assert not slow, f"KeyboardInterrupt later than {BOUND} s after SIGINT: {slow}"
+    _check_latencies(latency)

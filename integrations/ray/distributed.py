@@ -213,6 +213,13 @@ class DistributedPool:
         """Sync: steps every env (one action row per global env) and returns rows in global order.
         Async: ``send(actions, env_id)`` then ``recv()``."""
         if self.is_async:
+            self._check_usable()
+            if self._sync_pending is None and not self._can_fill_after(env_id):
+                # Checked before queuing anything: a step that raised has changed nothing.
+                raise ValueError(
+                    f"step() of these env ids cannot fill a batch of batch_size_per_node={self.batch_size_per_node} "
+                    "on any node: step enough envs of one node, or use send() and recv()"
+                )
             self.send(actions, env_id)
             return self.recv()
         if env_id is not None:
@@ -250,11 +257,16 @@ class DistributedPool:
         node_of = ids // self.num_envs_per_node
         if node_of[0] == node_of[-1] and (node_of == node_of[0]).all():
             # The common case: a batch that came from one node goes back to it whole.
-            self._send_to(self._nodes[int(node_of[0])], actions, ids)
+            node = self._nodes[int(node_of[0])]
+            self._check_send(node, ids)
+            self._send_to(node, actions, ids)
             return
-        for k in np.unique(node_of):
-            mask = node_of == k
-            self._send_to(self._nodes[int(k)], take_rows(actions, mask), ids[mask])
+        groups = [(self._nodes[int(k)], node_of == k) for k in np.unique(node_of)]
+        # Every node's part is checked before any is sent: a send that raises queues nothing.
+        for node, mask in groups:
+            self._check_send(node, ids[mask])
+        for node, mask in groups:
+            self._send_to(node, take_rows(actions, mask), ids[mask])
 
     def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """The next node batch to arrive (``batch_size_per_node`` rows), as that node's arrays.
@@ -441,13 +453,30 @@ class DistributedPool:
         node.busy[local] = False
         node.in_flight -= len(local)
 
-    def _send_to(self, node: _Node, actions: Any, ids: np.ndarray) -> None:
+    def _check_send(self, node: _Node, ids: np.ndarray) -> None:
         local = ids - node.offset
+        if len(np.unique(local)) != len(local):
+            raise ValueError(f"duplicate env ids in {ids.tolist()}")
         if node.busy[local].any():
             busy = ids[node.busy[local]]
             raise ValueError(f"env ids {busy.tolist()} have a step in flight: recv() their results first")
-        if len(np.unique(local)) != len(local):
-            raise ValueError(f"duplicate env ids in {ids.tolist()}")
+
+    def _can_fill_after(self, env_id: Any) -> bool:
+        """Whether ``recv`` finds a batch to wait for once ``env_id`` is sent (ids not checked here:
+        ``send`` does)."""
+        ids = np.asarray(env_id)
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or len(ids) == 0:
+            return True  # send raises its own error
+        if ids.min() < 0 or ids.max() >= self.num_envs:
+            return True  # likewise
+        added = np.bincount(ids // self.num_envs_per_node, minlength=len(self._nodes))
+        return any(
+            node.pending is not None or node.in_flight + int(added[node.index]) >= self.batch_size_per_node
+            for node in self._nodes
+        )
+
+    def _send_to(self, node: _Node, actions: Any, ids: np.ndarray) -> None:
+        local = ids - node.offset
         node.actor.send.remote(actions, ids)
         node.busy[local] = True
         node.in_flight += len(local)

@@ -1288,4 +1288,57 @@ TEST(SameStepResetThatRaisesMakesAFailedRow) {
 
 }  // namespace
 
+// Recv with poll_s (the Python main thread's wait, so that Ctrl-C is seen): while the envs' steps
+// are slow, each call returns nullptr after about poll_s with the batch still in flight, the caller
+// runs none of them (it would be held for a whole step), and the stand-in worker steps them; the
+// batch then arrives whole. Here no worker exists at all (sync, one thread): only the stand-in can
+// run the jobs. Steps sleep 0.2 s (env 0) and 0.4 s (env 1); a call must return within 0.15 s.
+TEST(PolledRecvReturnsWhileTheStandInRunsSlowSteps) {
+  auto pool = MakePool({{"step_sleep_us", int64_t{200000}}}, Options(2, 2, 1));
+  std::mt19937 rng(10);
+  Reset(*pool, Iota(2));
+  Recv(*pool);
+  SendRandom(*pool, Iota(2), rng);
+  int empty_returns = 0;
+  pp::OutputBlock* block = nullptr;
+  const auto start = Clock::now();
+  while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) {
+    const auto call = Clock::now();
+    block = pool->Recv(-1.0, 0.02);
+    CHECK_LT(Clock::now() - call, std::chrono::milliseconds(150));
+    if (block == nullptr) ++empty_returns;
+  }
+  CHECK(block != nullptr);
+  CHECK_GE(empty_returns, 2);                                      // 0.6 s of steps in 20 ms slices: many
+  CHECK_GE(Clock::now() - start, std::chrono::milliseconds(550));  // the steps really ran, serially
+  if (block != nullptr) {
+    View v(*pool, block, 2);
+    CHECK(v.env_ids() == Iota(2));
+    CHECK(CheckRows(v));
+    for (int r = 0; r < 2; ++r) CHECK_EQ(v.elapsed(r), 1);
+  }
+}
+
+// Once the stand-in has seen a streak of quick steps, a polled caller runs jobs itself again, and
+// every polled step returns its batch (after nullptr returns or not): nothing is lost or doubled.
+TEST(PolledStepsOfQuickEnvsAllArrive) {
+  auto pool = MakePool({}, Options(4, 4, 1));
+  std::mt19937 rng(11);
+  Reset(*pool, Iota(4));
+  Recv(*pool);
+  for (int step = 1; step <= 200; ++step) {
+    const std::vector<int64_t> guesses = Guesses(*pool, 4, rng);
+    const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(guesses.data())};
+    const std::vector<int32_t> ids = Iota(4);
+    pp::OutputBlock* block = pool->Step(ids.data(), 4, actions, 0.02);
+    const auto start = Clock::now();
+    while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) block = pool->Recv(-1.0, 0.02);
+    if (!CHECK(block != nullptr)) return;
+    View v(*pool, block, 4);
+    CHECK(v.env_ids() == ids);
+    if (!CHECK(CheckRows(v))) return;
+  }
+  CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");  // nothing left in flight
+}
+
 int main(int argc, char** argv) { return pp::test::RunAll(argc, argv); }

@@ -98,6 +98,8 @@ def _check_pool_options(pool: dict[str, Any]) -> None:
     # Types only: the native pool checks the ranges (and raises ValueError) when it is built.
     pool["num_envs"] = _check_int("num_envs", pool["num_envs"])
     if pool["batch_size"] is None:
+        # The core applies the same default; it is resolved here too because make_spec() reports
+        # the pool options of a pool it never builds.
         pool["batch_size"] = pool["num_envs"]
     pool["batch_size"] = _check_int("batch_size", pool["batch_size"])
     pool["num_threads"] = _check_int("num_threads", pool["num_threads"])
