@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/env.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -149,6 +150,27 @@ TEST(NormalMoments) {
   const double stddev = std::sqrt(sum_sq / kDraws - mean * mean);
   CHECK_LT(std::fabs(mean - 2.0), 0.04);
   CHECK_LT(std::fabs(stddev - 3.0), 0.03);
+}
+
+// An env's np_random() is np.random.default_rng(seed) of the seed the core gives it.
+class SeedProbe final : public pp::Env {
+ public:
+  using pp::Env::Env;
+  void Reset() override {}
+  pp::StepResult Step(const pp::Action&) override { return {}; }
+  double Draw() { return np_random().Random(); }
+};
+
+TEST(EnvSeedSeedsNpRandom) {
+  const pp::EnvSpec spec;
+  SeedProbe env(spec, 0);
+  env.Seed(42);
+  const double first = env.Draw();
+  CHECK_EQ(first, 0.7739560485559633);  // np.random.default_rng(42).random()
+  env.Draw();
+  env.Seed(42);
+  const double again = env.Draw();
+  CHECK_EQ(again, first);
 }
 
 }  // namespace
