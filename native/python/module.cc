@@ -77,6 +77,10 @@ py::dict FieldToDict(const FieldSpec& f) {
 
 py::dict SpecToDict(const EnvSpec& spec) {
   py::dict d;
+  py::dict tables;
+  for (const auto& [name, values] : spec.tables)
+    tables[py::str(name)] = py::array_t<double>(values.size(), values.data());
+  d["tables"] = tables;
   d["task_id"] = spec.task_id;
   d["config"] = ConfigToDict(spec.config);
   py::list state, action;
