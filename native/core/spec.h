@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -81,6 +82,9 @@ struct EnvSpec {
   std::optional<double> reward_threshold;  // Gymnasium's registered value; none if it has none
   // (height, width, 3) of the RGB frame Env::Render writes; empty: the task cannot render.
   std::vector<int> render_shape;
+  // Named tables of numbers a task derives from its config, for Python to read (e.g. toy text's
+  // transition table "P", rows of (state, action, prob, next_state, reward, terminated)).
+  std::map<std::string, std::vector<double>> tables;
 
   int StateIndex(const std::string& name) const { return IndexOf(state, name); }
   int ActionIndex(const std::string& name) const { return IndexOf(action, name); }

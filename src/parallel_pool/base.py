@@ -63,6 +63,11 @@ class BasePoolEnv:
         return self.action_space
 
     @property
+    def P(self) -> dict[int, dict[int, list[tuple[float, int, float, bool]]]]:  # noqa: N802 (Gymnasium's name)
+        """The transition table of a toy-text task, as Gymnasium's ``env.unwrapped.P``."""
+        return self.spec.transition_table()
+
+    @property
     def config(self) -> dict[str, Any]:
         """Every option of this pool and its env, with the values in use."""
         return dict(self.spec.config)

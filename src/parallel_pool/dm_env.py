@@ -43,7 +43,7 @@ class DmEnv(BasePoolEnv):
         if self.spec.max_num_players > 1:
             raise ValueError("the dm_env front-end is for single-player tasks; use the Gymnasium front-end")
         names = (
-            ["obs"] if len(self.spec.obs_fields) == 1 and self.spec.obs_fields[0].name == "obs"
+            ["obs"] if (len(self.spec.obs_fields) == 1 and self.spec.obs_fields[0].name == "obs") or self.spec.tuple_obs
             else [f.key for f in self.spec.obs_fields]
         )
         # Every info field follows, in every TimeStep (nested keys joined by "_"; episode_stats'

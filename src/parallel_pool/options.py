@@ -62,9 +62,22 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
     pool = {k: kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
     env = {k: kwargs[k] for k in env_defaults if k in kwargs}
     for key, value in env.items():
+        if isinstance(env_defaults[key], str):
+            env[key] = value = _as_config_str(value)
         _check_config_type(task_id, key, value, env_defaults[key])
     _check_pool_options(pool)
     return base_id, pool, env
+
+
+def _as_config_str(value: Any) -> Any:
+    """A str key's value as the native config holds it: None (not given, e.g. FrozenLake's
+    desc=None, map_name=None) is "", and a sequence of str (desc=["SFFF", ...]) its lines joined
+    by "\\n"."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (str, bytes)) for v in value):
+        return "\n".join(v.decode() if isinstance(v, bytes) else v for v in value)
+    return value
 
 
 def _check_config_type(task_id: str, key: str, value: Any, default: Any) -> None:

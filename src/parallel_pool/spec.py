@@ -108,12 +108,20 @@ class EnvSpec:
         self.render_shape: tuple[int, ...] | None = native.get("render_shape")
         self.obs_fields = [f for f in self.state_fields if f.name == "obs" or f.name.startswith("obs:")]
         self.info_fields = [f for f in self.state_fields if f.name.startswith("info:")]
+        # A Tuple observation (Blackjack's) is declared as the fields obs:0, obs:1, ..., in order.
+        self.tuple_obs = len(self.obs_fields) > 1 and [f.key for f in self.obs_fields] == [
+            str(i) for i in range(len(self.obs_fields))
+        ]
+        # Named tables a task derives from its config, e.g. toy text's transition table "P".
+        self.tables: dict[str, np.ndarray] = {k: np.asarray(v) for k, v in native.get("tables", {}).items()}
 
     @property
     def observation_space(self) -> gymnasium.Space:
         """The single-env observation space."""
         if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":
             return self.obs_fields[0].gymnasium_space()
+        if self.tuple_obs:
+            return gymnasium.spaces.Tuple(tuple(f.gymnasium_space() for f in self.obs_fields))
         return gymnasium.spaces.Dict({f.key: f.gymnasium_space() for f in self.obs_fields})
 
     @property
@@ -127,6 +135,8 @@ class EnvSpec:
         """The single-env dm_env observation spec."""
         if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":
             return self.obs_fields[0].dm_spec("obs")
+        if self.tuple_obs:
+            return tuple(f.dm_spec(f"obs_{f.key}") for f in self.obs_fields)
         return {f.key: f.dm_spec() for f in self.obs_fields}
 
     def action_spec(self) -> Any:
@@ -134,6 +144,34 @@ class EnvSpec:
         if len(self.action_fields) == 1 and self.action_fields[0].name == "action":
             return self.action_fields[0].dm_spec("action")
         return {f.key: f.dm_spec() for f in self.action_fields}
+
+    def transition_table(self) -> dict[int, dict[int, list[tuple[float, int, float, bool]]]]:
+        """The task's transition table as Gymnasium's toy-text envs hold it in ``env.unwrapped.P``:
+        ``P[state][action]`` is a list of ``(prob, next_state, reward, terminated)``.
+
+        Example:
+            >>> import parallel_pool
+            >>> parallel_pool.make_spec("FrozenLake-v1", is_slippery=False).transition_table()[0][2]
+            [(1.0, 1, 0.0, False)]
+        """
+        if "P" not in self.tables:
+            raise AttributeError(
+                f"{self.task_id} has no task-wide transition table P"
+                + (
+                    " (desc=None with map_name=None draws a random map per env: pass desc=generate_random_map(...))"
+                    if self.task_id.startswith("FrozenLake")
+                    else ""
+                )
+            )
+        rows = self.tables["P"].reshape(-1, 6)
+        num_states = int(self.obs_fields[0].high[0]) + 1
+        num_actions = int(self.action_fields[0].high[0]) + 1
+        table: dict[int, dict[int, list[tuple[float, int, float, bool]]]] = {
+            s: {a: [] for a in range(num_actions)} for s in range(num_states)
+        }
+        for state, action, prob, next_state, reward, terminated in rows.tolist():
+            table[int(state)][int(action)].append((prob, int(next_state), reward, bool(terminated)))
+        return table
 
     def __repr__(self) -> str:
         return f"EnvSpec({self.task_id!r}, config={self.config!r})"

@@ -27,6 +27,7 @@ class Unpacker:
             self._obs: int | list[tuple[str, int]] = index["obs"]
         else:
             self._obs = [(f.key, index[f.name]) for f in spec.obs_fields]
+        self._tuple_obs = spec.tuple_obs  # a Tuple observation: a tuple of arrays, not a dict
         # info entries: (key, index) at the top level, or grouped ("players", "episode").
         self._info: list[tuple[str, int]] = []
         self._groups: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
@@ -61,6 +62,8 @@ class Unpacker:
     def obs(self, arrays: tuple) -> Any:
         if isinstance(self._obs, int):
             return arrays[self._obs]
+        if self._tuple_obs:
+            return tuple(arrays[i] for _, i in self._obs)
         return {key: arrays[i] for key, i in self._obs}
 
     def info(self, arrays: tuple) -> dict[str, Any]:
@@ -86,6 +89,8 @@ class Unpacker:
         for row in np.flatnonzero(mask):
             if isinstance(fields, int):
                 final_obs[row] = arrays[fields][row]
+            elif self._tuple_obs:
+                final_obs[row] = tuple(arrays[i][row] for _, i in fields)
             else:
                 final_obs[row] = {key: arrays[i][row] for key, i in fields}
         final_info: dict[str, Any] = {}

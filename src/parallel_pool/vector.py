@@ -108,6 +108,9 @@ def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, num_envs: int) -> Any
     if isinstance(rows, dict):
         prev = previous if previous is not None else {k: None for k in rows}
         return {k: _merge_rows(prev[k], rows[k], ids, num_envs) for k in rows}
+    if isinstance(rows, tuple):
+        prev_items = previous if previous is not None else (None,) * len(rows)
+        return tuple(_merge_rows(p, r, ids, num_envs) for p, r in zip(prev_items, rows))
     if previous is None:
         out = np.zeros((num_envs, *rows.shape[1:]), dtype=rows.dtype)
     else:

@@ -1,0 +1,214 @@
+// FrozenLake-v1 and FrozenLake8x8-v1: Gymnasium's walk across a (slippery) frozen lake, with its
+// maps, kwargs, transition table and draws, as gymnasium/envs/toy_text/frozen_lake.py.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+#include "core/env.h"
+#include "core/spec.h"
+#include "envs/toy_text/tabular.h"
+
+namespace pp::toy_text {
+
+using Board = std::vector<std::string>;
+
+// Gymnasium's MAPS.
+inline Board FrozenLakeMap(const std::string& name) {
+  if (name == "4x4") return {"SFFF", "FHFH", "FFFH", "HFFG"};
+  if (name == "8x8") {
+    return {"SFFFFFFF", "FFFFFFFF", "FFFHFFFF", "FFFFFHFF", "FFFHFFFF", "FHHFFFHF", "FHFFHFHF", "FFFHFFFG"};
+  }
+  throw std::invalid_argument("FrozenLake: unknown map_name '" + name + "' (known: '4x4', '8x8', or None)");
+}
+
+// frozen_lake.is_valid: whether G is reachable from (0, 0) without stepping into a hole.
+inline bool FrozenLakeIsValid(const Board& board) {
+  const int size = static_cast<int>(board.size());
+  std::vector<char> seen(static_cast<std::size_t>(size * size), 0);
+  std::vector<std::pair<int, int>> frontier{{0, 0}};
+  while (!frontier.empty()) {
+    const auto [r, c] = frontier.back();
+    frontier.pop_back();
+    if (seen[static_cast<std::size_t>(r * size + c)]) continue;
+    seen[static_cast<std::size_t>(r * size + c)] = 1;
+    const int moves[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+    for (const auto& m : moves) {
+      const int nr = r + m[0], nc = c + m[1];
+      if (nr < 0 || nr >= size || nc < 0 || nc >= size) continue;
+      if (board[nr][nc] == 'G') return true;
+      if (board[nr][nc] != 'H') frontier.emplace_back(nr, nc);
+    }
+  }
+  return false;
+}
+
+// frozen_lake.generate_random_map(size, p, seed) with `rng` = seeding.np_random(seed): boards of
+// choice(["F", "H"], (size, size), p=[p, 1 - p]) until one is valid.
+inline Board FrozenLakeRandomMap(NumpyGenerator& rng, int size = 8, double p = 0.8) {
+  p = std::min(1.0, p);
+  const double probs[2] = {p, 1.0 - p};
+  std::vector<int64_t> tiles(static_cast<std::size_t>(size * size));
+  Board board;
+  do {
+    rng.Choice(probs, 2, tiles.data(), size * size);
+    board.assign(static_cast<std::size_t>(size), std::string(static_cast<std::size_t>(size), 'F'));
+    for (int i = 0; i < size * size; ++i) board[i / size][i % size] = tiles[i] ? 'H' : 'F';
+    board[0][0] = 'S';
+    board[size - 1][size - 1] = 'G';
+  } while (!FrozenLakeIsValid(board));
+  return board;
+}
+
+// The map a config names: desc (rows joined by '\n') if given, else map_name's; empty when both
+// are None (a random map, drawn per env).
+inline Board FrozenLakeBoard(const Config& config) {
+  const std::string& desc = config.GetString("desc");
+  if (desc.empty()) {
+    const std::string& name = config.GetString("map_name");
+    return name.empty() ? Board{} : FrozenLakeMap(name);
+  }
+  Board board;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = desc.find('\n', start);
+    board.push_back(desc.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  for (const std::string& row : board) {
+    if (row.size() != board[0].size() || row.empty()) {
+      throw std::invalid_argument("FrozenLake: desc must be non-empty rows of equal length");
+    }
+  }
+  return board;
+}
+
+// FrozenLakeEnv.__init__'s P: actions LEFT, DOWN, RIGHT, UP; on ice, the intended move with
+// success_rate and each perpendicular one with (1 - success_rate) / 2 when slippery.
+inline TransitionTable FrozenLakeTable(const Board& board, const Config& config) {
+  const int nrow = static_cast<int>(board.size()), ncol = static_cast<int>(board[0].size());
+  const bool slippery = config.GetBool("is_slippery");
+  const double success_rate = config.GetFloat("success_rate");
+  const double fail_rate = (1.0 - success_rate) / 2.0;
+  const std::vector<double>& schedule = config.GetFloats("reward_schedule");
+  if (schedule.size() != 3) throw std::invalid_argument("FrozenLake: reward_schedule needs 3 values (G, H, F)");
+  TransitionTable table(nrow * ncol, 4);
+  auto move = [&](int row, int col, int a) {
+    if (a == 0) col = std::max(col - 1, 0);
+    if (a == 1) row = std::min(row + 1, nrow - 1);
+    if (a == 2) col = std::min(col + 1, ncol - 1);
+    if (a == 3) row = std::max(row - 1, 0);
+    const char letter = board[row][col];
+    const double reward = letter == 'G' ? schedule[0] : letter == 'H' ? schedule[1] : schedule[2];
+    return std::make_tuple(int64_t{row} * ncol + col, reward, letter == 'G' || letter == 'H');
+  };
+  for (int row = 0; row < nrow; ++row) {
+    for (int col = 0; col < ncol; ++col) {
+      const int64_t s = int64_t{row} * ncol + col;
+      for (int a = 0; a < 4; ++a) {
+        if (board[row][col] == 'G' || board[row][col] == 'H') {
+          table.Add(s, a, {1.0, s, 0.0, true});
+        } else if (slippery) {
+          for (int b : {(a + 3) % 4, a, (a + 1) % 4}) {
+            const auto [next, reward, done] = move(row, col, b);
+            table.Add(s, a, {b == a ? success_rate : fail_rate, next, reward, done});
+          }
+        } else {
+          const auto [next, reward, done] = move(row, col, a);
+          table.Add(s, a, {1.0, next, reward, done});
+        }
+      }
+    }
+  }
+  return table;
+}
+
+inline Config FrozenLakeDefaults(const std::string& map_name, int64_t max_episode_steps) {
+  return Config{{"max_episode_steps", max_episode_steps},
+                {"desc", std::string()},
+                {"map_name", map_name},
+                {"is_slippery", true},
+                {"success_rate", 1.0 / 3.0},
+                {"reward_schedule", std::vector<double>{1.0, 0.0, 0.0}}};
+}
+
+inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& config) {
+  const Board board = FrozenLakeBoard(config);
+  const int size = board.empty() ? 8 * 8 : static_cast<int>(board.size() * board[0].size());
+  EnvSpec spec;
+  spec.state = {Discrete("obs", size), Box("info:prob", Dtype::kFloat64, {})};
+  spec.action = {Discrete("action", 4)};
+  // A random map is drawn per env: the table is then each env's own, not the task's.
+  if (!board.empty()) spec.tables["P"] = FrozenLakeTable(board, config).Flatten();
+  return spec;
+}
+
+class FrozenLakeEnv final : public Env {
+ public:
+  FrozenLakeEnv(const EnvSpec& spec, int env_id)
+      : Env(spec, env_id),
+        obs_index_(spec.StateIndex("obs")),
+        prob_index_(spec.StateIndex("info:prob")),
+        action_index_(spec.ActionIndex("action")),
+        board_(FrozenLakeBoard(spec.config)) {
+    if (!board_.empty()) Build(TableFromFlat(spec.tables.at("P"), NumStates(), 4));
+  }
+
+  void Reset() override {
+    if (board_.empty()) {
+      // desc=None, map_name=None: Gymnasium draws generate_random_map() from fresh entropy at
+      // construction; here it is generate_random_map(seed=s) for s this env's seed at its first
+      // reset (a copy of the freshly seeded stream), so a seed reproduces the map.
+      NumpyGenerator map_rng = np_random();
+      board_ = FrozenLakeRandomMap(map_rng);
+      Build(FrozenLakeTable(board_, spec().config));
+    }
+    state_ = initial_->Sample(np_random());
+    Write(1.0);
+  }
+
+  StepResult Step(const Action& action) override {
+    const int64_t a = action.Get<int64_t>(action_index_)[0];
+    const std::vector<Transition>& options = table_->Get(state_, a);
+    const Transition& t = options[static_cast<std::size_t>(CategoricalSample(options, np_random()))];
+    state_ = t.next_state;
+    Write(t.prob);
+    return StepResult{t.reward, t.terminated, TimeLimitReached()};
+  }
+
+ private:
+  int NumStates() const { return static_cast<int>(board_.size() * board_[0].size()); }
+
+  void Build(TransitionTable table) {
+    table_.emplace(std::move(table));
+    std::vector<double> starts;
+    for (const std::string& row : board_) {
+      for (char c : row) starts.push_back(c == 'S' ? 1.0 : 0.0);
+    }
+    initial_.emplace(starts);
+  }
+
+  void Write(double prob) {
+    Slot out = Allocate();
+    out.Get<int64_t>(obs_index_)[0] = state_;
+    out.Get<double>(prob_index_)[0] = prob;
+  }
+
+  const int obs_index_;
+  const int prob_index_;
+  const int action_index_;
+  Board board_;
+  std::optional<TransitionTable> table_;
+  std::optional<InitialStates> initial_;
+  int64_t state_ = 0;
+};
+
+}  // namespace pp::toy_text

@@ -1,0 +1,37 @@
+// Registers Gymnasium's toy-text tasks: per task id, its defaults (Gymnasium's registered kwargs and
+// time limit), its reward threshold, and the functions that build its spec and its envs.
+#include "envs/toy_text/register.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/task_maker.h"
+#include "envs/toy_text/blackjack.h"
+#include "envs/toy_text/cliff_walking.h"
+#include "envs/toy_text/frozen_lake.h"
+#include "envs/toy_text/taxi.h"
+
+namespace pp {
+
+void RegisterToyText(Registry& registry) {
+  using namespace toy_text;
+  auto task = [](auto tag, std::string id, Config defaults, SpecMaker spec, std::optional<double> threshold) {
+    using EnvT = typename decltype(tag)::type;
+    return MakeTask<EnvT>(std::move(id), "toy_text", std::move(defaults), std::move(spec), threshold);
+  };
+  // Time limits and thresholds from gymnasium/envs/__init__.py.
+  registry.Add(
+      task(std::type_identity<FrozenLakeEnv>{}, "FrozenLake-v1", FrozenLakeDefaults("4x4", 100), FrozenLakeSpec, 0.70));
+  registry.Add(task(std::type_identity<FrozenLakeEnv>{}, "FrozenLake8x8-v1", FrozenLakeDefaults("8x8", 200),
+                    FrozenLakeSpec, 0.85));
+  registry.Add(task(std::type_identity<TaxiEnv>{}, "Taxi-v3", TaxiDefaults(), TaxiSpec, 8.0));
+  registry.Add(task(std::type_identity<CliffWalkingEnv>{}, "CliffWalking-v1", CliffWalkingDefaults(false),
+                    CliffWalkingSpec, std::nullopt));
+  registry.Add(task(std::type_identity<CliffWalkingEnv>{}, "CliffWalkingSlippery-v1", CliffWalkingDefaults(true),
+                    CliffWalkingSpec, std::nullopt));
+  registry.Add(
+      task(std::type_identity<BlackjackEnv>{}, "Blackjack-v1", BlackjackDefaults(), BlackjackSpec, std::nullopt));
+}
+
+}  // namespace pp
