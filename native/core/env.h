@@ -86,7 +86,10 @@ class Env {
   virtual void Render(uint8_t* /*rgb*/) { throw std::logic_error(spec_.task_id + " cannot render"); }
 
   // --- used by the core ---
-  void Seed(uint64_t seed) { rng_.Seed(seed); }
+  void Seed(uint64_t seed) {
+    rng_.Seed(seed);
+    OnSeed(seed);
+  }
   void SetAllocator(SlotAllocator* allocator) { allocator_ = allocator; }
   // The core counts steps: 0 after Reset, incremented before each Step.
   void BeginReset() { elapsed_step_ = 0; }
@@ -97,6 +100,9 @@ class Env {
 
  protected:
   Rng& rng() { return rng_; }
+  // Called with every new seed, before the reset it applies to. An env whose reference draws from a
+  // generator of its own (Gymnasium's np_random) seeds that generator here with the same integer.
+  virtual void OnSeed(uint64_t /*seed*/) {}
   // True on the step that reaches max_episode_steps: report it as `truncated`.
   bool TimeLimitReached() const { return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps; }
   Slot Allocate(int num_players = 1) {
