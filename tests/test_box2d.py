@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from gymnasium.envs.box2d.bipedal_walker import BipedalWalkerHeuristics
 from gymnasium.envs.box2d.lunar_lander import heuristic as lander_heuristic
 
 import parallel_pool
@@ -231,3 +232,59 @@ def test_lunar_lander_vector_seeding_matches_gymnasium_vector_env() -> None:
         assert np.array_equal(obs, g_obs)
     pool.close()
     gym.close()
+
+
+# --- BipedalWalker -------------------------------------------------------------------------------
+
+
+def walker_policy(explore: float) -> Policy:
+    """Gymnasium's own walking heuristic (BipedalWalkerHeuristics: it walks the normal terrain to
+    the time limit), one state machine per env, with a share of random actions."""
+    heuristics = BipedalWalkerHeuristics()
+    rand = random_policy(gymnasium.spaces.Box(-1, 1, (4,), np.float32))
+
+    def policy(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        act = np.asarray(heuristics.step_heuristic(obs), np.float32)
+        return rand(obs, rng) if rng.random() < explore else act
+
+    return policy
+
+
+def walker_policies() -> list[Policy]:
+    space = gymnasium.spaces.Box(-1, 1, (4,), np.float32)
+    # Two envs at random (they fall), two walking (one with 2% random actions).
+    return [random_policy(space)] * 2 + [walker_policy(0.0), walker_policy(0.02)]
+
+
+@pytest.mark.parametrize(
+    ("task_id", "kwargs", "steps"),
+    [
+        # 1,650 steps: the walkers reach the 1,600-step time limit (truncated) and start again.
+        ("BipedalWalker-v3", {}, 1650),
+        # Stumps, stairs and pits: the heuristic falls at one, and its next episodes meet others.
+        ("BipedalWalkerHardcore-v3", {}, 900),
+        ("BipedalWalker-v3", {"hardcore": True}, 400),
+        ("BipedalWalkerHardcore-v3", {"hardcore": False, "max_episode_steps": 300}, 700),
+    ],
+)
+def test_bipedal_walker_episodes_match_gymnasium(task_id: str, kwargs: dict[str, Any], steps: int) -> None:
+    stats = run_sync(task_id, walker_policies(), steps=steps, seed=5, **kwargs)
+    assert stats["terminated"] >= 4, stats
+    if (task_id == "BipedalWalker-v3" and not kwargs) or "max_episode_steps" in kwargs:
+        assert stats["truncated"] >= 1, stats
+
+
+def test_bipedal_walker_async_pool_matches_gymnasium() -> None:
+    stats = run_async("BipedalWalkerHardcore-v3", walker_policies(), batches=600, seed=21)
+    assert stats["transitions"] > 1000 and stats["terminated"] >= 2, stats
+
+
+def test_bipedal_walker_spaces_and_registration() -> None:
+    for task_id, max_steps in (("BipedalWalker-v3", 1600), ("BipedalWalkerHardcore-v3", 2000)):
+        pool = parallel_pool.make(task_id, num_envs=1)
+        gym = gymnasium.make(task_id)
+        assert pool.observation_space == gym.observation_space
+        assert pool.action_space == gym.action_space
+        assert pool.spec.max_episode_steps == gym.spec.max_episode_steps == max_steps
+        assert pool.spec.reward_threshold == gym.spec.reward_threshold
+        pool.close()

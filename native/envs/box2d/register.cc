@@ -3,6 +3,7 @@
 #include "envs/box2d/register.h"
 
 #include "core/task_maker.h"
+#include "envs/box2d/bipedal_walker.h"
 #include "envs/box2d/lunar_lander.h"
 
 namespace pp {
@@ -13,6 +14,10 @@ void RegisterBox2d(Registry& registry) {
   registry.Add(MakeTask<LunarLanderEnv>("LunarLander-v3", "box2d", LunarLanderDefaults(false), LunarLanderSpec, 200.0));
   registry.Add(
       MakeTask<LunarLanderEnv>("LunarLanderContinuous-v3", "box2d", LunarLanderDefaults(true), LunarLanderSpec, 200.0));
+  registry.Add(
+      MakeTask<BipedalWalkerEnv>("BipedalWalker-v3", "box2d", BipedalWalkerDefaults(false), BipedalWalkerSpec, 300.0));
+  registry.Add(MakeTask<BipedalWalkerEnv>("BipedalWalkerHardcore-v3", "box2d", BipedalWalkerDefaults(true),
+                                          BipedalWalkerSpec, 300.0));
 }
 
 }  // namespace pp
