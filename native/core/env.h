@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "numpy_random.h"
 #include "rng.h"
 #include "spec.h"
 
@@ -86,9 +87,10 @@ class Env {
   virtual void Render(uint8_t* /*rgb*/) { throw std::logic_error(spec_.task_id + " cannot render"); }
 
   // --- used by the core ---
+  // Seeds both streams: rng() and np_random() restart from `seed`.
   void Seed(uint64_t seed) {
     rng_.Seed(seed);
-    OnSeed(seed);
+    np_random_.Seed(seed);
   }
   void SetAllocator(SlotAllocator* allocator) { allocator_ = allocator; }
   // The core counts steps: 0 after Reset, incremented before each Step.
@@ -100,9 +102,9 @@ class Env {
 
  protected:
   Rng& rng() { return rng_; }
-  // Called with every new seed, before the reset it applies to. An env whose reference draws from a
-  // generator of its own (Gymnasium's np_random) seeds that generator here with the same integer.
-  virtual void OnSeed(uint64_t /*seed*/) {}
+  // NumPy's stream, np.random.default_rng(seed), for envs whose reference draws from a Gymnasium
+  // env's np_random: the same seed and the same calls give the reference's episode (numpy_random.h).
+  NumpyGenerator& np_random() { return np_random_; }
   // True on the step that reaches max_episode_steps: report it as `truncated`.
   bool TimeLimitReached() const { return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps; }
   Slot Allocate(int num_players = 1) {
@@ -114,6 +116,7 @@ class Env {
   const EnvSpec& spec_;
   const int env_id_;
   Rng rng_;
+  NumpyGenerator np_random_;
   SlotAllocator* allocator_ = nullptr;
   int elapsed_step_ = 0;
 };

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/family_loader.h"
+#include "core/numpy_random.h"
 #include "core/pool.h"
 #include "core/registry.h"
 
@@ -490,6 +491,84 @@ class PyPool {
   ActionBuffers action_buffers_;
 };
 
+// ---- Test hook: core/numpy_random.h against NumPy itself (tests/test_numpy_random.py) ----------
+// _numpy_random(seed, program) runs `program`, a list of (method, args, n), on one
+// NumpyGenerator seeded with `seed` (any int >= 0, as SeedSequence takes it) and returns one array
+// per entry; the test runs the same calls on np.random.default_rng(seed). Not part of the API.
+py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
+  if (seed < py::int_(0)) throw py::value_error("seed must be >= 0");
+  std::vector<uint32_t> words;
+  py::int_ rest = seed;
+  const py::int_ mask(0xffffffffULL), zero(0);
+  do {
+    words.push_back(py::int_(rest & mask).cast<uint32_t>());
+    rest = py::int_(rest >> py::int_(32));
+  } while (rest > zero);
+  NumpyGenerator gen;
+  gen.SeedWords(words.data(), static_cast<int>(words.size()));
+  py::list results;
+  for (py::handle entry : program) {
+    const auto call = entry.cast<py::tuple>();
+    const auto method = call[0].cast<std::string>();
+    const auto args = call[1].cast<py::tuple>();
+    const int n = call[2].cast<int>();
+    auto arg_i = [&](int i) { return args[i].cast<int64_t>(); };
+    auto arg_d = [&](int i) { return args[i].cast<double>(); };
+    if (method == "next_u64") {
+      py::array_t<uint64_t> out(n);
+      for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.NextU64();
+      results.append(out);
+    } else if (method == "next_u32") {
+      py::array_t<uint32_t> out(n);
+      for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.NextU32();
+      results.append(out);
+    } else if (method == "random" || method == "uniform" || method == "uniform_n" || method == "standard_normal" ||
+               method == "normal") {
+      py::array_t<double> out(n);
+      double* data = out.mutable_data();
+      if (method == "uniform_n") {
+        gen.Uniform(arg_d(0), arg_d(1), data, n);
+      } else {
+        for (int i = 0; i < n; ++i) {
+          data[i] = method == "random"            ? gen.Random()
+                    : method == "uniform"         ? gen.Uniform(arg_d(0), arg_d(1))
+                    : method == "standard_normal" ? gen.StandardNormal()
+                                                  : gen.Normal(arg_d(0), arg_d(1));
+        }
+      }
+      results.append(out);
+    } else if (method == "integers" || method == "integers_closed" || method == "choice") {
+      py::array_t<int64_t> out(n);
+      for (int i = 0; i < n; ++i) {
+        out.mutable_at(i) = method == "integers"          ? gen.Integers(arg_i(0), arg_i(1))
+                            : method == "integers_closed" ? gen.IntegersClosed(arg_i(0), arg_i(1))
+                                                          : gen.Choice(arg_i(0));
+      }
+      results.append(out);
+    } else if (method == "integers_n" || method == "integers_closed_n") {
+      py::array_t<int64_t> out(n);
+      if (method == "integers_n") {
+        gen.Integers(arg_i(0), arg_i(1), out.mutable_data(), n);
+      } else {
+        gen.IntegersClosed(arg_i(0), arg_i(1), out.mutable_data(), n);
+      }
+      results.append(out);
+    } else if (method == "choice_p" || method == "choice_p_n") {
+      const auto p = args[0].cast<std::vector<double>>();
+      py::array_t<int64_t> out(n);
+      if (method == "choice_p_n") {
+        gen.Choice(p.data(), static_cast<int>(p.size()), out.mutable_data(), n);
+      } else {
+        for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
+      }
+      results.append(out);
+    } else {
+      throw py::value_error("unknown NumpyGenerator method '" + method + "'");
+    }
+  }
+  return results;
+}
+
 }  // namespace
 }  // namespace pp
 
@@ -559,4 +638,13 @@ PYBIND11_MODULE(_native, m) {
       .def("render", &PyPool::Render, py::arg("env_ids") = py::none())
       .def("check_open", &PyPool::CheckOpen)
       .def("close", &PyPool::Close);
+
+  // Test hooks of core/numpy_random.h (tests/test_numpy_random.py); not part of the API.
+  m.def("_numpy_random", &NumpyRandomProgram, py::arg("seed"), py::arg("program"));
+  m.def("_numpy_ziggurat_tables", [] {
+    const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
+    const py::array_t<double> w(256, NumpyGenerator::ZigguratW());
+    const py::array_t<double> f(256, NumpyGenerator::ZigguratF());
+    return py::make_tuple(k, w, f);
+  });
 }

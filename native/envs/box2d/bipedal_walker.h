@@ -15,7 +15,6 @@
 
 #include "core/config.h"
 #include "core/env.h"
-#include "core/numpy_random.h"
 #include "core/spec.h"
 
 namespace pp::box2d {
@@ -112,7 +111,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
       fd.restitution = 0.0f;
       hull_->CreateFixture(&fd);
     }
-    hull_->ApplyForceToCenter(Vec(np_random_.Uniform(-P::kInitialRandom, P::kInitialRandom), 0.0), true);
+    hull_->ApplyForceToCenter(Vec(np_random().Uniform(-P::kInitialRandom, P::kInitialRandom), 0.0), true);
 
     legs_.clear();
     joints_.clear();
@@ -259,10 +258,10 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
         const double diff = P::kTerrainHeight - y;
         const double sign = diff > 0 ? 1.0 : (diff < 0 ? -1.0 : 0.0);  // np.sign
         velocity = 0.8 * velocity + 0.01 * sign;
-        if (i > P::kTerrainStartpad) velocity += np_random_.Uniform(-1, 1) / P::kScale;
+        if (i > P::kTerrainStartpad) velocity += np_random().Uniform(-1, 1) / P::kScale;
         y += velocity;
       } else if (state == kPit && oneshot) {
-        counter = np_random_.Integers(3, 5);
+        counter = np_random().Integers(3, 5);
         const std::array<std::array<double, 2>, 4> poly = {
             {{x, y}, {x + ts, y}, {x + ts, y - 4 * ts}, {x, y - 4 * ts}}};
         CreateTerrainPolygon(poly);
@@ -275,13 +274,13 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
         y = original_y;
         if (counter > 1) y -= 4 * ts;
       } else if (state == kStump && oneshot) {
-        counter = np_random_.Integers(1, 3);
+        counter = np_random().Integers(1, 3);
         const double size = static_cast<double>(counter) * ts;
         CreateTerrainPolygon({{{x, y}, {x + size, y}, {x + size, y + size}, {x, y + size}}});
       } else if (state == kStairs && oneshot) {
-        stair_height = np_random_.Random() > 0.5 ? +1 : -1;
-        stair_width = np_random_.Integers(4, 5);
-        stair_steps = np_random_.Integers(3, 5);
+        stair_height = np_random().Random() > 0.5 ? +1 : -1;
+        stair_width = np_random().Integers(4, 5);
+        stair_steps = np_random().Integers(3, 5);
         original_y = y;
         for (int64_t s = 0; s < stair_steps; ++s) {
           const double x0 = x + static_cast<double>(s * stair_width) * ts;
@@ -300,9 +299,9 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
       terrain_y_.push_back(y);
       counter -= 1;
       if (counter == 0) {
-        counter = np_random_.Integers(P::kTerrainGrass / 2, P::kTerrainGrass);
+        counter = np_random().Integers(P::kTerrainGrass / 2, P::kTerrainGrass);
         if (state == kGrass && hardcore_) {
-          state = np_random_.Integers(1, kStates);
+          state = np_random().Integers(1, kStates);
         } else {
           state = kGrass;
         }
@@ -330,12 +329,12 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
   void GenerateClouds() {
     using P = BipedalWalkerParams;
     for (auto& cloud : clouds_) {
-      const double x = np_random_.Uniform(0, P::kTerrainLength) * P::kTerrainStep;
+      const double x = np_random().Uniform(0, P::kTerrainLength) * P::kTerrainStep;
       const double y = P::kViewportH / P::kScale * 3 / 4;
       for (int a = 0; a < 5; ++a) {
         const double angle = 3.14 * 2 * a / 5;
-        const double px = x + 15 * P::kTerrainStep * std::sin(angle) + np_random_.Uniform(0, 5 * P::kTerrainStep);
-        const double py = y + 5 * P::kTerrainStep * std::cos(angle) + np_random_.Uniform(0, 5 * P::kTerrainStep);
+        const double px = x + 15 * P::kTerrainStep * std::sin(angle) + np_random().Uniform(0, 5 * P::kTerrainStep);
+        const double py = y + 5 * P::kTerrainStep * std::cos(angle) + np_random().Uniform(0, 5 * P::kTerrainStep);
         cloud[static_cast<std::size_t>(a)] = {px, py};
       }
     }
@@ -408,12 +407,9 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
-  void OnSeed(uint64_t seed) override { np_random_.Seed(seed); }
-
   const int obs_index_;
   const int action_index_;
   const bool hardcore_;
-  NumpyGenerator np_random_;  // Gymnasium's self.np_random, seeded with the env's seed
   std::unique_ptr<b2World> world_;
   std::vector<b2Body*> terrain_;  // Gymnasium's self.terrain: reversed creation order
   b2Body* hull_ = nullptr;

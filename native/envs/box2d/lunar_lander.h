@@ -14,7 +14,6 @@
 
 #include "core/config.h"
 #include "core/env.h"
-#include "core/numpy_random.h"
 #include "core/spec.h"
 
 namespace pp::box2d {
@@ -102,7 +101,7 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
     const double w = P::kViewportW / P::kScale;
     const double h = P::kViewportH / P::kScale;
     std::array<double, P::kChunks + 1> height{};
-    np_random_.Uniform(0, h / 2, height.data(), static_cast<int>(height.size()));
+    np_random().Uniform(0, h / 2, height.data(), static_cast<int>(height.size()));
     std::array<double, P::kChunks> chunk_x{};
     for (int i = 0; i < P::kChunks; ++i) chunk_x[static_cast<std::size_t>(i)] = w / (P::kChunks - 1) * i;
     helipad_x1_ = chunk_x[P::kChunks / 2 - 1];
@@ -161,12 +160,12 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
       fd.restitution = 0.0f;
       lander_->CreateFixture(&fd);
     }
-    const double fx = np_random_.Uniform(-P::kInitialRandom, P::kInitialRandom);
-    const double fy = np_random_.Uniform(-P::kInitialRandom, P::kInitialRandom);
+    const double fx = np_random().Uniform(-P::kInitialRandom, P::kInitialRandom);
+    const double fy = np_random().Uniform(-P::kInitialRandom, P::kInitialRandom);
     lander_->ApplyForceToCenter(Vec(fx, fy), true);
     if (enable_wind_) {
-      wind_idx_ = np_random_.Integers(-9999, 9999);
-      torque_idx_ = np_random_.Integers(-9999, 9999);
+      wind_idx_ = np_random().Integers(-9999, 9999);
+      torque_idx_ = np_random().Integers(-9999, 9999);
     }
 
     for (int side = 0; side < 2; ++side) {
@@ -272,8 +271,8 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
     const double side0 = -tip1;
     const double side1 = tip0;
     // Drawn every step, fired or not.
-    const double dispersion0 = np_random_.Uniform(-1.0, +1.0) / P::kScale;
-    const double dispersion1 = np_random_.Uniform(-1.0, +1.0) / P::kScale;
+    const double dispersion0 = np_random().Uniform(-1.0, +1.0) / P::kScale;
+    const double dispersion1 = np_random().Uniform(-1.0, +1.0) / P::kScale;
 
     double m_power = 0.0;
     if ((continuous_ && main > 0.0) || (!continuous_ && discrete == 2)) {
@@ -351,8 +350,6 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
-  void OnSeed(uint64_t seed) override { np_random_.Seed(seed); }
-
   const int obs_index_;
   const int action_index_;
   const bool continuous_;
@@ -360,7 +357,6 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
   const bool enable_wind_;
   const double wind_power_;
   const double turbulence_power_;
-  NumpyGenerator np_random_;  // Gymnasium's self.np_random, seeded with the env's seed
   std::unique_ptr<b2World> world_;
   b2Body* moon_ = nullptr;
   b2Body* lander_ = nullptr;
