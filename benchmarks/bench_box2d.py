@@ -1,0 +1,113 @@
+"""LunarLander-v3 and BipedalWalker-v3: parallel_pool against EnvPool 1.2.5 and Gymnasium.
+
+Measures env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against
+Gymnasium's AsyncVectorEnv (Gymnasium's own Box2D envs on box2d-py) and EnvPool's sync and async
+modes (when installed: ``pip install envpool==1.2.5``), for num_envs 1, 8 and 32, interleaved as
+``parallel_pool_bench`` does (the segments of all methods of one (task, num_envs) run in a
+rotating order, each method reporting its median); prints markdown tables with the ratios to
+EnvPool and to Gymnasium, checks the issue's target (ours >= 1.2x EnvPool in every cell, sync
+against sync and async against async) and optionally appends everything to a JSON file.
+
+Random actions from a fixed generator, the same for every method; episodes end (landers crash,
+walkers fall) and reset as they do in training.
+
+Usage:
+    python benchmarks/bench_box2d.py                        # ~6 minutes on 2 cores
+    python benchmarks/bench_box2d.py --json benchmarks/results_box2d.json
+    python benchmarks/bench_box2d.py --tasks LunarLander-v3 --num-envs 8 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import parallel_pool_bench as bench
+
+TASKS = ("LunarLander-v3", "BipedalWalker-v3")
+NUM_ENVS = (1, 8, 32)
+METHODS = ("pp-sync", "pp-async", "gym-async", "envpool-sync", "envpool-async")
+# The issue's target: each of our modes at this multiple of EnvPool's same mode, in every cell.
+ENVPOOL_TARGET = 1.2
+PAIRS = (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async"))
+
+
+def ratio_table(result: bench.BenchResult) -> str:
+    """Ours over EnvPool's same mode, and ours over Gymnasium's AsyncVectorEnv, per num_envs."""
+    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
+    tasks = list(dict.fromkeys(m.task_id for m in result.measurements))
+    sizes = sorted({m.num_envs for m in result.measurements})
+    lines = ["| ratio | " + " | ".join(f"{n} envs" for n in sizes) + " |", "|---|" + "---:|" * len(sizes)]
+    for task_id in tasks:
+        for ours, theirs in (*PAIRS, ("pp-sync", "gym-async"), ("pp-async", "gym-async")):
+            cells = []
+            for n in sizes:
+                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
+                cells.append(f"{mine / other:.2f}x" if mine and other else "-")
+            label = f"{task_id} {bench.METHODS[ours]} / {bench.METHODS[theirs]}"
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
+    checks: list[tuple[str, bool, str]] = []
+    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
+    for task_id in dict.fromkeys(m.task_id for m in result.measurements):
+        for ours, theirs in PAIRS:
+            for n in sorted({m.num_envs for m in result.measurements}):
+                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
+                if mine is None or other is None:
+                    continue
+                checks.append((
+                    f"{task_id} num_envs={n}: {bench.METHODS[ours]} >= {ENVPOOL_TARGET:g}x {bench.METHODS[theirs]}",
+                    mine >= ENVPOOL_TARGET * other, f"{mine:,.0f} vs {other:,.0f} steps/s = {mine / other:.2f}x",
+                ))
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
+    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed segments per method (default 5)")
+    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+
+    machine = bench.machine_info()
+    print(f"# Box2D ({', '.join(args.tasks)}): parallel_pool vs EnvPool and Gymnasium {machine['gymnasium']}")
+    print()
+    print(
+        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
+        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    )
+    record: dict = {"machine": machine, "command": " ".join(["python", *sys.argv])}
+    result = bench.run_benchmarks(
+        args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
+        progress=not args.no_progress,
+    )
+    print()
+    print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds} s)")
+    print()
+    print(bench.format_table(result))
+    print()
+    print(ratio_table(result))
+    record["throughput"] = result.to_json()
+    checks = check_targets(result)
+    if checks:
+        print()
+        print("## Targets")
+        print()
+        for name, ok, detail in checks:
+            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
+    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
+    if args.json:
+        bench.write_json(args.json, record, append=True)
+        print(f"\nappended to {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

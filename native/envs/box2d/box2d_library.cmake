@@ -1,0 +1,75 @@
+# Box2D 2.3 (the C++ engine under Gymnasium's Box2D envs), built from the pinned box2d-py source
+# distribution on PyPI into the persistent build dir: the C++ sources only, no SWIG, no Python.
+# Defines the static PIC target pp_box2d (include as <Box2D/Box2D.h>).
+
+set(PP_BOX2D_VERSION 2.3.8)
+set(PP_BOX2D_SHA256 bdacfbbc56079bb317548efe49d3d5a86646885cc27f4a2ee97e4b2960921ab7)
+set(PP_BOX2D_ROOT "${CMAKE_BINARY_DIR}/_deps/box2d" CACHE PATH "Download directory of the box2d-py sdist")
+set(_pp_b2_root "${PP_BOX2D_ROOT}")
+set(_pp_b2_sdist "${_pp_b2_root}/box2d-py-${PP_BOX2D_VERSION}.tar.gz")
+set(_pp_b2_src "${_pp_b2_root}/box2d-py-${PP_BOX2D_VERSION}")
+if(NOT EXISTS "${_pp_b2_sdist}")
+  message(STATUS "Box2D: downloading the box2d-py ${PP_BOX2D_VERSION} sdist")
+  # pip reads the sdist's metadata with its setup.py: without build isolation when the build's
+  # Python has setuptools and wheel, else in an isolated env that pip installs them into.
+  execute_process(COMMAND "${Python_EXECUTABLE}" -m pip download --no-binary box2d-py --no-deps
+                          --no-build-isolation -d "${_pp_b2_root}" "box2d-py==${PP_BOX2D_VERSION}"
+                  RESULT_VARIABLE _pp_b2_rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _pp_b2_rc EQUAL 0)
+    execute_process(COMMAND "${Python_EXECUTABLE}" -m pip download --no-binary box2d-py --no-deps
+                            -d "${_pp_b2_root}" "box2d-py==${PP_BOX2D_VERSION}"
+                    RESULT_VARIABLE _pp_b2_rc OUTPUT_QUIET)
+  endif()
+  if(NOT _pp_b2_rc EQUAL 0 OR NOT EXISTS "${_pp_b2_sdist}")
+    message(FATAL_ERROR "PP_WITH_BOX2D: cannot download the box2d-py ${PP_BOX2D_VERSION} sdist with "
+                        "'${Python_EXECUTABLE} -m pip download'; configure with -DPP_WITH_BOX2D=OFF to skip Box2D")
+  endif()
+endif()
+file(SHA256 "${_pp_b2_sdist}" _pp_b2_hash)
+if(NOT _pp_b2_hash STREQUAL PP_BOX2D_SHA256)
+  file(REMOVE "${_pp_b2_sdist}")
+  message(FATAL_ERROR "Box2D: ${_pp_b2_sdist} has SHA256 ${_pp_b2_hash}, expected ${PP_BOX2D_SHA256} (removed it)")
+endif()
+if(NOT EXISTS "${_pp_b2_src}/Box2D/Box2D.h")
+  file(ARCHIVE_EXTRACT INPUT "${_pp_b2_sdist}" DESTINATION "${_pp_b2_root}")
+endif()
+
+# One patch: box2d-py's b2Settings.h makes a failed b2Assert set a Python AssertionError (it
+# includes Python.h) and throw an empty b2AssertException. Without Python, the exception carries the
+# message instead, so the pool reports it as the env's error. Every other line is box2d-py's.
+set(_pp_b2_settings "${_pp_b2_src}/Box2D/Common/b2Settings.h")
+file(READ "${_pp_b2_settings}" _pp_b2_text)
+string(FIND "${_pp_b2_text}" "parallel_pool: no Python" _pp_b2_patched)
+if(_pp_b2_patched EQUAL -1)
+  set(_pp_b2_old_include "#include <Python.h>\nclass b2AssertException {};\n")
+  set(_pp_b2_old_assert "{ PyErr_SetString(PyExc_AssertionError, #A); throw b2AssertException(); }")
+  string(FIND "${_pp_b2_text}" "${_pp_b2_old_include}" _pp_b2_at1)
+  string(FIND "${_pp_b2_text}" "${_pp_b2_old_assert}" _pp_b2_at2)
+  if(_pp_b2_at1 EQUAL -1 OR _pp_b2_at2 EQUAL -1)
+    message(FATAL_ERROR "Box2D patch: b2Settings.h of box2d-py ${PP_BOX2D_VERSION} is not as expected")
+  endif()
+  string(REPLACE "${_pp_b2_old_include}"
+    "#include <stdexcept>  // parallel_pool: no Python\nclass b2AssertException : public std::logic_error {\n public:\n  using std::logic_error::logic_error;\n};\n"
+    _pp_b2_text "${_pp_b2_text}")
+  string(REPLACE "${_pp_b2_old_assert}" "{ throw b2AssertException(\"Box2D assertion failed: \" #A); }"
+    _pp_b2_text "${_pp_b2_text}")
+  file(WRITE "${_pp_b2_settings}" "${_pp_b2_text}")
+endif()
+
+# The sources box2d-py's setup.py compiles (Box2D.i aside: that is the SWIG wrapper).
+file(GLOB _pp_b2_sources
+  "${_pp_b2_src}/Box2D/Dynamics/*.cpp" "${_pp_b2_src}/Box2D/Dynamics/Contacts/*.cpp"
+  "${_pp_b2_src}/Box2D/Dynamics/Joints/*.cpp" "${_pp_b2_src}/Box2D/Common/*.cpp"
+  "${_pp_b2_src}/Box2D/Collision/*.cpp" "${_pp_b2_src}/Box2D/Collision/Shapes/*.cpp")
+add_library(pp_box2d STATIC ${_pp_b2_sources})
+set_target_properties(pp_box2d PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden)
+# The flags of the PyPI build (CPython's -O3 -DNDEBUG -fwrapv, setup.py's -I.), float32 as in its
+# b2Settings.h, and no FMA contraction (the x86-64 baseline box2d-py is built for has no FMA), so
+# that every float matches the Box2D under Gymnasium's envs. Box2D's own warnings are not ours.
+target_compile_options(pp_box2d PRIVATE -O3 -fwrapv -ffp-contract=off -w)
+# Box2D 2.3's b2Joint::Destroy reads the joint's type after running its destructor, which UBSan's
+# vptr check reports (the sanitizer presets make that fatal); the memory is still live and
+# unchanged then, so it is harmless. Every other sanitizer check stays on for Box2D's code.
+target_compile_options(pp_box2d PRIVATE -fno-sanitize=vptr)
+target_compile_definitions(pp_box2d PRIVATE NDEBUG)
+target_include_directories(pp_box2d SYSTEM PUBLIC "${_pp_b2_src}")

@@ -1,0 +1,7 @@
+// The Box2D env library (families/box2d.so): Gymnasium's Box2D tasks on the Box2D 2.3 of box2d-py.
+// Loaded like every other family, through the one loader (core/family_loader.h).
+#include "core/family.h"
+
+#include "envs/box2d/register.h"
+
+PP_REGISTER_FAMILY(registry) { pp::RegisterBox2d(*registry); }
