@@ -1,0 +1,7 @@
+// The MiniGrid env library (families/minigrid.so): minigrid's grid worlds, drawn from NumPy's
+// stream in minigrid's order. Loaded like every other family, through the one loader.
+#include "core/family.h"
+
+#include "envs/minigrid/register.h"
+
+PP_REGISTER_FAMILY(registry) { pp::RegisterMiniGrid(*registry); }

@@ -1,0 +1,313 @@
+// MiniGridEnv: what every MiniGrid task shares (minigrid/minigrid_env.py): the agent, the seven
+// actions, the partial view with its visibility mask, the reward, and the random placement helpers.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/env.h"
+#include "core/spec.h"
+#include "envs/minigrid/world.h"
+
+namespace pp::minigrid {
+
+// The longest mission a MiniGrid task writes (LockedRoom's is 86 bytes), with room to spare.
+inline constexpr int kMissionBytes = 128;
+
+enum ActionId : int { kLeft = 0, kRight = 1, kForward = 2, kPickup = 3, kDrop = 4, kToggle = 5, kDone = 6 };
+
+// Config keys every MiniGrid task takes; `max_episode_steps` is minigrid's max_steps (the reward
+// scales with it and the env truncates at it), `see_through_walls` defaults to the env's value.
+inline Config MiniGridDefaults(int64_t max_steps, bool see_through_walls, Config extra = {}) {
+  extra.Set("max_episode_steps", max_steps);
+  extra.Set("agent_view_size", int64_t{7});
+  extra.Set("see_through_walls", see_through_walls);
+  return extra;
+}
+
+// Observation: Dict(image: Box(0, 255, (view, view, 3), uint8), direction: Discrete(4),
+// mission: str); action Discrete(7) (or fewer: Dynamic-Obstacles takes 3).
+inline EnvSpec MiniGridSpec(const Config& config, int num_actions = 7) {
+  const int64_t view = config.GetInt("agent_view_size");
+  if (view < 3 || view % 2 != 1) throw std::invalid_argument("minigrid: agent_view_size must be odd and >= 3");
+  if (config.GetInt("max_episode_steps") <= 0) {
+    throw std::invalid_argument("minigrid: max_episode_steps (minigrid's max_steps) must be positive");
+  }
+  const int v = static_cast<int>(view);
+  EnvSpec spec;
+  spec.state = {Box("obs:image", Dtype::kUInt8, {v, v, 3}, {0}, {255}), Discrete("obs:direction", 4),
+                Text("obs:mission", kMissionBytes)};
+  spec.action = {Discrete("action", num_actions)};
+  return spec;
+}
+
+// place_obj's rejection sampling gave up (minigrid raises RecursionError).
+struct PlacementFailed : std::runtime_error {
+  PlacementFailed() : std::runtime_error("minigrid: rejection sampling failed in place_obj") {}
+};
+
+struct StepOutcome {
+  double reward = 0.0;
+  bool terminated = false;
+};
+
+class MiniGridEnv : public Env {
+ public:
+  // (width, height): the size minigrid passes to _gen_grid.
+  MiniGridEnv(const EnvSpec& spec, int env_id, int width, int height)
+      : Env(spec, env_id),
+        width_(width),
+        height_(height),
+        view_(static_cast<int>(spec.config.GetInt("agent_view_size"))),
+        see_through_walls_(spec.config.GetBool("see_through_walls")),
+        image_index_(spec.StateIndex("obs:image")),
+        direction_index_(spec.StateIndex("obs:direction")),
+        mission_index_(spec.StateIndex("obs:mission")),
+        action_index_(spec.ActionIndex("action")),
+        view_cells_(static_cast<std::size_t>(view_ * view_)),
+        vis_(static_cast<std::size_t>(view_ * view_)) {}
+
+  void Reset() override {
+    agent_ = {-1, -1};
+    agent_dir_ = -1;
+    carrying_ = kNone;
+    world_.Reset(width_, height_);
+    GenGrid();
+    if (agent_.x < 0 || agent_.y < 0 || agent_dir_ < 0) throw std::logic_error("minigrid: the agent was not placed");
+    WriteObs();
+  }
+
+  StepResult Step(const Action& action) override {
+    const StepOutcome outcome = DoStep(static_cast<int>(action.Get<int64_t>(action_index_)[0]));
+    WriteObs();
+    return StepResult{outcome.reward, outcome.terminated, TimeLimitReached()};
+  }
+
+ protected:
+  // _gen_grid: build the world (world_.Reset was called with (width, height)), place the agent,
+  // set the mission.
+  virtual void GenGrid() = 0;
+  // The env's step; the default is MiniGridEnv.step. Overrides call BaseStep and adjust.
+  virtual StepOutcome DoStep(int action) { return BaseStep(action); }
+
+  // MiniGridEnv.step without the observation.
+  StepOutcome BaseStep(int action) {
+    StepOutcome out;
+    const Pos fwd = FrontPos();
+    const int fwd_cell = world_.Get(fwd.x, fwd.y);
+    switch (action) {
+      case kLeft: agent_dir_ = (agent_dir_ + 3) % 4; break;
+      case kRight: agent_dir_ = (agent_dir_ + 1) % 4; break;
+      case kForward:
+        if (fwd_cell == kNone || world_.obj(fwd_cell).CanOverlap()) agent_ = fwd;
+        if (fwd_cell != kNone && world_.obj(fwd_cell).type == kGoal) {
+          out.terminated = true;
+          out.reward = SuccessReward();
+        }
+        if (fwd_cell != kNone && world_.obj(fwd_cell).type == kLava) out.terminated = true;
+        break;
+      case kPickup:
+        if (fwd_cell != kNone && world_.obj(fwd_cell).CanPickup() && carrying_ == kNone) {
+          carrying_ = fwd_cell;
+          world_.obj(fwd_cell).cur_pos = {-1, -1};
+          world_.Set(fwd.x, fwd.y, kNone);
+        }
+        break;
+      case kDrop:
+        if (fwd_cell == kNone && carrying_ != kNone) {
+          world_.Set(fwd.x, fwd.y, carrying_);
+          world_.obj(carrying_).cur_pos = fwd;
+          carrying_ = kNone;
+        }
+        break;
+      case kToggle:
+        if (fwd_cell != kNone) Toggle(fwd_cell, fwd);
+        break;
+      default: break;  // done: nothing
+    }
+    return out;
+  }
+
+  // WorldObj.toggle: a door opens or closes (a locked one opens with a key of its colour), a box
+  // turns into its contents.
+  void Toggle(int id, Pos pos) {
+    Obj& o = world_.obj(id);
+    if (o.type == kDoor) {
+      if (o.is_locked) {
+        if (carrying_ != kNone && world_.obj(carrying_).type == kKey && world_.obj(carrying_).color == o.color) {
+          o.is_locked = false;
+          o.is_open = true;
+        }
+        return;
+      }
+      o.is_open = !o.is_open;
+    } else if (o.type == kBox) {
+      world_.Set(pos.x, pos.y, o.contains);
+    }
+  }
+
+  // MiniGridEnv._reward: 1 - 0.9 * (step_count / max_steps).
+  double SuccessReward() const {
+    return 1.0 - 0.9 * (static_cast<double>(elapsed_step()) / static_cast<double>(spec().max_episode_steps));
+  }
+
+  Pos FrontPos() const { return {agent_.x + kDirX[agent_dir_], agent_.y + kDirY[agent_dir_]}; }
+
+  // --- the random helpers, each drawing from np_random() exactly as MiniGridEnv's ---
+  int RandInt(int64_t low, int64_t high) { return static_cast<int>(np_random().Integers(low, high)); }
+  bool RandBool() { return np_random().Integers(0, 2) == 0; }
+  // _rand_elem: an index into a list of n elements.
+  int RandIndex(int n) { return RandInt(0, n); }
+  template <typename T>
+  T RandElem(const std::vector<T>& items) {
+    return items[static_cast<std::size_t>(RandIndex(static_cast<int>(items.size())))];
+  }
+  Color RandColor() { return kColorNames[static_cast<std::size_t>(RandIndex(kNumColors))]; }
+  // _rand_subset: num elements drawn one by one without replacement.
+  template <typename T>
+  std::vector<T> RandSubset(std::vector<T> items, int num) {
+    std::vector<T> out;
+    while (static_cast<int>(out.size()) < num) {
+      const int idx = RandIndex(static_cast<int>(items.size()));
+      out.push_back(items[static_cast<std::size_t>(idx)]);
+      items.erase(items.begin() + idx);
+    }
+    return out;
+  }
+  Pos RandPos(int x_low, int x_high, int y_low, int y_high) {
+    const int x = RandInt(x_low, x_high);
+    return {x, RandInt(y_low, y_high)};
+  }
+
+  using RejectFn = std::function<bool(Pos)>;
+  static constexpr int64_t kUnlimited = -1;
+
+  // place_obj: uniform positions in [top, top + size) (clipped to the grid) until one is empty,
+  // not the agent's and not rejected; `max_tries` failed tries and then one more raise.
+  Pos PlaceObj(int obj, Pos top = {0, 0}, Pos size = {-1, -1}, const RejectFn& reject = nullptr,
+               int64_t max_tries = kUnlimited) {
+    top = {std::max(top.x, 0), std::max(top.y, 0)};
+    if (size.x < 0) size = {world_.width(), world_.height()};
+    const int x_high = std::min(top.x + size.x, world_.width());
+    const int y_high = std::min(top.y + size.y, world_.height());
+    int64_t tries = 0;
+    Pos pos;
+    for (;;) {
+      if (max_tries != kUnlimited && tries > max_tries) throw PlacementFailed();
+      ++tries;
+      pos = RandPos(top.x, x_high, top.y, y_high);
+      if (world_.Get(pos.x, pos.y) != kNone) continue;
+      if (pos == agent_) continue;
+      if (reject && reject(pos)) continue;
+      break;
+    }
+    world_.Set(pos.x, pos.y, obj);
+    if (obj != kNone) world_.obj(obj).cur_pos = pos;
+    return pos;
+  }
+  // put_obj
+  void PutObj(int obj, int x, int y) {
+    world_.Set(x, y, obj);
+    world_.obj(obj).cur_pos = {x, y};
+  }
+  // MiniGridEnv.place_agent
+  Pos PlaceAgent(Pos top = {0, 0}, Pos size = {-1, -1}, bool rand_dir = true, int64_t max_tries = kUnlimited) {
+    agent_ = {-1, -1};
+    const Pos pos = PlaceObj(kNone, top, size, nullptr, max_tries);
+    agent_ = pos;
+    if (rand_dir) agent_dir_ = RandInt(0, 4);
+    return pos;
+  }
+
+  World world_;
+  int width_, height_;
+  Pos agent_;
+  int agent_dir_ = 0;
+  int carrying_ = kNone;
+  std::string mission_;
+
+ private:
+  // gen_obs: the view_ x view_ cells in front of the agent (outside the grid: walls), rotated so
+  // the agent looks up from the bottom middle; unless see_through_walls, Grid.process_vis hides
+  // what is behind walls and closed doors; the agent's own cell shows what it carries.
+  void WriteObs() {
+    Slot out = Allocate();
+    const int v = view_, half = view_ / 2;
+    const int dx = kDirX[agent_dir_], dy = kDirY[agent_dir_];
+    const int rx = -dy, ry = dx;  // right_vec
+    constexpr int kOutside = -2;
+    for (int vy = 0; vy < v; ++vy) {
+      for (int vx = 0; vx < v; ++vx) {
+        const int x = agent_.x + dx * (v - 1 - vy) + rx * (vx - half);
+        const int y = agent_.y + dy * (v - 1 - vy) + ry * (vx - half);
+        view_cells_[static_cast<std::size_t>(vy * v + vx)] = world_.Inside(x, y) ? world_.Get(x, y) : kOutside;
+      }
+    }
+    auto blocks = [&](int vx, int vy) {
+      const int id = view_cells_[static_cast<std::size_t>(vy * v + vx)];
+      return id == kOutside || (id != kNone && !world_.obj(id).SeeBehind());
+    };
+    auto vis = [&](int vx, int vy) -> uint8_t& { return vis_[static_cast<std::size_t>(vy * v + vx)]; };
+    if (see_through_walls_) {
+      std::fill(vis_.begin(), vis_.end(), 1);
+    } else {
+      std::fill(vis_.begin(), vis_.end(), 0);
+      vis(half, v - 1) = 1;
+      for (int j = v - 1; j >= 0; --j) {
+        for (int i = 0; i < v - 1; ++i) {
+          if (!vis(i, j) || blocks(i, j)) continue;
+          vis(i + 1, j) = 1;
+          if (j > 0) vis(i + 1, j - 1) = vis(i, j - 1) = 1;
+        }
+        for (int i = v - 1; i >= 1; --i) {
+          if (!vis(i, j) || blocks(i, j)) continue;
+          vis(i - 1, j) = 1;
+          if (j > 0) vis(i - 1, j - 1) = vis(i, j - 1) = 1;
+        }
+      }
+    }
+    uint8_t* image = out.Get<uint8_t>(image_index_);  // image[vx][vy][channel]
+    for (int vx = 0; vx < v; ++vx) {
+      for (int vy = 0; vy < v; ++vy) {
+        uint8_t* cell = image + (vx * v + vy) * 3;
+        if (!vis(vx, vy)) {
+          cell[0] = cell[1] = cell[2] = 0;
+          continue;
+        }
+        int id = view_cells_[static_cast<std::size_t>(vy * v + vx)];
+        if (vx == half && vy == v - 1) id = carrying_;
+        if (id == kOutside) {
+          cell[0] = kWall;
+          cell[1] = kGrey;
+          cell[2] = 0;
+        } else {
+          world_.Encode(id, cell);
+        }
+      }
+    }
+    out.Get<int64_t>(direction_index_)[0] = agent_dir_;
+    if (mission_.size() > static_cast<std::size_t>(kMissionBytes)) {
+      throw std::logic_error("minigrid: mission longer than " + std::to_string(kMissionBytes) + " bytes");
+    }
+    uint8_t* mission = out.Get<uint8_t>(mission_index_);
+    std::memset(mission, 0, kMissionBytes);
+    std::memcpy(mission, mission_.data(), mission_.size());
+  }
+
+  const int view_;
+  const bool see_through_walls_;
+  const int image_index_;
+  const int direction_index_;
+  const int mission_index_;
+  const int action_index_;
+  std::vector<int> view_cells_;  // [vy][vx]
+  std::vector<uint8_t> vis_;     // [vy][vx]
+};
+
+}  // namespace pp::minigrid
