@@ -30,9 +30,28 @@ NUM_ENVS = 3
 
 
 def to_minigrid_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Our kwargs as minigrid's: max_episode_steps is its max_steps, () is None."""
-    out = {("max_steps" if k == "max_episode_steps" else k): v for k, v in kwargs.items()}
+    """Our kwargs as minigrid's: max_episode_steps is its max_steps, () is None; obs_mode and
+    obs_tile_size are its wrappers (``make_reference``)."""
+    out = {("max_steps" if k == "max_episode_steps" else k): v for k, v in kwargs.items()
+           if k not in ("obs_mode", "obs_tile_size")}
     return {k: (None if isinstance(v, tuple) and not v else v) for k, v in out.items()}
+
+
+def make_reference(task_id: str, kwargs: dict[str, Any], **make_kwargs: Any) -> gymnasium.Env:
+    """gymnasium.make(task_id) of minigrid with our kwargs, wrapped as obs_mode says."""
+    from minigrid import wrappers
+
+    env = gymnasium.make(task_id, **to_minigrid_kwargs(kwargs), **make_kwargs)
+    mode, tile = kwargs.get("obs_mode", "partial"), kwargs.get("obs_tile_size", 8)
+    if mode == "full":
+        return wrappers.FullyObsWrapper(env)
+    if mode == "one_hot":
+        return wrappers.OneHotPartialObsWrapper(env)
+    if mode == "rgb":
+        return wrappers.RGBImgObsWrapper(env, tile_size=tile)
+    if mode == "rgb_partial":
+        return wrappers.RGBImgPartialObsWrapper(env, tile_size=tile)
+    return env
 
 
 def guided_action(env: Any, rng: np.random.Generator, num_actions: int) -> int:
@@ -108,7 +127,7 @@ class Reference:
     episode ends is a reset (reward 0, the action ignored)."""
 
     def __init__(self, task_id: str, kwargs: dict[str, Any], seed: int) -> None:
-        self.env = gymnasium.make(task_id, **to_minigrid_kwargs(kwargs))
+        self.env = make_reference(task_id, kwargs, render_mode="rgb_array")
         self.seed = seed
         self.done = False
 
@@ -220,6 +239,54 @@ def test_kwargs_are_minigrids(task_id: str, kwargs: dict[str, Any]) -> None:
     compare_sync(task_id, kwargs, 11, 100)
 
 
+@pytest.mark.parametrize(("task_id", "kwargs"), [
+    ("MiniGrid-DoorKey-8x8-v0", {"obs_mode": "full"}),
+    ("MiniGrid-RedBlueDoors-6x6-v0", {"obs_mode": "full"}),  # a 12x6 grid: image is (width, height, 3)
+    ("MiniGrid-KeyCorridorS3R2-v0", {"obs_mode": "one_hot"}),
+    ("MiniGrid-DoorKey-6x6-v0", {"obs_mode": "rgb"}),
+    ("MiniGrid-LavaGapS6-v0", {"obs_mode": "rgb", "obs_tile_size": 5, "highlight": False}),
+    ("MiniGrid-ObstructedMaze-1Dlhb-v0", {"obs_mode": "rgb_partial"}),
+    ("MiniGrid-Fetch-6x6-N2-v0", {"obs_mode": "rgb_partial", "obs_tile_size": 4, "agent_view_size": 5}),
+], ids=str)
+def test_observation_wrappers_are_minigrids(task_id: str, kwargs: dict[str, Any]) -> None:
+    """obs_mode stands for minigrid's FullyObsWrapper, OneHotPartialObsWrapper, RGBImgObsWrapper
+    and RGBImgPartialObsWrapper (tile_size=obs_tile_size): the same images, and the same space."""
+    spec = parallel_pool.make_spec(task_id, **kwargs)
+    assert spec.observation_space["image"] == make_reference(task_id, kwargs).observation_space["image"]  # type: ignore[index]
+    compare_sync(task_id, kwargs, 21, 40, num_envs=2)
+
+
+@pytest.mark.parametrize(("task_id", "kwargs"), [
+    ("MiniGrid-DoorKey-8x8-v0", {}),
+    ("MiniGrid-LavaCrossingS9N2-v0", {"tile_size": 11}),
+    ("MiniGrid-ObstructedMaze-1Dlhb-v0", {"tile_size": 16, "highlight": False}),
+    ("MiniGrid-KeyCorridorS3R2-v0", {"agent_pov": True, "tile_size": 8}),
+    ("MiniGrid-Playground-v0", {"tile_size": 9}),
+    ("MiniGrid-Dynamic-Obstacles-6x6-v0", {"tile_size": 7}),
+], ids=str)
+def test_render_is_minigrids(task_id: str, kwargs: dict[str, Any]) -> None:
+    """render() against minigrid's rgb_array frames, pixel for pixel, along guided episodes."""
+    pool = parallel_pool.make(task_id, num_envs=2, seed=8, **kwargs)
+    refs = [Reference(task_id, kwargs, 8 + i) for i in range(2)]
+    rng = np.random.default_rng(8)
+    num_actions = int(pool.action_space.n)
+    try:
+        pool.reset()
+        for ref in refs:
+            ref.reset()
+        for t in range(40):
+            frames = pool.render()
+            assert frames.shape[1:] == pool.spec.render_shape
+            for i, ref in enumerate(refs):
+                np.testing.assert_array_equal(frames[i], ref.env.render(), err_msg=f"{task_id} env {i} step {t}")
+            actions = np.array([guided_action(ref.env, rng, num_actions) for ref in refs], dtype=np.int64)
+            pool.step(actions)
+            for i, ref in enumerate(refs):
+                ref.step(int(actions[i]))
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize("task_id", ["MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v0",
                                      "MiniGrid-Dynamic-Obstacles-6x6-v0", "MiniGrid-ObstructedMaze-2Dlhb-v1"])
 def test_async_pool_matches_env_by_env(task_id: str) -> None:
@@ -283,3 +350,14 @@ def test_long_episodes_are_minigrids(task_id: str) -> None:
     """The sweep: eight seeds, 4 envs each, 600 steps (past several time limits)."""
     for seed in range(8):
         compare_sync(task_id, {}, 1000 + seed, 600, num_envs=4)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"obs_mode": "pixels"}, "obs_mode"),
+    ({"agent_view_size": 4}, "agent_view_size"),
+    ({"max_episode_steps": 0}, "max_steps"),
+    ({"tile_size": 0}, "tile"),
+])
+def test_bad_kwargs_are_named(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        parallel_pool.make("MiniGrid-Empty-5x5-v0", num_envs=1, **kwargs)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/minigrid/render.h"
 #include "envs/minigrid/world.h"
 
 namespace pp::minigrid {
@@ -24,26 +26,64 @@ enum ActionId : int { kLeft = 0, kRight = 1, kForward = 2, kPickup = 3, kDrop = 
 
 // Config keys every MiniGrid task takes; `max_episode_steps` is minigrid's max_steps (the reward
 // scales with it and the env truncates at it), `see_through_walls` defaults to the env's value.
+// `tile_size`, `highlight`, `agent_pov` are the env's render kwargs; `obs_mode` and
+// `obs_tile_size` stand for minigrid's observation wrappers (see ObsMode).
 inline Config MiniGridDefaults(int64_t max_steps, bool see_through_walls, Config extra = {}) {
   extra.Set("max_episode_steps", max_steps);
   extra.Set("agent_view_size", int64_t{7});
   extra.Set("see_through_walls", see_through_walls);
+  extra.Set("obs_mode", std::string("partial"));
+  extra.Set("obs_tile_size", int64_t{8});
+  extra.Set("tile_size", int64_t{32});
+  extra.Set("highlight", true);
+  extra.Set("agent_pov", false);
   return extra;
 }
 
-// Observation: Dict(image: Box(0, 255, (view, view, 3), uint8), direction: Discrete(4),
-// mission: str); action Discrete(7) (or fewer: Dynamic-Obstacles takes 3).
-inline EnvSpec MiniGridSpec(const Config& config, int num_actions = 7) {
+// What obs["image"] is: minigrid's own partial view, or what one of its wrappers makes of it.
+enum class ObsMode {
+  kPartial,     // (view, view, 3) object codes
+  kFull,        // FullyObsWrapper: (width, height, 3) codes of the whole grid, the agent as (10, 0, dir)
+  kOneHot,      // OneHotPartialObsWrapper: (view, view, 20), one bit per type, colour and state
+  kRgb,         // RGBImgObsWrapper(tile_size=obs_tile_size): the full frame
+  kRgbPartial,  // RGBImgPartialObsWrapper(tile_size=obs_tile_size): the agent's view as a frame
+};
+inline ObsMode ParseObsMode(const std::string& name) {
+  if (name == "partial") return ObsMode::kPartial;
+  if (name == "full") return ObsMode::kFull;
+  if (name == "one_hot") return ObsMode::kOneHot;
+  if (name == "rgb") return ObsMode::kRgb;
+  if (name == "rgb_partial") return ObsMode::kRgbPartial;
+  throw std::invalid_argument("minigrid: obs_mode must be 'partial', 'full', 'one_hot', 'rgb' or 'rgb_partial', got '" +
+                              name + "'");
+}
+inline constexpr int kOneHotBits = 11 + kNumColors + 3;  // OBJECT_TO_IDX, COLOR_TO_IDX, STATE_TO_IDX
+
+// Observation: Dict(image, direction: Discrete(4), mission: str); action Discrete(num_actions)
+// (Dynamic-Obstacles takes 3). `grid` is the task's (width, height) for this config.
+inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid) {
   const int64_t view = config.GetInt("agent_view_size");
   if (view < 3 || view % 2 != 1) throw std::invalid_argument("minigrid: agent_view_size must be odd and >= 3");
   if (config.GetInt("max_episode_steps") <= 0) {
     throw std::invalid_argument("minigrid: max_episode_steps (minigrid's max_steps) must be positive");
   }
-  const int v = static_cast<int>(view);
+  const int64_t obs_tile = config.GetInt("obs_tile_size"), tile = config.GetInt("tile_size");
+  if (obs_tile < 1 || tile < 1) throw std::invalid_argument("minigrid: tile sizes must be positive");
+  const int v = static_cast<int>(view), ot = static_cast<int>(obs_tile), t = static_cast<int>(tile);
+  std::vector<int> image;
+  switch (ParseObsMode(config.GetString("obs_mode"))) {
+    case ObsMode::kPartial: image = {v, v, 3}; break;
+    case ObsMode::kFull: image = {grid.x, grid.y, 3}; break;
+    case ObsMode::kOneHot: image = {v, v, kOneHotBits}; break;
+    case ObsMode::kRgb: image = {grid.y * ot, grid.x * ot, 3}; break;
+    case ObsMode::kRgbPartial: image = {v * ot, v * ot, 3}; break;
+  }
   EnvSpec spec;
-  spec.state = {Box("obs:image", Dtype::kUInt8, {v, v, 3}, {0}, {255}), Discrete("obs:direction", 4),
+  spec.state = {Box("obs:image", Dtype::kUInt8, image, {0}, {255}), Discrete("obs:direction", 4),
                 Text("obs:mission", kMissionBytes)};
   spec.action = {Discrete("action", num_actions)};
+  spec.render_shape =
+      config.GetBool("agent_pov") ? std::vector<int>{v * t, v * t, 3} : std::vector<int>{grid.y * t, grid.x * t, 3};
   return spec;
 }
 
@@ -66,12 +106,30 @@ class MiniGridEnv : public Env {
         height_(height),
         view_(static_cast<int>(spec.config.GetInt("agent_view_size"))),
         see_through_walls_(spec.config.GetBool("see_through_walls")),
+        obs_mode_(ParseObsMode(spec.config.GetString("obs_mode"))),
+        highlight_(spec.config.GetBool("highlight")),
+        agent_pov_(spec.config.GetBool("agent_pov")),
+        obs_tiles_(static_cast<int>(spec.config.GetInt("obs_tile_size"))),
+        render_tiles_(static_cast<int>(spec.config.GetInt("tile_size"))),
         image_index_(spec.StateIndex("obs:image")),
         direction_index_(spec.StateIndex("obs:direction")),
         mission_index_(spec.StateIndex("obs:mission")),
         action_index_(spec.ActionIndex("action")),
         view_cells_(static_cast<std::size_t>(view_ * view_)),
-        vis_(static_cast<std::size_t>(view_ * view_)) {}
+        vis_(static_cast<std::size_t>(view_ * view_)),
+        codes_(static_cast<std::size_t>(view_ * view_ * 3)) {}
+
+  static constexpr int kNumActions = 7;
+
+  // Env.render(): get_frame(highlight, tile_size, agent_pov).
+  void Render(uint8_t* rgb) override {
+    ComputeView();
+    if (agent_pov_) {
+      DrawPov(render_tiles_, rgb);
+    } else {
+      DrawFull(render_tiles_, highlight_, rgb);
+    }
+  }
 
   void Reset() override {
     agent_ = {-1, -1};
@@ -233,15 +291,13 @@ class MiniGridEnv : public Env {
   std::string mission_;
 
  private:
-  // gen_obs: the view_ x view_ cells in front of the agent (outside the grid: walls), rotated so
-  // the agent looks up from the bottom middle; unless see_through_walls, Grid.process_vis hides
-  // what is behind walls and closed doors; the agent's own cell shows what it carries.
-  void WriteObs() {
-    Slot out = Allocate();
+  // gen_obs_grid: the view_ x view_ cells in front of the agent (outside the grid: walls), so
+  // that the agent looks up from the bottom middle, and unless see_through_walls Grid.process_vis's
+  // mask of what walls and closed doors do not hide.
+  void ComputeView() {
     const int v = view_, half = view_ / 2;
     const int dx = kDirX[agent_dir_], dy = kDirY[agent_dir_];
     const int rx = -dy, ry = dx;  // right_vec
-    constexpr int kOutside = -2;
     for (int vy = 0; vy < v; ++vy) {
       for (int vx = 0; vx < v; ++vx) {
         const int x = agent_.x + dx * (v - 1 - vy) + rx * (vx - half);
@@ -253,43 +309,148 @@ class MiniGridEnv : public Env {
       const int id = view_cells_[static_cast<std::size_t>(vy * v + vx)];
       return id == kOutside || (id != kNone && !world_.obj(id).SeeBehind());
     };
-    auto vis = [&](int vx, int vy) -> uint8_t& { return vis_[static_cast<std::size_t>(vy * v + vx)]; };
     if (see_through_walls_) {
       std::fill(vis_.begin(), vis_.end(), 1);
-    } else {
-      std::fill(vis_.begin(), vis_.end(), 0);
-      vis(half, v - 1) = 1;
-      for (int j = v - 1; j >= 0; --j) {
-        for (int i = 0; i < v - 1; ++i) {
-          if (!vis(i, j) || blocks(i, j)) continue;
-          vis(i + 1, j) = 1;
-          if (j > 0) vis(i + 1, j - 1) = vis(i, j - 1) = 1;
-        }
-        for (int i = v - 1; i >= 1; --i) {
-          if (!vis(i, j) || blocks(i, j)) continue;
-          vis(i - 1, j) = 1;
-          if (j > 0) vis(i - 1, j - 1) = vis(i, j - 1) = 1;
-        }
+      return;
+    }
+    std::fill(vis_.begin(), vis_.end(), 0);
+    Vis(half, v - 1) = 1;
+    for (int j = v - 1; j >= 0; --j) {
+      for (int i = 0; i < v - 1; ++i) {
+        if (!Vis(i, j) || blocks(i, j)) continue;
+        Vis(i + 1, j) = 1;
+        if (j > 0) Vis(i + 1, j - 1) = Vis(i, j - 1) = 1;
+      }
+      for (int i = v - 1; i >= 1; --i) {
+        if (!Vis(i, j) || blocks(i, j)) continue;
+        Vis(i - 1, j) = 1;
+        if (j > 0) Vis(i - 1, j - 1) = Vis(i, j - 1) = 1;
       }
     }
-    uint8_t* image = out.Get<uint8_t>(image_index_);  // image[vx][vy][channel]
+  }
+  uint8_t& Vis(int vx, int vy) { return vis_[static_cast<std::size_t>(vy * view_ + vx)]; }
+
+  // The code of view cell (vx, vy) as the observed grid holds it: hidden cells are empty (process_vis
+  // clears them), the agent's own cell shows what it carries.
+  void ViewCode(int vx, int vy, uint8_t* code) const {
+    int id = view_cells_[static_cast<std::size_t>(vy * view_ + vx)];
+    if (!vis_[static_cast<std::size_t>(vy * view_ + vx)]) id = kNone;
+    if (vx == view_ / 2 && vy == view_ - 1) id = carrying_;
+    if (id == kOutside) {
+      code[0] = kWall;
+      code[1] = kGrey;
+      code[2] = 0;
+    } else {
+      world_.Encode(id, code);
+    }
+  }
+
+  // grid.encode(vis_mask) of the view: image[vx][vy] = the code, zeros where hidden.
+  void EncodePartial(uint8_t* image) const {
+    const int v = view_;
     for (int vx = 0; vx < v; ++vx) {
       for (int vy = 0; vy < v; ++vy) {
         uint8_t* cell = image + (vx * v + vy) * 3;
-        if (!vis(vx, vy)) {
+        if (!vis_[static_cast<std::size_t>(vy * v + vx)]) {
           cell[0] = cell[1] = cell[2] = 0;
-          continue;
-        }
-        int id = view_cells_[static_cast<std::size_t>(vy * v + vx)];
-        if (vx == half && vy == v - 1) id = carrying_;
-        if (id == kOutside) {
-          cell[0] = kWall;
-          cell[1] = kGrey;
-          cell[2] = 0;
         } else {
-          world_.Encode(id, cell);
+          ViewCode(vx, vy, cell);
         }
       }
+    }
+  }
+
+  // Grid.render of (width x height) cells: tile (i, j) at rows j*T, columns i*T.
+  template <typename CodeAt>
+  static void DrawTiles(TileCache& tiles, int width, int height, CodeAt&& code_at, uint8_t* out) {
+    const int t = tiles.tile_size();
+    for (int j = 0; j < height; ++j) {
+      for (int i = 0; i < width; ++i) {
+        uint8_t code[3];
+        int agent_dir = -1;
+        bool highlight = false;
+        code_at(i, j, code, agent_dir, highlight);
+        const std::vector<uint8_t>& tile = tiles.Tile(code, agent_dir, highlight);
+        for (int y = 0; y < t; ++y) {
+          std::memcpy(out + (static_cast<std::size_t>(j * t + y) * width * t + i * t) * 3,
+                      tile.data() + static_cast<std::size_t>(y * t * 3), static_cast<std::size_t>(t * 3));
+        }
+      }
+    }
+  }
+
+  // get_full_render: the whole grid, the agent drawn on its cell, the cells it sees highlighted.
+  void DrawFull(TileCache& tiles, bool highlight, uint8_t* out) {
+    highlight_mask_.assign(static_cast<std::size_t>(width_ * height_), 0);
+    if (highlight) {
+      const int v = view_, half = view_ / 2;
+      const int dx = kDirX[agent_dir_], dy = kDirY[agent_dir_], rx = -dy, ry = dx;
+      for (int vy = 0; vy < v; ++vy) {
+        for (int vx = 0; vx < v; ++vx) {
+          if (!vis_[static_cast<std::size_t>(vy * v + vx)]) continue;
+          const int x = agent_.x + dx * (v - 1 - vy) + rx * (vx - half);
+          const int y = agent_.y + dy * (v - 1 - vy) + ry * (vx - half);
+          if (x >= 0 && x < width_ && y >= 0 && y < height_)
+            highlight_mask_[static_cast<std::size_t>(y * width_ + x)] = 1;
+        }
+      }
+    }
+    DrawTiles(
+        tiles, width_, height_,
+        [&](int i, int j, uint8_t* code, int& agent_dir, bool& lit) {
+          world_.Encode(world_.Get(i, j), code);
+          if (i == agent_.x && j == agent_.y) agent_dir = agent_dir_;
+          lit = highlight_mask_[static_cast<std::size_t>(j * width_ + i)] != 0;
+        },
+        out);
+  }
+
+  // get_pov_render: the observed grid, the agent at the bottom middle facing up, seen cells lit.
+  void DrawPov(TileCache& tiles, uint8_t* out) {
+    DrawTiles(
+        tiles, view_, view_,
+        [&](int i, int j, uint8_t* code, int& agent_dir, bool& lit) {
+          ViewCode(i, j, code);
+          if (i == view_ / 2 && j == view_ - 1) agent_dir = 3;
+          lit = vis_[static_cast<std::size_t>(j * view_ + i)] != 0;
+        },
+        out);
+  }
+
+  // gen_obs, through the observation wrapper obs_mode stands for.
+  void WriteObs() {
+    Slot out = Allocate();
+    uint8_t* image = out.Get<uint8_t>(image_index_);
+    ComputeView();
+    switch (obs_mode_) {
+      case ObsMode::kPartial: EncodePartial(image); break;
+      case ObsMode::kOneHot: {
+        EncodePartial(codes_.data());
+        std::memset(image, 0, static_cast<std::size_t>(view_ * view_ * kOneHotBits));
+        for (int cell = 0; cell < view_ * view_; ++cell) {
+          uint8_t* bits = image + cell * kOneHotBits;
+          const uint8_t* code = &codes_[static_cast<std::size_t>(cell * 3)];
+          bits[code[0]] = 1;
+          bits[11 + code[1]] = 1;
+          bits[11 + kNumColors + code[2]] = 1;
+        }
+        break;
+      }
+      case ObsMode::kFull:  // image[x][y]
+        for (int x = 0; x < width_; ++x) {
+          for (int y = 0; y < height_; ++y) {
+            uint8_t* cell = image + (x * height_ + y) * 3;
+            world_.Encode(world_.Get(x, y), cell);
+            if (x == agent_.x && y == agent_.y) {
+              cell[0] = kAgent;
+              cell[1] = kRed;
+              cell[2] = static_cast<uint8_t>(agent_dir_);
+            }
+          }
+        }
+        break;
+      case ObsMode::kRgb: DrawFull(obs_tiles_, highlight_, image); break;
+      case ObsMode::kRgbPartial: DrawPov(obs_tiles_, image); break;
     }
     out.Get<int64_t>(direction_index_)[0] = agent_dir_;
     if (mission_.size() > static_cast<std::size_t>(kMissionBytes)) {
@@ -300,14 +461,20 @@ class MiniGridEnv : public Env {
     std::memcpy(mission, mission_.data(), mission_.size());
   }
 
+  static constexpr int kOutside = -2;  // a view cell beyond the grid: seen as a wall
   const int view_;
   const bool see_through_walls_;
+  const ObsMode obs_mode_;
+  const bool highlight_, agent_pov_;
+  TileCache obs_tiles_, render_tiles_;
   const int image_index_;
   const int direction_index_;
   const int mission_index_;
   const int action_index_;
-  std::vector<int> view_cells_;  // [vy][vx]
-  std::vector<uint8_t> vis_;     // [vy][vx]
+  std::vector<int> view_cells_;          // [vy][vx]
+  std::vector<uint8_t> vis_;             // [vy][vx]
+  std::vector<uint8_t> codes_;           // the partial view's codes, for the one-hot encoding
+  std::vector<uint8_t> highlight_mask_;  // [y][x]
 };
 
 }  // namespace pp::minigrid

@@ -28,8 +28,9 @@ inline int ConfigInt(const Config& config, const std::string& key) { return stat
 // EmptyEnv: a goal in the bottom-right corner; the agent at agent_start_pos or anywhere.
 class EmptyEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   EmptyEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         start_(OptionalPos(spec.config, "agent_start_pos")),
         start_dir_(ConfigInt(spec.config, "agent_start_dir")) {}
 
@@ -54,8 +55,9 @@ class EmptyEnv final : public MiniGridEnv {
 // DoorKeyEnv: a wall splits the grid; the key on the agent's side opens the locked door.
 class DoorKeyEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   DoorKeyEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")) {}
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
 
  protected:
   void GenGrid() override {
@@ -74,8 +76,12 @@ class DoorKeyEnv final : public MiniGridEnv {
 // FourRoomsEnv: four 9x9 rooms joined by one gap per inner wall.
 class FourRoomsEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) {
+    (void)c;
+    return {19, 19};
+  }
   FourRoomsEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, 19, 19),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         agent_pos_(OptionalPos(spec.config, "agent_pos")),
         goal_pos_(OptionalPos(spec.config, "goal_pos")) {}
 
@@ -121,8 +127,9 @@ class FourRoomsEnv final : public MiniGridEnv {
 // MultiRoomEnv: a chain of rooms joined by closed doors, each placed off a random wall of the last.
 class MultiRoomEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "width"), ConfigInt(c, "height")}; }
   MultiRoomEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "width"), ConfigInt(spec.config, "height")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         min_rooms_(ConfigInt(spec.config, "minNumRooms")),
         max_rooms_(ConfigInt(spec.config, "maxNumRooms")),
         max_room_size_(ConfigInt(spec.config, "maxRoomSize")) {
@@ -232,8 +239,9 @@ class MultiRoomEnv final : public MiniGridEnv {
 // LavaGapEnv: a vertical strip of lava (or walls) with one gap.
 class LavaGapEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   LavaGapEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         obstacle_(ObstacleType(spec.config.GetString("obstacle_type"))) {}
 
   static ObjType ObstacleType(const std::string& name) {
@@ -264,8 +272,9 @@ class LavaGapEnv final : public MiniGridEnv {
 // CrossingEnv: num_crossings rivers of lava (or walls), with one crossing per river on a path.
 class CrossingEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   CrossingEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         num_crossings_(ConfigInt(spec.config, "num_crossings")),
         obstacle_(LavaGapEnv::ObstacleType(spec.config.GetString("obstacle_type"))) {
     if (width_ % 2 != 1) throw std::invalid_argument("Crossing: size must be odd");
@@ -331,8 +340,9 @@ class CrossingEnv final : public MiniGridEnv {
 // DistShiftEnv: two strips of lava between the agent and the goal; strip2_row moves the second.
 class DistShiftEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "width"), ConfigInt(c, "height")}; }
   DistShiftEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "width"), ConfigInt(spec.config, "height")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         start_(OptionalPos(spec.config, "agent_start_pos")),
         start_dir_(ConfigInt(spec.config, "agent_start_dir")),
         strip2_row_(ConfigInt(spec.config, "strip2_row")) {}
@@ -362,8 +372,9 @@ class DistShiftEnv final : public MiniGridEnv {
 // MemoryEnv: remember the object in the start room, then go to its match at the hallway's end.
 class MemoryEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   MemoryEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         random_length_(spec.config.GetBool("random_length")) {
     if (height_ % 2 != 1) throw std::invalid_argument("Memory: size must be odd");
   }
@@ -431,8 +442,10 @@ class MemoryEnv final : public MiniGridEnv {
 // with reward -1. Actions: left, right, forward.
 class DynamicObstaclesEnv final : public MiniGridEnv {
  public:
+  static constexpr int kNumActions = 3;
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   DynamicObstaclesEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         start_(OptionalPos(spec.config, "agent_start_pos")),
         start_dir_(ConfigInt(spec.config, "agent_start_dir")),
         num_obstacles_(NumObstacles(spec.config)) {}

@@ -40,8 +40,9 @@ inline StepOutcome GoToOutcome(StepOutcome out, int action, Pos agent, Pos targe
 // GoToDoorEnv: a room of random size with four doors of distinct colours; go next to one.
 class GoToDoorEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   GoToDoorEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")) {
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {
     if (width_ < 5) throw std::invalid_argument("GoToDoor: size must be >= 5");
   }
 
@@ -79,8 +80,9 @@ class GoToDoorEnv final : public MiniGridEnv {
 // GoToObjectEnv: numObjs distinct objects; go next to the named one.
 class GoToObjectEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   GoToObjectEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
@@ -115,8 +117,9 @@ class GoToObjectEnv final : public MiniGridEnv {
 // PutNearEnv: pick up the named object and drop it next to the other named one.
 class PutNearEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   PutNearEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
@@ -177,8 +180,9 @@ class PutNearEnv final : public MiniGridEnv {
 // FetchEnv: pick up the named object; picking up anything else ends the episode without reward.
 class FetchEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   FetchEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
@@ -217,8 +221,9 @@ class FetchEnv final : public MiniGridEnv {
 // RedBlueDoorEnv: open the red door, then the blue one; the other order ends without reward.
 class RedBlueDoorEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {2 * ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   RedBlueDoorEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, 2 * ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
         size_(ConfigInt(spec.config, "size")) {}
 
  protected:
@@ -254,8 +259,9 @@ class RedBlueDoorEnv final : public MiniGridEnv {
 // LockedRoomEnv: six side rooms off a corridor; the goal is in the locked one, its key in another.
 class LockedRoomEnv final : public MiniGridEnv {
  public:
+  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   LockedRoomEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, ConfigInt(spec.config, "size"), ConfigInt(spec.config, "size")) {}
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
 
  protected:
   struct SideRoom {
@@ -320,7 +326,12 @@ class LockedRoomEnv final : public MiniGridEnv {
 // PlaygroundEnv: nine rooms with doors of random colours and twelve random objects; no goal.
 class PlaygroundEnv final : public MiniGridEnv {
  public:
-  PlaygroundEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, 19, 19) {}
+  static Pos GridSize(const Config& c) {
+    (void)c;
+    return {19, 19};
+  }
+  PlaygroundEnv(const EnvSpec& spec, int env_id)
+      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
 
  protected:
   void GenGrid() override {

@@ -19,14 +19,16 @@ namespace {
 using minigrid::MiniGridDefaults;
 using Floats = std::vector<double>;
 
-EnvSpec SevenActions(const std::string& /*task_id*/, const Config& config) { return minigrid::MiniGridSpec(config); }
-// Dynamic-Obstacles: Discrete(3), left, right, forward.
-EnvSpec ThreeActions(const std::string& /*task_id*/, const Config& config) { return minigrid::MiniGridSpec(config, 3); }
+// The spec of an EnvT task: its action count and its grid's size for the config.
+template <typename EnvT>
+EnvSpec SpecOf(const std::string& /*task_id*/, const Config& config) {
+  return minigrid::MiniGridSpec(config, EnvT::kNumActions, EnvT::GridSize(config));
+}
 
 template <typename EnvT, typename... Args>
-void Add(Registry& registry, std::string id, Config defaults, SpecMaker spec, Args... args) {
+void Add(Registry& registry, std::string id, Config defaults, Args... args) {
   // minigrid registers no reward threshold.
-  registry.Add(MakeTask<EnvT>(std::move(id), "minigrid", std::move(defaults), std::move(spec), std::nullopt, args...));
+  registry.Add(MakeTask<EnvT>(std::move(id), "minigrid", std::move(defaults), SpecOf<EnvT>, std::nullopt, args...));
 }
 
 }  // namespace
@@ -39,22 +41,20 @@ void RegisterMiniGrid(Registry& registry) {
     Add<EmptyEnv>(
         registry, "MiniGrid-Empty-" + s + "x" + s + "-v0",
         MiniGridDefaults(4 * size * size, true,
-                         {{"size", size}, {"agent_start_pos", Floats{1, 1}}, {"agent_start_dir", int64_t{0}}}),
-        SevenActions);
+                         {{"size", size}, {"agent_start_pos", Floats{1, 1}}, {"agent_start_dir", int64_t{0}}}));
     if (size <= 6) {
       Add<EmptyEnv>(registry, "MiniGrid-Empty-Random-" + s + "x" + s + "-v0",
                     MiniGridDefaults(4 * size * size, true,
-                                     {{"size", size}, {"agent_start_pos", Floats{}}, {"agent_start_dir", int64_t{0}}}),
-                    SevenActions);
+                                     {{"size", size}, {"agent_start_pos", Floats{}}, {"agent_start_dir", int64_t{0}}}));
     }
   }
   for (int64_t size : {5, 6, 8, 16}) {
     const std::string s = std::to_string(size);
     Add<DoorKeyEnv>(registry, "MiniGrid-DoorKey-" + s + "x" + s + "-v0",
-                    MiniGridDefaults(10 * size * size, false, {{"size", size}}), SevenActions);
+                    MiniGridDefaults(10 * size * size, false, {{"size", size}}));
   }
   Add<FourRoomsEnv>(registry, "MiniGrid-FourRooms-v0",
-                    MiniGridDefaults(100, false, {{"agent_pos", Floats{}}, {"goal_pos", Floats{}}}), SevenActions);
+                    MiniGridDefaults(100, false, {{"agent_pos", Floats{}}, {"goal_pos", Floats{}}}));
   // MultiRoom: (id, minNumRooms, maxNumRooms, maxRoomSize); N4-S5-v0 really has six rooms.
   const std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> multi_rooms = {
       {"MiniGrid-MultiRoom-N2-S4-v0", 2, 2, 4},
@@ -68,21 +68,18 @@ void RegisterMiniGrid(Registry& registry) {
                                         {"maxNumRooms", max_rooms},
                                         {"maxRoomSize", room_size},
                                         {"width", int64_t{25}},
-                                        {"height", int64_t{25}}}),
-                      SevenActions);
+                                        {"height", int64_t{25}}}));
   }
   for (const auto& [room_size, num_rows] :
        std::vector<std::pair<int64_t, int64_t>>{{3, 1}, {3, 2}, {3, 3}, {4, 3}, {5, 3}, {6, 3}}) {
     Add<KeyCorridorEnv>(
         registry, "MiniGrid-KeyCorridorS" + std::to_string(room_size) + "R" + std::to_string(num_rows) + "-v0",
         MiniGridDefaults(30 * room_size * room_size, false,
-                         {{"room_size", room_size}, {"num_rows", num_rows}, {"obj_type", std::string("ball")}}),
-        SevenActions);
+                         {{"room_size", room_size}, {"num_rows", num_rows}, {"obj_type", std::string("ball")}}));
   }
   for (int64_t size : {5, 6, 7}) {
     Add<LavaGapEnv>(registry, "MiniGrid-LavaGapS" + std::to_string(size) + "-v0",
-                    MiniGridDefaults(4 * size * size, false, {{"size", size}, {"obstacle_type", std::string("lava")}}),
-                    SevenActions);
+                    MiniGridDefaults(4 * size * size, false, {{"size", size}, {"obstacle_type", std::string("lava")}}));
   }
   for (const auto& [prefix, obstacle] :
        std::vector<std::pair<std::string, std::string>>{{"LavaCrossing", "lava"}, {"SimpleCrossing", "wall"}}) {
@@ -90,20 +87,17 @@ void RegisterMiniGrid(Registry& registry) {
       Add<CrossingEnv>(registry,
                        "MiniGrid-" + prefix + "S" + std::to_string(size) + "N" + std::to_string(crossings) + "-v0",
                        MiniGridDefaults(4 * size * size, false,
-                                        {{"size", size}, {"num_crossings", crossings}, {"obstacle_type", obstacle}}),
-                       SevenActions);
+                                        {{"size", size}, {"num_crossings", crossings}, {"obstacle_type", obstacle}}));
     }
   }
-  Add<UnlockEnv>(registry, "MiniGrid-Unlock-v0", MiniGridDefaults(8 * 36, false), SevenActions);
-  Add<UnlockPickupEnv>(registry, "MiniGrid-UnlockPickup-v0", MiniGridDefaults(8 * 36, false), SevenActions, false);
-  Add<UnlockPickupEnv>(registry, "MiniGrid-BlockedUnlockPickup-v0", MiniGridDefaults(16 * 36, false), SevenActions,
-                       true);
+  Add<UnlockEnv>(registry, "MiniGrid-Unlock-v0", MiniGridDefaults(8 * 36, false));
+  Add<UnlockPickupEnv>(registry, "MiniGrid-UnlockPickup-v0", MiniGridDefaults(8 * 36, false), false);
+  Add<UnlockPickupEnv>(registry, "MiniGrid-BlockedUnlockPickup-v0", MiniGridDefaults(16 * 36, false), true);
   // ObstructedMaze: max_steps 4 num_rooms_visited room_size^2 with room_size 6.
   for (const auto& [name, key_in_box, blocked] : std::vector<std::tuple<std::string, bool, bool>>{
            {"1Dl", false, false}, {"1Dlh", true, false}, {"1Dlhb", true, true}}) {
     Add<ObstructedMaze1Env>(registry, "MiniGrid-ObstructedMaze-" + name + "-v0",
-                            MiniGridDefaults(4 * 2 * 36, false, {{"key_in_box", key_in_box}, {"blocked", blocked}}),
-                            SevenActions);
+                            MiniGridDefaults(4 * 2 * 36, false, {{"key_in_box", key_in_box}, {"blocked", blocked}}));
   }
   struct Maze {
     std::string name;
@@ -122,36 +116,33 @@ void RegisterMiniGrid(Registry& registry) {
                                               {"key_in_box", m.key_in_box},
                                               {"blocked", m.blocked},
                                               {"num_quarters", m.num_quarters}});
-    if (m.v0)
-      Add<ObstructedMazeFullEnv>(registry, "MiniGrid-ObstructedMaze-" + m.name + "-v0", defaults, SevenActions, false);
-    if (m.v1)
-      Add<ObstructedMazeFullEnv>(registry, "MiniGrid-ObstructedMaze-" + m.name + "-v1", defaults, SevenActions, true);
+    if (m.v0) Add<ObstructedMazeFullEnv>(registry, "MiniGrid-ObstructedMaze-" + m.name + "-v0", defaults, false);
+    if (m.v1) Add<ObstructedMazeFullEnv>(registry, "MiniGrid-ObstructedMaze-" + m.name + "-v1", defaults, true);
   }
   for (int64_t size : {5, 6, 8}) {
     const std::string s = std::to_string(size);
     Add<GoToDoorEnv>(registry, "MiniGrid-GoToDoor-" + s + "x" + s + "-v0",
-                     MiniGridDefaults(4 * size * size, true, {{"size", size}}), SevenActions);
+                     MiniGridDefaults(4 * size * size, true, {{"size", size}}));
   }
   for (int64_t size : {6, 8}) {
     const std::string s = std::to_string(size);
     Add<GoToObjectEnv>(registry, "MiniGrid-GoToObject-" + s + "x" + s + "-N2-v0",
-                       MiniGridDefaults(5 * size * size, true, {{"size", size}, {"numObjs", int64_t{2}}}),
-                       SevenActions);
+                       MiniGridDefaults(5 * size * size, true, {{"size", size}, {"numObjs", int64_t{2}}}));
   }
   for (const auto& [size, num_objs] : std::vector<std::pair<int64_t, int64_t>>{{6, 2}, {8, 3}}) {
     const std::string s = std::to_string(size);
     Add<PutNearEnv>(registry, "MiniGrid-PutNear-" + s + "x" + s + "-N" + std::to_string(num_objs) + "-v0",
-                    MiniGridDefaults(5 * size, true, {{"size", size}, {"numObjs", num_objs}}), SevenActions);
+                    MiniGridDefaults(5 * size, true, {{"size", size}, {"numObjs", num_objs}}));
   }
   for (int64_t size : {6, 8}) {
     const std::string s = std::to_string(size);
     Add<RedBlueDoorEnv>(registry, "MiniGrid-RedBlueDoors-" + s + "x" + s + "-v0",
-                        MiniGridDefaults(20 * size * size, false, {{"size", size}}), SevenActions);
+                        MiniGridDefaults(20 * size * size, false, {{"size", size}}));
   }
   for (const auto& [size, num_objs] : std::vector<std::pair<int64_t, int64_t>>{{5, 2}, {6, 2}, {8, 3}}) {
     const std::string s = std::to_string(size);
     Add<FetchEnv>(registry, "MiniGrid-Fetch-" + s + "x" + s + "-N" + std::to_string(num_objs) + "-v0",
-                  MiniGridDefaults(5 * size * size, true, {{"size", size}, {"numObjs", num_objs}}), SevenActions);
+                  MiniGridDefaults(5 * size * size, true, {{"size", size}, {"numObjs", num_objs}}));
   }
   for (const auto& [n, row] : std::vector<std::pair<int, int64_t>>{{1, 2}, {2, 5}}) {
     Add<DistShiftEnv>(registry, "MiniGrid-DistShift" + std::to_string(n) + "-v0",
@@ -160,11 +151,9 @@ void RegisterMiniGrid(Registry& registry) {
                                         {"height", int64_t{7}},
                                         {"agent_start_pos", Floats{1, 1}},
                                         {"agent_start_dir", int64_t{0}},
-                                        {"strip2_row", row}}),
-                      SevenActions);
+                                        {"strip2_row", row}}));
   }
-  Add<LockedRoomEnv>(registry, "MiniGrid-LockedRoom-v0", MiniGridDefaults(10 * 19, false, {{"size", int64_t{19}}}),
-                     SevenActions);
+  Add<LockedRoomEnv>(registry, "MiniGrid-LockedRoom-v0", MiniGridDefaults(10 * 19, false, {{"size", int64_t{19}}}));
   // Dynamic-Obstacles: (size, random start, n_obstacles).
   for (const auto& [size, random, obstacles] : std::vector<std::tuple<int64_t, bool, int64_t>>{
            {5, false, 2}, {5, true, 2}, {6, false, 3}, {6, true, 3}, {8, false, 4}, {16, false, 8}}) {
@@ -175,8 +164,7 @@ void RegisterMiniGrid(Registry& registry) {
                          {{"size", size},
                           {"agent_start_pos", random ? Floats{} : Floats{1, 1}},
                           {"agent_start_dir", int64_t{0}},
-                          {"n_obstacles", obstacles}}),
-        ThreeActions);
+                          {"n_obstacles", obstacles}}));
   }
   for (const auto& [name, size, random] : std::vector<std::tuple<std::string, int64_t, bool>>{{"S17Random", 17, true},
                                                                                               {"S13Random", 13, true},
@@ -185,9 +173,9 @@ void RegisterMiniGrid(Registry& registry) {
                                                                                               {"S9", 9, false},
                                                                                               {"S7", 7, false}}) {
     Add<MemoryEnv>(registry, "MiniGrid-Memory" + name + "-v0",
-                   MiniGridDefaults(5 * size * size, false, {{"size", size}, {"random_length", random}}), SevenActions);
+                   MiniGridDefaults(5 * size * size, false, {{"size", size}, {"random_length", random}}));
   }
-  Add<PlaygroundEnv>(registry, "MiniGrid-Playground-v0", MiniGridDefaults(100, false), SevenActions);
+  Add<PlaygroundEnv>(registry, "MiniGrid-Playground-v0", MiniGridDefaults(100, false));
 }
 
 }  // namespace pp

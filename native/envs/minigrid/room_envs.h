@@ -45,6 +45,7 @@ inline ObjType ObjKind(const std::string& name) {
 // KeyCorridorEnv: the object is behind a locked door off the corridor; its key is elsewhere.
 class KeyCorridorEnv final : public PickupTask {
  public:
+  static Pos GridSize(const Config& c) { return RoomGridSize(ConfigInt(c, "room_size"), ConfigInt(c, "num_rows"), 3); }
   KeyCorridorEnv(const EnvSpec& spec, int env_id)
       : PickupTask(spec, env_id, ConfigInt(spec.config, "room_size"), ConfigInt(spec.config, "num_rows"), 3),
         kind_(ObjKind(spec.config.GetString("obj_type"))) {}
@@ -70,6 +71,10 @@ class KeyCorridorEnv final : public PickupTask {
 // UnlockEnv: open the locked door with the key in the same room.
 class UnlockEnv final : public RoomGridEnv {
  public:
+  static Pos GridSize(const Config& c) {
+    (void)c;
+    return RoomGridSize(6, 1, 2);
+  }
   UnlockEnv(const EnvSpec& spec, int env_id) : RoomGridEnv(spec, env_id, 6, 1, 2) {}
 
  protected:
@@ -96,6 +101,10 @@ class UnlockEnv final : public RoomGridEnv {
 // UnlockPickupEnv and BlockedUnlockPickupEnv: the box is behind a locked door (blocked by a ball).
 class UnlockPickupEnv final : public PickupTask {
  public:
+  static Pos GridSize(const Config& c) {
+    (void)c;
+    return RoomGridSize(6, 1, 2);
+  }
   UnlockPickupEnv(const EnvSpec& spec, int env_id, bool blocked)
       : PickupTask(spec, env_id, 6, 1, 2), blocked_(blocked) {}
 
@@ -169,6 +178,10 @@ class ObstructedMazeEnv : public PickupTask {
 // ObstructedMaze_1Dlhb (1Dl, 1Dlh, 1Dlhb): two rooms and one locked door.
 class ObstructedMaze1Env final : public ObstructedMazeEnv {
  public:
+  static Pos GridSize(const Config& c) {
+    (void)c;
+    return RoomGridSize(6, 1, 2);
+  }
   ObstructedMaze1Env(const EnvSpec& spec, int env_id) : ObstructedMazeEnv(spec, env_id, 1, 2) {}
 
  protected:
@@ -184,6 +197,10 @@ class ObstructedMaze1Env final : public ObstructedMazeEnv {
 // places each side room's keys after both its doors.
 class ObstructedMazeFullEnv final : public ObstructedMazeEnv {
  public:
+  static Pos GridSize(const Config& c) {
+    (void)c;
+    return RoomGridSize(6, 3, 3);
+  }
   ObstructedMazeFullEnv(const EnvSpec& spec, int env_id, bool v1)
       : ObstructedMazeEnv(spec, env_id, 3, 3),
         v1_(v1),

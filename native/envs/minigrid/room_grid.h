@@ -27,10 +27,16 @@ struct Room {
 
 inline constexpr int kOpenWall = -3;  // Room.doors[k] = True
 
+// RoomGrid's (width, height) for rooms of room_size (walls shared) in num_rows x num_cols.
+inline Pos RoomGridSize(int room_size, int num_rows, int num_cols) {
+  return {(room_size - 1) * num_cols + 1, (room_size - 1) * num_rows + 1};
+}
+
 class RoomGridEnv : public MiniGridEnv {
  public:
   RoomGridEnv(const EnvSpec& spec, int env_id, int room_size, int num_rows, int num_cols)
-      : MiniGridEnv(spec, env_id, (room_size - 1) * num_cols + 1, (room_size - 1) * num_rows + 1),
+      : MiniGridEnv(spec, env_id, RoomGridSize(room_size, num_rows, num_cols).x,
+                    RoomGridSize(room_size, num_rows, num_cols).y),
         room_size_(room_size),
         num_rows_(num_rows),
         num_cols_(num_cols) {
