@@ -19,8 +19,10 @@
 
 namespace pp::minigrid {
 
-// The longest mission a MiniGrid task writes (LockedRoom's is 86 bytes), with room to spare.
+// The longest mission a MiniGrid task writes (LockedRoom's is 86 bytes), with room to spare; BabyAI
+// levels' instructions (sequences of two conjunctions of put-next-to) get as many as EnvPool gives.
 inline constexpr int kMissionBytes = 128;
+inline constexpr int kBabyAIMissionBytes = 512;
 
 enum ActionId : int { kLeft = 0, kRight = 1, kForward = 2, kPickup = 3, kDrop = 4, kToggle = 5, kDone = 6 };
 
@@ -61,10 +63,12 @@ inline constexpr int kOneHotBits = 11 + kNumColors + 3;  // OBJECT_TO_IDX, COLOR
 
 // Observation: Dict(image, direction: Discrete(4), mission: str); action Discrete(num_actions)
 // (Dynamic-Obstacles takes 3). `grid` is the task's (width, height) for this config.
-inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid) {
+inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid, bool per_episode_max_steps = false,
+                            int mission_bytes = kMissionBytes) {
   const int64_t view = config.GetInt("agent_view_size");
   if (view < 3 || view % 2 != 1) throw std::invalid_argument("minigrid: agent_view_size must be odd and >= 3");
-  if (config.GetInt("max_episode_steps") <= 0) {
+  // 0 is a BabyAI level's default: max_steps set per episode from the instruction.
+  if (config.GetInt("max_episode_steps") < (per_episode_max_steps ? 0 : 1)) {
     throw std::invalid_argument("minigrid: max_episode_steps (minigrid's max_steps) must be positive");
   }
   const int64_t obs_tile = config.GetInt("obs_tile_size"), tile = config.GetInt("tile_size");
@@ -80,7 +84,7 @@ inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid) {
   }
   EnvSpec spec;
   spec.state = {Box("obs:image", Dtype::kUInt8, image, {0}, {255}), Discrete("obs:direction", 4),
-                Text("obs:mission", kMissionBytes)};
+                Text("obs:mission", mission_bytes)};
   spec.action = {Discrete("action", num_actions)};
   spec.render_shape =
       config.GetBool("agent_pov") ? std::vector<int>{v * t, v * t, 3} : std::vector<int>{grid.y * t, grid.x * t, 3};
@@ -88,8 +92,14 @@ inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid) {
 }
 
 // place_obj's rejection sampling gave up (minigrid raises RecursionError).
-struct PlacementFailed : std::runtime_error {
-  PlacementFailed() : std::runtime_error("minigrid: rejection sampling failed in place_obj") {}
+// What minigrid raises as RecursionError when a generator gives up (BabyAI levels catch it and
+// generate again).
+struct RecursionFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// place_obj's rejection sampling gave up.
+struct PlacementFailed : RecursionFailed {
+  PlacementFailed() : RecursionFailed("minigrid: rejection sampling failed in place_obj") {}
 };
 
 struct StepOutcome {
@@ -115,11 +125,13 @@ class MiniGridEnv : public Env {
         direction_index_(spec.StateIndex("obs:direction")),
         mission_index_(spec.StateIndex("obs:mission")),
         action_index_(spec.ActionIndex("action")),
+        mission_bytes_(spec.state[static_cast<std::size_t>(mission_index_)].shape[0]),
         view_cells_(static_cast<std::size_t>(view_ * view_)),
         vis_(static_cast<std::size_t>(view_ * view_)),
         codes_(static_cast<std::size_t>(view_ * view_ * 3)) {}
 
   static constexpr int kNumActions = 7;
+  static constexpr bool kPerEpisodeMaxSteps = false;
 
   // Env.render(): get_frame(highlight, tile_size, agent_pov).
   void Render(uint8_t* rgb) override {
@@ -136,15 +148,17 @@ class MiniGridEnv : public Env {
     agent_dir_ = -1;
     carrying_ = kNone;
     world_.Reset(width_, height_);
+    max_steps_ = spec().max_episode_steps;
     GenGrid();
     if (agent_.x < 0 || agent_.y < 0 || agent_dir_ < 0) throw std::logic_error("minigrid: the agent was not placed");
     WriteObs();
+    AfterReset();
   }
 
   StepResult Step(const Action& action) override {
     const StepOutcome outcome = DoStep(static_cast<int>(action.Get<int64_t>(action_index_)[0]));
     WriteObs();
-    return StepResult{outcome.reward, outcome.terminated, TimeLimitReached()};
+    return StepResult{outcome.reward, outcome.terminated, elapsed_step() >= max_steps_};
   }
 
  protected:
@@ -153,6 +167,9 @@ class MiniGridEnv : public Env {
   virtual void GenGrid() = 0;
   // The env's step; the default is MiniGridEnv.step. Overrides call BaseStep and adjust.
   virtual StepOutcome DoStep(int action) { return BaseStep(action); }
+  // What MiniGridEnv.reset's overrides do after the observation is made (BabyAI's PutNext hands
+  // the agent an object the first observation does not show).
+  virtual void AfterReset() {}
 
   // MiniGridEnv.step without the observation.
   StepOutcome BaseStep(int action) {
@@ -212,7 +229,7 @@ class MiniGridEnv : public Env {
 
   // MiniGridEnv._reward: 1 - 0.9 * (step_count / max_steps).
   double SuccessReward() const {
-    return 1.0 - 0.9 * (static_cast<double>(elapsed_step()) / static_cast<double>(spec().max_episode_steps));
+    return 1.0 - 0.9 * (static_cast<double>(elapsed_step()) / static_cast<double>(max_steps_));
   }
 
   Pos FrontPos() const { return {agent_.x + kDirX[agent_dir_], agent_.y + kDirY[agent_dir_]}; }
@@ -285,6 +302,9 @@ class MiniGridEnv : public Env {
 
   World world_;
   int width_, height_;
+  // minigrid's max_steps: the task's max_episode_steps, or (BabyAI levels whose max_episode_steps
+  // is 0) set per episode by the level.
+  int max_steps_ = 0;
   Pos agent_;
   int agent_dir_ = 0;
   int carrying_ = kNone;
@@ -453,11 +473,11 @@ class MiniGridEnv : public Env {
       case ObsMode::kRgbPartial: DrawPov(obs_tiles_, image); break;
     }
     out.Get<int64_t>(direction_index_)[0] = agent_dir_;
-    if (mission_.size() > static_cast<std::size_t>(kMissionBytes)) {
-      throw std::logic_error("minigrid: mission longer than " + std::to_string(kMissionBytes) + " bytes");
+    if (mission_.size() > static_cast<std::size_t>(mission_bytes_)) {
+      throw std::logic_error("minigrid: mission longer than " + std::to_string(mission_bytes_) + " bytes");
     }
     uint8_t* mission = out.Get<uint8_t>(mission_index_);
-    std::memset(mission, 0, kMissionBytes);
+    std::memset(mission, 0, static_cast<std::size_t>(mission_bytes_));
     std::memcpy(mission, mission_.data(), mission_.size());
   }
 
@@ -471,6 +491,7 @@ class MiniGridEnv : public Env {
   const int direction_index_;
   const int mission_index_;
   const int action_index_;
+  const int mission_bytes_;
   std::vector<int> view_cells_;          // [vy][vx]
   std::vector<uint8_t> vis_;             // [vy][vx]
   std::vector<uint8_t> codes_;           // the partial view's codes, for the one-hot encoding

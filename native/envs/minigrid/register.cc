@@ -22,7 +22,7 @@ using Floats = std::vector<double>;
 // The spec of an EnvT task: its action count and its grid's size for the config.
 template <typename EnvT>
 EnvSpec SpecOf(const std::string& /*task_id*/, const Config& config) {
-  return minigrid::MiniGridSpec(config, EnvT::kNumActions, EnvT::GridSize(config));
+  return minigrid::MiniGridSpec(config, EnvT::kNumActions, EnvT::GridSize(config), EnvT::kPerEpisodeMaxSteps);
 }
 
 template <typename EnvT, typename... Args>

@@ -181,7 +181,7 @@ class RoomGridEnv : public MiniGridEnv {
     const int start = RoomIndexFromPos(agent_);
     std::vector<int> added;
     for (int itrs = 0;;) {
-      if (itrs > max_itrs) throw std::runtime_error("minigrid: connect_all failed");
+      if (itrs > max_itrs) throw RecursionFailed("minigrid: connect_all failed");
       ++itrs;
       if (static_cast<int>(Reach(start).size()) == num_rows_ * num_cols_) break;
       const int i = RandInt(0, num_cols_);
