@@ -21,10 +21,12 @@ import parallel_pool
 
 minigrid = pytest.importorskip("minigrid")  # registers MiniGrid-* with Gymnasium
 
-# minigrid's MiniGrid-* ids but the WFC ones (they need networkx and are not ported yet).
+# minigrid's MiniGrid-* ids but the WFC ones (they need networkx and are not ported yet), and its
+# BabyAI-* levels.
 MINIGRID_IDS = sorted(
     t for t in gymnasium.registry if t.startswith("MiniGrid-") and not t.startswith("MiniGrid-WFC")
 )
+BABYAI_IDS = sorted(t for t in gymnasium.registry if t.startswith("BabyAI-"))
 OURS = set(parallel_pool.list_all_envs())
 NUM_ENVS = 3
 
@@ -65,6 +67,7 @@ def guided_action(env: Any, rng: np.random.Generator, num_actions: int) -> int:
     fx, fy = (int(c) for c in u.front_pos)
     front = u.grid.get(fx, fy)
     target = getattr(u, "obj", None)
+    instructed = instructed_objects(getattr(u, "instrs", None))
     ax, ay = (int(c) for c in u.agent_pos)
     goals, wanted, objects = set(), set(), set()
     for j in range(u.grid.height):
@@ -74,7 +77,7 @@ def guided_action(env: Any, rng: np.random.Generator, num_actions: int) -> int:
                 continue
             if cell.type == "goal":
                 goals.add((i, j))
-            elif cell is target:
+            elif cell is target or any(cell is o for o in instructed):
                 wanted.add((i, j))
             elif cell.type in ("key", "ball", "box") or (cell.type == "door" and not cell.is_open):
                 objects.add((i, j))
@@ -97,6 +100,16 @@ def guided_action(env: Any, rng: np.random.Generator, num_actions: int) -> int:
                 return 2
             return 1 if (u.agent_dir + 1) % 4 == direction else 0
     return int(rng.integers(num_actions))
+
+
+def instructed_objects(instr: Any) -> list[Any]:
+    """The objects a BabyAI instruction names (its descriptions' matches), or none."""
+    if instr is None:
+        return []
+    if hasattr(instr, "instr_a"):
+        return instructed_objects(instr.instr_a) + instructed_objects(instr.instr_b)
+    descs = [getattr(instr, attr) for attr in ("desc", "desc_move", "desc_fixed") if hasattr(instr, attr)]
+    return [o for desc in descs for o in desc.obj_set]
 
 
 def first_step(u: Any, start: tuple[int, int], targets: set[tuple[int, int]]) -> tuple[int, int] | None:
@@ -184,12 +197,12 @@ def compare_sync(task_id: str, kwargs: dict[str, Any], seed: int, steps: int,
 
 
 def test_every_minigrid_id_is_registered() -> None:
-    assert len(MINIGRID_IDS) == 76
-    assert set(MINIGRID_IDS) <= OURS
-    assert not {t for t in OURS if t.startswith("MiniGrid-")} - set(MINIGRID_IDS)
+    assert len(MINIGRID_IDS) == 76 and len(BABYAI_IDS) == 96
+    assert set(MINIGRID_IDS) | set(BABYAI_IDS) <= OURS
+    assert not {t for t in OURS if t.startswith(("MiniGrid-", "BabyAI-"))} - set(MINIGRID_IDS) - set(BABYAI_IDS)
 
 
-@pytest.mark.parametrize("task_id", MINIGRID_IDS)
+@pytest.mark.parametrize("task_id", MINIGRID_IDS + BABYAI_IDS)
 def test_spaces_and_step_limits_are_minigrids(task_id: str) -> None:
     theirs = gymnasium.make(task_id)
     spec = parallel_pool.make_spec(task_id)
@@ -208,6 +221,13 @@ def test_episodes_are_minigrids(task_id: str) -> None:
     """Two seeds, three envs each, long enough for several episodes on the small grids."""
     for seed in (0, 2**32 + 7):
         compare_sync(task_id, {}, seed, 120)
+
+
+@pytest.mark.parametrize("task_id", BABYAI_IDS)
+def test_babyai_episodes_are_minigrids(task_id: str) -> None:
+    """One seed, three envs, the instruction's objects sought: missions (the instruction's surface),
+    per-episode max_steps, the verifier's successes and failures."""
+    compare_sync(task_id, {}, 3, 80)
 
 
 # Ids whose guided episodes must include successes (reward > 0) in the comparison above.
@@ -345,7 +365,7 @@ def test_same_step_autoreset_final_obs_has_the_mission() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", MINIGRID_IDS)
+@pytest.mark.parametrize("task_id", MINIGRID_IDS + BABYAI_IDS)
 def test_long_episodes_are_minigrids(task_id: str) -> None:
     """The sweep: eight seeds, 4 envs each, 600 steps (past several time limits)."""
     for seed in range(8):
