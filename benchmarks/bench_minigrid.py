@@ -1,5 +1,5 @@
-"""MiniGrid-DoorKey-8x8-v0 and MiniGrid-MultiRoom-N6-v0: parallel_pool against EnvPool 1.2.5 and
-minigrid under Gymnasium's AsyncVectorEnv.
+"""MiniGrid-DoorKey-8x8-v0, MiniGrid-MultiRoom-N6-v0 and BabyAI-BossLevel-v0: parallel_pool against
+EnvPool 1.2.5 and minigrid under Gymnasium's AsyncVectorEnv.
 
 Measures env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against
 minigrid's own envs under Gymnasium's AsyncVectorEnv (without shared memory: the mission is a
@@ -14,7 +14,7 @@ a JSON file.
 Random actions from a fixed generator, the same for every method: episodes end at the time limit
 (or, rarely, at the goal) and reset as in training. Each side computes what its users get: our
 observation (the 7x7x3 image, direction, mission) and EnvPool's (image, direction, 96 mission
-bytes), minigrid's dict with its str mission.
+bytes, 512 for BabyAI), minigrid's dict with its str mission.
 
 Usage:
     python benchmarks/bench_minigrid.py                     # ~5 minutes on 2 cores
@@ -31,7 +31,7 @@ import minigrid  # noqa: F401  (registers the MiniGrid ids with Gymnasium, for t
 
 import parallel_pool_bench as bench
 
-TASKS = ("MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N6-v0")
+TASKS = ("MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N6-v0", "BabyAI-BossLevel-v0")
 NUM_ENVS = (1, 8, 64)
 METHODS = ("pp-sync", "pp-async", "gym-async", "envpool-sync", "envpool-async")
 # The issue's targets, in every cell: each of our modes at ENVPOOL_TARGET x EnvPool's same mode,
