@@ -246,9 +246,11 @@ def test_successes_are_compared(task_id: str) -> None:
     ("MiniGrid-DoorKey-6x6-v0", {"agent_view_size": 5}),
     ("MiniGrid-DoorKey-6x6-v0", {"see_through_walls": True, "agent_view_size": 9}),
     ("MiniGrid-MultiRoom-N2-S4-v0", {"max_episode_steps": 15}),
-    # max_episode_steps is minigrid's max_steps: the id's value unless given (minigrid derives it
-    # from size when size is passed; here it must be passed with it).
-    ("MiniGrid-Empty-8x8-v0", {"size": 7, "agent_start_pos": (2, 3), "agent_start_dir": 2, "max_episode_steps": 196}),
+    # max_episode_steps is minigrid's max_steps: by default derived from size as minigrid does.
+    ("MiniGrid-Empty-8x8-v0", {"size": 7, "agent_start_pos": (2, 3), "agent_start_dir": 2}),
+    ("MiniGrid-DoorKey-8x8-v0", {"size": 5}),
+    ("BabyAI-PutNextS5N2-v0", {"room_size": 4, "objs_per_room": 1}),
+    ("BabyAI-GoToLocal-v0", {"max_episode_steps": 40, "num_dists": 3}),
     ("MiniGrid-Empty-8x8-v0", {"agent_start_pos": ()}),
     ("MiniGrid-KeyCorridorS3R2-v0", {"obj_type": "key", "agent_view_size": 3}),
     ("MiniGrid-LavaCrossingS9N1-v0", {"num_crossings": 4, "obstacle_type": "wall"}),
@@ -256,6 +258,8 @@ def test_successes_are_compared(task_id: str) -> None:
     ("MiniGrid-FourRooms-v0", {"agent_pos": (3, 3), "goal_pos": (15, 15)}),
 ], ids=str)
 def test_kwargs_are_minigrids(task_id: str, kwargs: dict[str, Any]) -> None:
+    spec = parallel_pool.make_spec(task_id, **kwargs)
+    assert spec.max_episode_steps == make_reference(task_id, kwargs).unwrapped.max_steps  # type: ignore[attr-defined]
     compare_sync(task_id, kwargs, 11, 100)
 
 
@@ -375,7 +379,7 @@ def test_long_episodes_are_minigrids(task_id: str) -> None:
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"obs_mode": "pixels"}, "obs_mode"),
     ({"agent_view_size": 4}, "agent_view_size"),
-    ({"max_episode_steps": 0}, "max_steps"),
+    ({"max_episode_steps": -1}, "max_episode_steps"),
     ({"tile_size": 0}, "tile"),
 ])
 def test_bad_kwargs_are_named(kwargs: dict[str, Any], match: str) -> None:

@@ -29,8 +29,9 @@ inline Pos LevelGridSize(const Config& c) {
 
 class RoomGridLevel : public RoomGridEnv {
  public:
-  static constexpr bool kPerEpisodeMaxSteps = true;
   static Pos GridSize(const Config& c) { return LevelGridSize(c); }
+  // 0: max_steps set per episode from the instruction; levels with a fixed one say so.
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 0; }
 
   RoomGridLevel(const EnvSpec& spec, int env_id)
       : RoomGridEnv(spec, env_id, static_cast<int>(spec.config.GetInt("room_size")),

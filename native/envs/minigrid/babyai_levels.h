@@ -276,6 +276,10 @@ class OpenDoor final : public RoomGridLevel {
 // OpenTwoDoors (OpenRedBlueDoors): open the door on the left, then the one on the right.
 class OpenTwoDoors final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 20 * 36;
+  }
   OpenTwoDoors(const EnvSpec& spec, int env_id)
       : RoomGridLevel(spec, env_id),
         first_(ColorKw(spec, "first_color")),
@@ -302,6 +306,10 @@ class OpenTwoDoors final : public RoomGridLevel {
 // OpenDoorsOrder: open one door, or two in a given order.
 class OpenDoorsOrder final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 20 * 36;
+  }
   OpenDoorsOrder(const EnvSpec& spec, int env_id)
       : RoomGridLevel(spec, env_id), num_doors_(IntKw(spec, "num_doors")), debug_(spec.config.GetBool("debug")) {
     if (num_doors_ < 2 || num_doors_ > 4) throw std::invalid_argument("babyai: num_doors must be in 2..4");
@@ -379,6 +387,10 @@ class PickupDist final : public RoomGridLevel {
 // PickupAbove: the object is in the room above the agent's.
 class PickupAbove final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 8 * 36;
+  }
   using RoomGridLevel::RoomGridLevel;
 
  protected:
@@ -413,6 +425,9 @@ class PutNextLocal final : public RoomGridLevel {
 // PutNext (Carrying) and MoveTwoAcross: two rooms joined by a removed wall, objects in each.
 class TwoRoomPutNext final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    return 8 * c.GetInt("room_size") * c.GetInt("room_size");  // MoveTwoAcross: 16, at its registration
+  }
   TwoRoomPutNext(const EnvSpec& spec, int env_id, bool move_two)
       : RoomGridLevel(spec, env_id),
         move_two_(move_two),
@@ -508,6 +523,10 @@ class UnlockPickupLevel final : public RoomGridLevel {
 // UnlockToUnlock: two locked doors in a row, each key behind the other door.
 class UnlockToUnlock final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 30 * 36;
+  }
   using RoomGridLevel::RoomGridLevel;
 
  protected:
@@ -526,6 +545,7 @@ class UnlockToUnlock final : public RoomGridLevel {
 // FindObjS5/6/7: an object in a random room (drawn as (row, column) into add_object's (i, j)).
 class FindObj final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 20 * c.GetInt("room_size") * c.GetInt("room_size"); }
   using RoomGridLevel::RoomGridLevel;
 
  protected:
@@ -542,6 +562,7 @@ class FindObj final : public RoomGridLevel {
 // KeyCorridor (BabyAI's): as MiniGrid's, with an instruction.
 class KeyCorridorLevel final : public RoomGridLevel {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 30 * c.GetInt("room_size") * c.GetInt("room_size"); }
   KeyCorridorLevel(const EnvSpec& spec, int env_id)
       : RoomGridLevel(spec, env_id), kind_(ObjKind(spec.config.GetString("obj_type"))) {}
 

@@ -27,11 +27,12 @@ inline constexpr int kBabyAIMissionBytes = 512;
 enum ActionId : int { kLeft = 0, kRight = 1, kForward = 2, kPickup = 3, kDrop = 4, kToggle = 5, kDone = 6 };
 
 // Config keys every MiniGrid task takes; `max_episode_steps` is minigrid's max_steps (the reward
-// scales with it and the env truncates at it), `see_through_walls` defaults to the env's value.
+// scales with it and the env truncates at it): 0, the default, is minigrid's default for the other
+// kwargs (e.g. 4 size^2); `see_through_walls` defaults to the env's value.
 // `tile_size`, `highlight`, `agent_pov` are the env's render kwargs; `obs_mode` and
 // `obs_tile_size` stand for minigrid's observation wrappers (see ObsMode).
-inline Config MiniGridDefaults(int64_t max_steps, bool see_through_walls, Config extra = {}) {
-  extra.Set("max_episode_steps", max_steps);
+inline Config MiniGridDefaults(bool see_through_walls, Config extra = {}) {
+  extra.Set("max_episode_steps", int64_t{0});
   extra.Set("agent_view_size", int64_t{7});
   extra.Set("see_through_walls", see_through_walls);
   extra.Set("obs_mode", std::string("partial"));
@@ -62,14 +63,15 @@ inline ObsMode ParseObsMode(const std::string& name) {
 inline constexpr int kOneHotBits = 11 + kNumColors + 3;  // OBJECT_TO_IDX, COLOR_TO_IDX, STATE_TO_IDX
 
 // Observation: Dict(image, direction: Discrete(4), mission: str); action Discrete(num_actions)
-// (Dynamic-Obstacles takes 3). `grid` is the task's (width, height) for this config.
-inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid, bool per_episode_max_steps = false,
+// (Dynamic-Obstacles takes 3). `grid` is the task's (width, height) and `default_max_steps`
+// minigrid's max_steps for this config (0: a BabyAI level's, set per episode).
+inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid, int64_t default_max_steps,
                             int mission_bytes = kMissionBytes) {
   const int64_t view = config.GetInt("agent_view_size");
   if (view < 3 || view % 2 != 1) throw std::invalid_argument("minigrid: agent_view_size must be odd and >= 3");
-  // 0 is a BabyAI level's default: max_steps set per episode from the instruction.
-  if (config.GetInt("max_episode_steps") < (per_episode_max_steps ? 0 : 1)) {
-    throw std::invalid_argument("minigrid: max_episode_steps (minigrid's max_steps) must be positive");
+  if (config.GetInt("max_episode_steps") < 0) {
+    throw std::invalid_argument(
+        "minigrid: max_episode_steps (minigrid's max_steps) must be >= 0 (0: minigrid's default)");
   }
   const int64_t obs_tile = config.GetInt("obs_tile_size"), tile = config.GetInt("tile_size");
   if (obs_tile < 1 || tile < 1) throw std::invalid_argument("minigrid: tile sizes must be positive");
@@ -86,6 +88,8 @@ inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid, boo
   spec.state = {Box("obs:image", Dtype::kUInt8, image, {0}, {255}), Discrete("obs:direction", 4),
                 Text("obs:mission", mission_bytes)};
   spec.action = {Discrete("action", num_actions)};
+  // The registry keeps this unless the config's max_episode_steps is positive.
+  spec.max_episode_steps = static_cast<int>(default_max_steps);
   spec.render_shape =
       config.GetBool("agent_pov") ? std::vector<int>{v * t, v * t, 3} : std::vector<int>{grid.y * t, grid.x * t, 3};
   return spec;
@@ -131,7 +135,6 @@ class MiniGridEnv : public Env {
         codes_(static_cast<std::size_t>(view_ * view_ * 3)) {}
 
   static constexpr int kNumActions = 7;
-  static constexpr bool kPerEpisodeMaxSteps = false;
 
   // Env.render(): get_frame(highlight, tile_size, agent_pov).
   void Render(uint8_t* rgb) override {

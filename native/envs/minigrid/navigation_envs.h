@@ -28,6 +28,7 @@ inline int ConfigInt(const Config& config, const std::string& key) { return stat
 // EmptyEnv: a goal in the bottom-right corner; the agent at agent_start_pos or anywhere.
 class EmptyEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   EmptyEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -55,6 +56,7 @@ class EmptyEnv final : public MiniGridEnv {
 // DoorKeyEnv: a wall splits the grid; the key on the agent's side opens the locked door.
 class DoorKeyEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 10 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   DoorKeyEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
@@ -76,6 +78,10 @@ class DoorKeyEnv final : public MiniGridEnv {
 // FourRoomsEnv: four 9x9 rooms joined by one gap per inner wall.
 class FourRoomsEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 100;
+  }
   static Pos GridSize(const Config& c) {
     (void)c;
     return {19, 19};
@@ -127,6 +133,7 @@ class FourRoomsEnv final : public MiniGridEnv {
 // MultiRoomEnv: a chain of rooms joined by closed doors, each placed off a random wall of the last.
 class MultiRoomEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return c.GetInt("maxNumRooms") * 20; }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "width"), ConfigInt(c, "height")}; }
   MultiRoomEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -239,6 +246,7 @@ class MultiRoomEnv final : public MiniGridEnv {
 // LavaGapEnv: a vertical strip of lava (or walls) with one gap.
 class LavaGapEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   LavaGapEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -272,6 +280,7 @@ class LavaGapEnv final : public MiniGridEnv {
 // CrossingEnv: num_crossings rivers of lava (or walls), with one crossing per river on a path.
 class CrossingEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   CrossingEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -340,6 +349,7 @@ class CrossingEnv final : public MiniGridEnv {
 // DistShiftEnv: two strips of lava between the agent and the goal; strip2_row moves the second.
 class DistShiftEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("width") * c.GetInt("height"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "width"), ConfigInt(c, "height")}; }
   DistShiftEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -372,6 +382,7 @@ class DistShiftEnv final : public MiniGridEnv {
 // MemoryEnv: remember the object in the start room, then go to its match at the hallway's end.
 class MemoryEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   MemoryEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -443,6 +454,7 @@ class MemoryEnv final : public MiniGridEnv {
 class DynamicObstaclesEnv final : public MiniGridEnv {
  public:
   static constexpr int kNumActions = 3;
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   DynamicObstaclesEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),

@@ -40,6 +40,7 @@ inline StepOutcome GoToOutcome(StepOutcome out, int action, Pos agent, Pos targe
 // GoToDoorEnv: a room of random size with four doors of distinct colours; go next to one.
 class GoToDoorEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   GoToDoorEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {
@@ -80,6 +81,7 @@ class GoToDoorEnv final : public MiniGridEnv {
 // GoToObjectEnv: numObjs distinct objects; go next to the named one.
 class GoToObjectEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   GoToObjectEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -117,6 +119,7 @@ class GoToObjectEnv final : public MiniGridEnv {
 // PutNearEnv: pick up the named object and drop it next to the other named one.
 class PutNearEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   PutNearEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -180,6 +183,7 @@ class PutNearEnv final : public MiniGridEnv {
 // FetchEnv: pick up the named object; picking up anything else ends the episode without reward.
 class FetchEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   FetchEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -221,6 +225,7 @@ class FetchEnv final : public MiniGridEnv {
 // RedBlueDoorEnv: open the red door, then the blue one; the other order ends without reward.
 class RedBlueDoorEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 20 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {2 * ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   RedBlueDoorEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
@@ -259,6 +264,7 @@ class RedBlueDoorEnv final : public MiniGridEnv {
 // LockedRoomEnv: six side rooms off a corridor; the goal is in the locked one, its key in another.
 class LockedRoomEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 10 * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   LockedRoomEnv(const EnvSpec& spec, int env_id)
       : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
@@ -326,6 +332,10 @@ class LockedRoomEnv final : public MiniGridEnv {
 // PlaygroundEnv: nine rooms with doors of random colours and twelve random objects; no goal.
 class PlaygroundEnv final : public MiniGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 100;
+  }
   static Pos GridSize(const Config& c) {
     (void)c;
     return {19, 19};

@@ -45,6 +45,7 @@ inline ObjType ObjKind(const std::string& name) {
 // KeyCorridorEnv: the object is behind a locked door off the corridor; its key is elsewhere.
 class KeyCorridorEnv final : public PickupTask {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 30 * c.GetInt("room_size") * c.GetInt("room_size"); }
   static Pos GridSize(const Config& c) { return RoomGridSize(ConfigInt(c, "room_size"), ConfigInt(c, "num_rows"), 3); }
   KeyCorridorEnv(const EnvSpec& spec, int env_id)
       : PickupTask(spec, env_id, ConfigInt(spec.config, "room_size"), ConfigInt(spec.config, "num_rows"), 3),
@@ -71,6 +72,10 @@ class KeyCorridorEnv final : public PickupTask {
 // UnlockEnv: open the locked door with the key in the same room.
 class UnlockEnv final : public RoomGridEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 8 * 36;
+  }
   static Pos GridSize(const Config& c) {
     (void)c;
     return RoomGridSize(6, 1, 2);
@@ -101,6 +106,10 @@ class UnlockEnv final : public RoomGridEnv {
 // UnlockPickupEnv and BlockedUnlockPickupEnv: the box is behind a locked door (blocked by a ball).
 class UnlockPickupEnv final : public PickupTask {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 8 * 36;  // BlockedUnlockPickup's 16 * 36 is given at its registration
+  }
   static Pos GridSize(const Config& c) {
     (void)c;
     return RoomGridSize(6, 1, 2);
@@ -178,6 +187,10 @@ class ObstructedMazeEnv : public PickupTask {
 // ObstructedMaze_1Dlhb (1Dl, 1Dlh, 1Dlhb): two rooms and one locked door.
 class ObstructedMaze1Env final : public ObstructedMazeEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) {
+    (void)c;
+    return 4 * 2 * 36;  // num_rooms_visited 2, room_size 6
+  }
   static Pos GridSize(const Config& c) {
     (void)c;
     return RoomGridSize(6, 1, 2);
@@ -197,6 +210,7 @@ class ObstructedMaze1Env final : public ObstructedMazeEnv {
 // places each side room's keys after both its doors.
 class ObstructedMazeFullEnv final : public ObstructedMazeEnv {
  public:
+  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("num_rooms_visited") * 36; }
   static Pos GridSize(const Config& c) {
     (void)c;
     return RoomGridSize(6, 3, 3);
