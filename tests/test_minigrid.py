@@ -14,12 +14,11 @@ from collections import deque
 from typing import Any
 
 import gymnasium
+import minigrid  # noqa: F401  (registers the MiniGrid-* and BabyAI-* ids with Gymnasium)
 import numpy as np
 import pytest
 
 import parallel_pool
-
-minigrid = pytest.importorskip("minigrid")  # registers MiniGrid-* with Gymnasium
 
 # minigrid's MiniGrid-* ids but the WFC ones (they need networkx and are not ported yet), and its
 # BabyAI-* levels.
