@@ -566,6 +566,15 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
         for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
       }
       results.append(out);
+    } else if (method == "shuffle") {  // n shuffles of arange(k), one after the other
+      const auto k = arg_i(0);
+      py::array_t<int64_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(k)});
+      for (int i = 0; i < n && k > 0; ++i) {
+        int64_t* row = out.mutable_data(i, 0);
+        for (int64_t v = 0; v < k; ++v) row[v] = v;
+        gen.Shuffle(row, static_cast<std::size_t>(k));
+      }
+      results.append(out);
     } else {
       throw py::value_error("unknown NumpyGenerator method '" + method + "'");
     }
