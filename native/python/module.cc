@@ -18,6 +18,7 @@
 #include "core/numpy_random.h"
 #include "core/pool.h"
 #include "core/registry.h"
+#include "envs/common/pygame_raster.h"
 
 namespace py = pybind11;
 
@@ -573,6 +574,57 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
   return results;
 }
 
+// ---- Test hook: envs/common/pygame_raster.h against pygame itself (tests/test_pygame_raster.py) ---
+// _pygame_raster(width, height, ops, flip_y, x0, out_width) draws `ops`, a list of
+// (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
+// RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
+// pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
+// radius (circle). Not part of the API.
+py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
+  if (out_width == 0) out_width = width;
+  if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
+  raster::Surface surface(width, height);
+  for (py::handle entry : ops) {
+    const auto op = entry.cast<py::tuple>();
+    const auto name = op[0].cast<std::string>();
+    const auto rgb = op[1].cast<std::vector<int>>();
+    if (rgb.size() != 3) throw py::value_error("a colour is (r, g, b)");
+    const raster::Rgb color{static_cast<uint8_t>(rgb[0]), static_cast<uint8_t>(rgb[1]), static_cast<uint8_t>(rgb[2])};
+    std::vector<raster::Point> points;
+    for (py::handle p : op[2].cast<py::sequence>()) {
+      const auto xy = p.cast<std::vector<double>>();
+      points.push_back({xy.at(0), xy.at(1)});
+    }
+    const py::object arg = op[3];
+    if (name == "fill") {
+      surface.Fill(color);
+    } else if (name == "polygon") {
+      raster::Polygon(surface, color, points, arg.cast<int>());
+    } else if (name == "line") {
+      raster::Line(surface, color, points.at(0), points.at(1), arg.cast<int>());
+    } else if (name == "lines") {
+      raster::Lines(surface, color, false, points, arg.cast<int>());
+    } else if (name == "closed_lines") {
+      raster::Lines(surface, color, true, points, arg.cast<int>());
+    } else if (name == "aaline") {
+      raster::AaLine(surface, color, points.at(0), points.at(1));
+    } else if (name == "aalines") {
+      raster::AaLines(surface, color, arg.cast<bool>(), points);
+    } else if (name == "circle") {
+      raster::Circle(surface, color, points.at(0), arg.cast<double>());
+    } else if (name == "aapolygon") {
+      raster::GfxAaPolygon(surface, color, points);
+    } else if (name == "filled_polygon") {
+      raster::GfxFilledPolygon(surface, color, points);
+    } else {
+      throw py::value_error("unknown primitive '" + name + "'");
+    }
+  }
+  py::array_t<uint8_t> frame({height, out_width, 3});
+  surface.WriteRgb(frame.mutable_data(), flip_y, x0, out_width);
+  return std::move(frame);
+}
+
 }  // namespace
 }  // namespace pp
 
@@ -645,6 +697,9 @@ PYBIND11_MODULE(_native, m) {
 
   // Test hooks of core/numpy_random.h (tests/test_numpy_random.py); not part of the API.
   m.def("_numpy_random", &NumpyRandomProgram, py::arg("seed"), py::arg("program"));
+  // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
+  m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
+        py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());
