@@ -64,9 +64,7 @@ def random_points(rng: np.random.Generator, n: int, width: int, height: int) -> 
     """Points mostly on or near the surface, sometimes far off it, integral, repeated or tiny."""
     reach = float(rng.choice([1.5, 1.5, 4.0, 40.0, 400.0]))
     lo = 0.5 - reach / 2
-    pts = [
-        (float(rng.uniform(lo, lo + reach) * width), float(rng.uniform(lo, lo + reach) * height)) for _ in range(n)
-    ]
+    pts = [(float(rng.uniform(lo, lo + reach) * width), float(rng.uniform(lo, lo + reach) * height)) for _ in range(n)]
     kind = rng.random()
     if kind < 0.15:
         pts = [(float(round(x)), float(round(y))) for x, y in pts]
