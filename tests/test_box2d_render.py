@@ -23,6 +23,7 @@ import pytest
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 pytest.importorskip("pygame")
+from gymnasium.envs.box2d.bipedal_walker import BipedalWalkerHeuristics  # noqa: E402
 from gymnasium.envs.box2d.lunar_lander import heuristic as lander_heuristic  # noqa: E402
 
 import parallel_pool  # noqa: E402
@@ -74,13 +75,17 @@ def assert_same_frame(ours: np.ndarray, theirs: np.ndarray, tag: Any) -> None:
         pytest.fail(f"{tag}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}")
 
 
-def run_sync(task_id: str, policies: list[Policy], steps: int, seed: int, render_every: int, **kwargs: Any) -> int:
-    """A sync pool against rendering Gymnasium mirrors; returns the number of frames compared."""
+def run_sync(
+    task_id: str, policies: list[Policy], steps: int, seed: int, render_every: int, **kwargs: Any
+) -> tuple[int, float]:
+    """A sync pool against rendering Gymnasium mirrors; returns the number of frames compared and
+    the furthest BipedalWalker scroll (how wide its surface got) among them."""
     n = len(policies)
     pool = parallel_pool.make(task_id, num_envs=n, seed=seed, render_mode="rgb_array", **kwargs)
     mirrors = [Mirror(task_id, seed + i, **kwargs) for i in range(n)]
     rng = np.random.default_rng(seed)
     frames = 0
+    max_scroll = 0.0
     try:
         obs, _ = pool.reset()
         actions: list[Any] = [None] * n
@@ -96,10 +101,11 @@ def run_sync(task_id: str, policies: list[Policy], steps: int, seed: int, render
                 for i in range(n):
                     assert_same_frame(ours[i], mirrors[i].env.render(), (task_id, kwargs, seed, t, i))
                     frames += 1
+                    max_scroll = max(max_scroll, float(getattr(mirrors[i].env.unwrapped, "scroll", 0.0)))
             actions = [policies[i](obs[i], rng) for i in range(n)]
     finally:
         pool.close()
-    return frames
+    return frames, max_scroll
 
 
 def run_async(task_id: str, policies: list[Policy], batches: int, seed: int, **kwargs: Any) -> int:
@@ -145,7 +151,7 @@ LANDER_CASES = [
 def test_lunar_lander_frames_match_gymnasium(task_id: str, kwargs: dict[str, Any], render_every: int) -> None:
     continuous = task_id == "LunarLanderContinuous-v3"
     policies = [lander_policy(continuous, 0.05), lander_policy(continuous, 0.3)]
-    frames = run_sync(task_id, policies, 260, seed=len(kwargs) * 10 + render_every, render_every=render_every, **kwargs)
+    frames, _ = run_sync(task_id, policies, 260, len(kwargs) * 10 + render_every, render_every, **kwargs)
     assert frames >= 2 * 260 // render_every
 
 
@@ -164,3 +170,39 @@ def test_lunar_lander_render_shape_and_mode() -> None:
         env.close()
     with pytest.raises(ValueError, match="render_mode"):
         parallel_pool.make("LunarLander-v3", num_envs=1, render_mode="human")
+
+
+# --- BipedalWalker -------------------------------------------------------------------------------
+
+
+def walker_policy(explore: float) -> Policy:
+    """Gymnasium's walking heuristic (one per env: it keeps a gait state), some random actions."""
+    heuristic = BipedalWalkerHeuristics()
+
+    def policy(obs: np.ndarray, rng: np.random.Generator) -> Any:
+        act = heuristic.step_heuristic(obs).astype(np.float32)
+        return rng.uniform(-1, 1, 4).astype(np.float32) if rng.random() < explore else act
+
+    return policy
+
+
+WALKER_CASES = [
+    # (task id, steps, render every, explore): the last walks far, so the surface is wide (scroll).
+    ("BipedalWalker-v3", 200, 1, 0.1),
+    ("BipedalWalkerHardcore-v3", 300, 2, 0.05),
+    ("BipedalWalker-v3", 1200, 40, 0.0),
+]
+
+
+@pytest.mark.parametrize(("task_id", "steps", "render_every", "explore"), WALKER_CASES)
+def test_bipedal_walker_frames_match_gymnasium(task_id: str, steps: int, render_every: int, explore: float) -> None:
+    policies = [walker_policy(explore), walker_policy(explore)]
+    frames, max_scroll = run_sync(task_id, policies, steps, steps, render_every)
+    assert frames >= 2 * steps // render_every
+    if steps >= 1000:
+        assert max_scroll > 20, max_scroll  # a surface of 1200+ columns, terrain and clouds culled
+
+
+def test_bipedal_walker_frames_match_gymnasium_async() -> None:
+    policies = [walker_policy(0.1) for _ in range(4)]
+    assert run_async("BipedalWalkerHardcore-v3", policies, 80, seed=3) == 80 * 2
