@@ -131,3 +131,24 @@ def test_int16_coordinates_of_gfxdraw_wrap_as_in_sdl2_gfx() -> None:
 def test_unknown_primitive_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown primitive"):
         _native._pygame_raster(4, 4, [("ellipse", (1, 2, 3), [(0.0, 0.0)], 0)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_smoothscale_matches_pygame(seed: int) -> None:
+    """pygame.transform.smoothscale (pygame's default x86-64 "SSE" filters): CarRacing's sizes
+    (1000 x 800 to 96 x 96 and to 600 x 400), then random shrinks and expansions, noisy and flat."""
+    if pygame.transform.get_smoothscale_backend() != "SSE":
+        pytest.skip("the native smoothscale reproduces pygame's x86-64 default backend, SSE")
+    rng = np.random.default_rng(seed)
+    cases = [(1000, 800, 96, 96), (1000, 800, 600, 400)] if seed == 0 else []
+    cases += [tuple(int(v) for v in rng.integers(1, 200, 4)) for _ in range(60)]
+    for width, height, out_width, out_height in cases:
+        image = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+        if rng.random() < 0.3:
+            image[:] = image[:1, :1]  # one colour: the averages must give it back
+        surf = pygame.Surface((width, height))
+        pygame.surfarray.pixels3d(surf)[:] = image.transpose(1, 0, 2)
+        scaled = pygame.transform.smoothscale(surf, (out_width, out_height))
+        expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
+        actual = _native._pygame_smoothscale(image, out_width, out_height)
+        assert np.array_equal(actual, expected), (width, height, out_width, out_height)

@@ -625,6 +625,24 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
   return std::move(frame);
 }
 
+// _pygame_smoothscale(frame, width, height): raster::SmoothScale of an (h, w, 3) uint8 frame, as
+// pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py).
+py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& frame, int width,
+                            int height) {
+  if (frame.ndim() != 3 || frame.shape(2) != 3) throw py::value_error("frame must be (height, width, 3) uint8");
+  if (width < 1 || height < 1) throw py::value_error("width and height must be >= 1");
+  const int h = static_cast<int>(frame.shape(0)), w = static_cast<int>(frame.shape(1));
+  raster::Surface surface(w, h);
+  const uint8_t* p = frame.data();
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x, p += 3) surface.Set(x, y, raster::Surface::Map({p[0], p[1], p[2]}));
+  }
+  const raster::Surface scaled = raster::SmoothScale(surface, width, height);
+  py::array_t<uint8_t> out({height, width, 3});
+  scaled.WriteRgb(out.mutable_data(), false, 0, width);
+  return std::move(out);
+}
+
 }  // namespace
 }  // namespace pp
 
@@ -700,6 +718,7 @@ PYBIND11_MODULE(_native, m) {
   // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
   m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
+  m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());

@@ -36,6 +36,9 @@ class Surface {
   void Set(int x, int y, uint32_t value) {
     if (Inside(x, y)) pixels_[Index(x, y)] = value;
   }
+  // The packed pixels, row by row (width() per row).
+  const uint32_t* data() const { return pixels_.data(); }
+  uint32_t* data() { return pixels_.data(); }
   // pygame.draw.rect over the whole surface, or Surface.fill.
   void Fill(Rgb c) { std::fill(pixels_.begin(), pixels_.end(), Map(c)); }
 
@@ -676,6 +679,101 @@ inline void GfxFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& po
       detail::GfxHLine(s, static_cast<int16_t>(xa), static_cast<int16_t>(xb), static_cast<int16_t>(y), c);
     }
   }
+}
+
+// ---- pygame.transform.smoothscale ----
+
+namespace detail {
+
+// One 16-bit lane of the MMX/SSE code pygame 2.6 runs on x86-64 (its "SSE" smoothscale backend,
+// src_c/scale_mmx64_gcc.c), which rounds differently from its generic C filters.
+inline uint32_t MulHiU16(uint32_t a, uint32_t b) { return ((a & 0xffffu) * (b & 0xffffu)) >> 16; }
+// packuswb: a signed 16-bit lane saturated to 0..255.
+inline uint8_t PackUs(uint32_t lane) {
+  const auto v = static_cast<int16_t>(static_cast<uint16_t>(lane));
+  return static_cast<uint8_t>(std::clamp<int>(v, 0, 255));
+}
+inline uint32_t Channel(uint32_t pixel, int c) { return (pixel >> (8 * c)) & 0xffu; }
+
+// Area-averaging shrink along a line of `n` pixels read with stride `step`, into `m` pixels
+// (filter_shrink_X_SSE's arithmetic: 14-bit fixed point, 16-bit accumulators).
+inline void ShrinkLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const uint32_t recip = 0x40000000u / space;
+  uint32_t counter = space;
+  uint32_t acc[4] = {0, 0, 0, 0};
+  int out = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t px = src[static_cast<std::ptrdiff_t>(i) * step];
+    if (counter > 0x4000) {
+      for (int c = 0; c < 4; ++c) acc[c] = (acc[c] + Channel(px, c)) & 0xffffu;
+      counter -= 0x4000;
+      continue;
+    }
+    const uint32_t frac = (0x4000 - counter) & 0xffffu;
+    uint32_t value = 0;
+    for (int c = 0; c < 4; ++c) {
+      const uint32_t s4 = Channel(px, c) << 2;
+      const uint32_t head = (MulHiU16(s4, counter) + acc[c]) & 0xffffu;
+      acc[c] = MulHiU16(s4, frac);
+      value |= uint32_t{PackUs(MulHiU16(head, recip))} << (8 * c);
+    }
+    if (out < m) dst[static_cast<std::ptrdiff_t>(out++) * dst_step] = value;
+    counter = counter + space - 0x4000;
+  }
+}
+
+// Bilinear expand along a line (filter_expand_X_SSE_gcc / filter_expand_Y_SSE: 8-bit weights).
+inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
+  for (int x = 0; x < m; ++x) {
+    const int idx = x * (n - 1) / m;
+    const uint32_t w1 = static_cast<uint32_t>(0x100 * ((x * (n - 1)) % m) / m);
+    const uint32_t w0 = 0x100 - w1;
+    const uint32_t p0 = src[static_cast<std::ptrdiff_t>(idx) * step];
+    const uint32_t p1 = src[static_cast<std::ptrdiff_t>(idx + 1) * step];
+    uint32_t value = 0;
+    for (int c = 0; c < 4; ++c) {
+      const uint32_t sum = ((Channel(p0, c) * w0) + (Channel(p1, c) * w1)) & 0xffffu;
+      value |= uint32_t{PackUs(sum >> 8)} << (8 * c);
+    }
+    dst[static_cast<std::ptrdiff_t>(x) * dst_step] = value;
+  }
+}
+
+// The shrink along Y keeps its accumulators per column across rows, exactly as along X.
+inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, int step, uint32_t* dst, int m,
+                      int dst_line_stride, int dst_step) {
+  for (int l = 0; l < lines; ++l) {
+    const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
+    uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
+    if (m < n) {
+      ShrinkLine(s, n, step, d, m, dst_step);
+    } else {
+      ExpandLine(s, n, step, d, m, dst_step);
+    }
+  }
+}
+
+}  // namespace detail
+
+// pygame.transform.smoothscale(surface, (width, height)) as pygame 2.6 computes it on x86-64 (its
+// default "SSE" backend): X first, then Y, each an area average when shrinking and a bilinear
+// filter when growing.
+inline Surface SmoothScale(const Surface& src, int width, int height) {
+  const int sw = src.width(), sh = src.height();
+  std::vector<uint32_t> tmp(static_cast<std::size_t>(width) * sh);
+  if (width == sw) {
+    std::copy(src.data(), src.data() + tmp.size(), tmp.begin());
+  } else {
+    detail::ScaleAxis(src.data(), sh, sw, sw, 1, tmp.data(), width, width, 1);
+  }
+  Surface dst(width, height);
+  if (height == sh) {
+    std::copy(tmp.begin(), tmp.end(), dst.data());
+  } else {
+    detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
+  }
+  return dst;
 }
 
 }  // namespace pp::raster
