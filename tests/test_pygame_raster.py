@@ -152,3 +152,18 @@ def test_smoothscale_matches_pygame(seed: int) -> None:
         expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
         actual = _native._pygame_smoothscale(image, out_width, out_height)
         assert np.array_equal(actual, expected), (width, height, out_width, out_height)
+
+
+def test_rotate_rad_matches_pygame_vector2() -> None:
+    """pygame.math.Vector2.rotate_rad (CarRacing turns every vertex with it): quarter turns within
+    pygame's epsilon are exact swaps, any other angle goes through sin and cos."""
+    rng = np.random.default_rng(0)
+    points = [(float(x), float(y)) for x, y in rng.uniform(-500, 500, (50, 2))]
+    quarter = np.pi / 2
+    angles = [0.0, -0.0, quarter, -quarter, np.pi, 3 * quarter, 2 * np.pi, 4 * np.pi, -7 * quarter, 1e-7, -1e-7]
+    angles += [k * quarter + d for k in range(-4, 5) for d in (-2e-6, -9e-7, 9e-7, 2e-6)]
+    angles += [float(a) for a in rng.uniform(-20, 20, 40)]
+    for angle in angles:
+        expected = np.array([tuple(pygame.math.Vector2(p).rotate_rad(angle)) for p in points])
+        actual = _native._pygame_rotate_rad(points, angle)
+        assert np.array_equal(actual, expected), angle

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -643,6 +644,19 @@ py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::
   return std::move(out);
 }
 
+// _pygame_rotate_rad(points, angle): raster::RotateRad of each (x, y), as
+// pygame.math.Vector2(p).rotate_rad(angle) (tests/test_pygame_raster.py).
+py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, double angle) {
+  py::array_t<double> out({static_cast<py::ssize_t>(points.size()), py::ssize_t{2}});
+  double* data = out.mutable_data();
+  for (const auto& [x, y] : points) {
+    const raster::Point r = raster::RotateRad({x, y}, angle);
+    *data++ = r.x;
+    *data++ = r.y;
+  }
+  return std::move(out);
+}
+
 }  // namespace
 }  // namespace pp
 
@@ -719,6 +733,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
   m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
+  m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());

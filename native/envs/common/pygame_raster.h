@@ -776,4 +776,28 @@ inline Surface SmoothScale(const Surface& src, int width, int height) {
   return dst;
 }
 
+// ---- pygame.math ----
+
+// pygame.math.Vector2(p).rotate_rad(angle): the angle reduced to [0, 2 pi), quarter turns within
+// pygame's epsilon (1e-6) done exactly, any other angle with libm's sin and cos.
+inline Point RotateRad(Point p, double angle) {
+  constexpr double kTwoPi = 2 * 3.14159265358979323846;
+  constexpr double kHalfPi = 3.14159265358979323846 / 2;
+  constexpr double kEpsilon = 1e-6;
+  angle = std::fmod(angle, kTwoPi);
+  if (angle < 0) angle += kTwoPi;
+  if (std::fmod(angle + kEpsilon, kHalfPi) < 2 * kEpsilon) {
+    switch (static_cast<int>((angle + kEpsilon) / kHalfPi)) {
+      case 1: return {-p.y, p.x};
+      case 2: return {-p.x, -p.y};
+      case 3: return {p.y, -p.x};
+      default:  // 0 or 4: a whole turn
+        return p;
+    }
+  }
+  const double sin_value = std::sin(angle);
+  const double cos_value = std::cos(angle);
+  return {cos_value * p.x - sin_value * p.y, sin_value * p.x + cos_value * p.y};
+}
+
 }  // namespace pp::raster
