@@ -730,7 +730,8 @@ inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int 
     const uint32_t w1 = static_cast<uint32_t>(0x100 * ((x * (n - 1)) % m) / m);
     const uint32_t w0 = 0x100 - w1;
     const uint32_t p0 = src[static_cast<std::ptrdiff_t>(idx) * step];
-    const uint32_t p1 = src[static_cast<std::ptrdiff_t>(idx + 1) * step];
+    // With weight 0 the next pixel does not count (pygame reads past a 1-pixel line there).
+    const uint32_t p1 = w1 ? src[static_cast<std::ptrdiff_t>(idx + 1) * step] : 0u;
     uint32_t value = 0;
     for (int c = 0; c < 4; ++c) {
       const uint32_t sum = ((Channel(p0, c) * w0) + (Channel(p1, c) * w1)) & 0xffffu;
