@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-pytest.importorskip("pygame")
 from gymnasium.envs.box2d.bipedal_walker import BipedalWalkerHeuristics  # noqa: E402
 from gymnasium.envs.box2d.lunar_lander import heuristic as lander_heuristic  # noqa: E402
 
