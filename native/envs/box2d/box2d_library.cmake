@@ -82,6 +82,22 @@ _pp_b2_thread_local(Collision/b2TimeOfImpact.cpp "float32 b2_toiTime, b2_toiMaxT
                     "int32 b2_toiCalls, b2_toiIters, b2_toiMaxIters" "int32 b2_toiRootIters, b2_toiMaxRootIters")
 
 # The sources box2d-py's setup.py compiles (Box2D.i aside: that is the SWIG wrapper).
+# b2World::Step times its phases for b2World::GetProfile() with gettimeofday, about ten calls a
+# step (2% of BipedalWalker's step in perf); nothing here reads the profile, so b2Timer.cpp takes
+# its own clockless branch (the one Box2D compiles on other platforms). Simulation is unchanged.
+set(_pp_b2_timer "${_pp_b2_src}/Box2D/Common/b2Timer.cpp")
+file(READ "${_pp_b2_timer}" _pp_b2_text)
+string(FIND "${_pp_b2_text}" "parallel_pool: no clock" _pp_b2_patched)
+if(_pp_b2_patched EQUAL -1)
+  set(_pp_b2_old_branch "#elif defined(__linux__) || defined (__APPLE__)")
+  string(FIND "${_pp_b2_text}" "${_pp_b2_old_branch}" _pp_b2_at)
+  if(_pp_b2_at EQUAL -1)
+    message(FATAL_ERROR "Box2D patch: b2Timer.cpp of box2d-py ${PP_BOX2D_VERSION} is not as expected")
+  endif()
+  string(REPLACE "${_pp_b2_old_branch}" "#elif 0  // parallel_pool: no clock" _pp_b2_text "${_pp_b2_text}")
+  file(WRITE "${_pp_b2_timer}" "${_pp_b2_text}")
+endif()
+
 file(GLOB _pp_b2_sources
   "${_pp_b2_src}/Box2D/Dynamics/*.cpp" "${_pp_b2_src}/Box2D/Dynamics/Contacts/*.cpp"
   "${_pp_b2_src}/Box2D/Dynamics/Joints/*.cpp" "${_pp_b2_src}/Box2D/Common/*.cpp"
