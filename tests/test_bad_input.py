@@ -133,13 +133,35 @@ def test_fewer_actions_than_env_ids() -> None:
     env.close()
 
 
-def test_step_before_reset() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=2)
-    with pytest.raises(ValueError, match="reset"):
-        env.step(np.zeros(2, dtype=np.int64))
-    env.reset()
-    env.step(np.zeros(2, dtype=np.int64))
-    env.close()
+@pytest.mark.parametrize("autoreset_mode", ["next_step", "same_step", "disabled"])
+def test_the_first_step_of_a_pool_never_reset_resets_it(autoreset_mode: str) -> None:
+    """As EnvPool's: the first step of an env never reset resets it (the action ignored): its row
+    is the reset's observation with reward 0 and both flags False; the next step steps."""
+    env = parallel_pool.make("CartPole-v1", num_envs=2, seed=3, autoreset_mode=autoreset_mode)
+    ref = parallel_pool.make("CartPole-v1", num_envs=2, seed=3, autoreset_mode=autoreset_mode)
+    try:
+        obs, rew, term, trunc, info = env.step(np.ones(2, dtype=np.int64))
+        ref_obs, _ = ref.reset()
+        np.testing.assert_array_equal(obs, ref_obs)
+        assert not rew.any() and not term.any() and not trunc.any()
+        np.testing.assert_array_equal(info["elapsed_step"], [0, 0])
+        np.testing.assert_array_equal(env.step(np.ones(2, dtype=np.int64))[0],
+                                      ref.step(np.ones(2, dtype=np.int64))[0])
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_the_first_send_of_an_async_pool_never_reset_resets_it() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+    try:
+        env.send(np.zeros(4, dtype=np.int64), np.arange(4, dtype=np.int32))
+        for _ in range(2):
+            _, rew, term, trunc, info = env.recv()
+            assert not rew.any() and not term.any() and not trunc.any()
+            np.testing.assert_array_equal(info["elapsed_step"], [0, 0])
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize(

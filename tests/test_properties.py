@@ -365,7 +365,7 @@ class PoolMachine(RuleBasedStateMachine):
         return [
             i
             for i, m in enumerate(self.model)
-            if m.pending is None and m.ever_reset and not (m.over and self.mode == "disabled")
+            if m.pending is None and not (m.over and self.mode == "disabled")
         ]
 
     def _snapshot(self) -> tuple:
@@ -421,7 +421,9 @@ class PoolMachine(RuleBasedStateMachine):
         """The model's side of a successful send/reset of `ids`."""
         for i in ids:
             m = self.model[i]
-            if kind == "step" and m.over and self.mode == "next_step":
+            if kind == "step" and not m.ever_reset:
+                m.pending = "reset"  # the first step of an env never reset resets it (EnvPool's way)
+            elif kind == "step" and m.over and self.mode == "next_step":
                 m.pending = "autoreset"
             else:
                 m.pending = kind
@@ -602,7 +604,7 @@ class PoolMachine(RuleBasedStateMachine):
     def _bad_ids(self, r: np.random.Generator, for_step: bool) -> tuple[Any, type[BaseException]]:
         """Env ids that send/step/reset/render must refuse, and what they raise."""
         free, pending, steppable = self._free(), self._pending(), self._steppable()
-        stuck = [i for i in free if i not in steppable]  # never reset, or ended with autoreset disabled
+        stuck = [i for i in free if i not in steppable]  # ended with autoreset disabled
         kinds = ["out_of_range", "scalar", "two_d", "float", "bool", "empty"]
         kinds += ["duplicate"] * bool(free) + ["busy"] * bool(pending) + ["unsteppable"] * bool(for_step and stuck)
         kind = kinds[int(r.integers(len(kinds)))]

@@ -15,9 +15,6 @@ AutoresetMode ParseAutoresetMode(const std::string& name) {
 }
 
 void Episode::ThrowCannotStep(int env_id) const {
-  if (!ever_reset_) {
-    throw std::invalid_argument("env " + std::to_string(env_id) + ": step before reset; call reset() first");
-  }
   throw std::invalid_argument("env " + std::to_string(env_id) +
                               ": its episode is over and autoreset_mode='disabled'; reset it first (reset_mask)");
 }

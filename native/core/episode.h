@@ -27,18 +27,18 @@ AutoresetMode ParseAutoresetMode(const std::string& name);
 class Episode {
  public:
   // Whether a job resets the env rather than steps it: a reset was asked for, the env never was
-  // reset, or its episode is over and autoreset is on. (In same_step mode an episode is left over
-  // only by an env that raised.)
+  // reset (its first step resets it, as EnvPool's does, in every mode), or its episode is over and
+  // autoreset is on. (In same_step mode an episode is left over only by an env that raised.)
   bool ResetDue(bool reset_asked, AutoresetMode mode) const {
     return reset_asked || !ever_reset_ || (over_ && mode != AutoresetMode::kDisabled);
   }
   // Whether the step that ended an episode resets the env inside the same job.
   static bool ResetsInStep(bool done, AutoresetMode mode) { return done && mode == AutoresetMode::kSameStep; }
 
-  // Throws std::invalid_argument, naming env_id, when a step of this env cannot be sent: it was
-  // never reset, or its episode is over and autoreset is disabled.
+  // Throws std::invalid_argument, naming env_id, when a step of this env cannot be sent: its
+  // episode is over and autoreset is disabled. (A step of an env never reset is sent: it resets.)
   void CheckStep(int env_id, AutoresetMode mode) const {
-    if (!ever_reset_ || (over_ && mode == AutoresetMode::kDisabled)) ThrowCannotStep(env_id);
+    if (over_ && mode == AutoresetMode::kDisabled) ThrowCannotStep(env_id);
   }
   bool ever_reset() const { return ever_reset_; }
 

@@ -367,8 +367,7 @@ TEST(InvalidSendsThrowAndQueueNothing) {
   auto pool = MakePool({}, Options(4, 4, 2));
   std::mt19937 rng(1);
   const std::vector<int32_t> all = Iota(4);
-  CHECK_THROWS_WITH(std::invalid_argument, SendRandom(*pool, all, rng), "reset");  // step before reset
-  CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");              // nothing in flight
+  CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");  // nothing in flight
   Reset(*pool, all);
   CHECK_THROWS_WITH(std::invalid_argument, SendRandom(*pool, {2}, rng), "not been received");  // pending
   CHECK_THROWS_WITH(std::invalid_argument, Reset(*pool, {2}), "not been received");
@@ -1236,6 +1235,29 @@ TEST(AFailedEnvsRowHoldsZeros) {
   CHECK(FaultyObs(v, 0) == (std::vector<float>{1.0f, 4.0f, 0.0f}));
   CHECK(FaultyObs(v, 1) == (std::vector<float>{2.0f, 0.0f, -1.0f}));  // its second episode begins
   CHECK_EQ(v.reward(1), 0.0);
+}
+
+// The first step of an env that was never reset resets it, in every mode (as EnvPool's does): a
+// reset row (the action ignored, reward 0, flags false); the step after it steps.
+TEST(TheFirstStepOfAnEnvNeverResetResetsIt) {
+  for (AutoresetMode mode : {AutoresetMode::kNextStep, AutoresetMode::kSameStep, AutoresetMode::kDisabled}) {
+    pp::PoolOptions o = Options(2, 2, 2);
+    o.autoreset_mode = mode;
+    auto pool = MakeFaultyPool({}, o);
+    Send(*pool, {0, 1}, {1, 1});
+    {
+      View v = Recv(*pool);
+      CHECK(v.errors().empty());
+      CHECK(FaultyObs(v, 0) == (std::vector<float>{1.0f, 0.0f, -1.0f}));  // a reset's observation
+      CHECK(FaultyObs(v, 1) == (std::vector<float>{1.0f, 0.0f, -1.0f}));
+      CHECK_EQ(v.reward(0), 0.0);
+      CHECK(!v.terminated(0) && !v.truncated(0));
+    }
+    Send(*pool, {0, 1}, {1, 1});
+    View v = Recv(*pool);
+    CHECK(FaultyObs(v, 0) == (std::vector<float>{1.0f, 1.0f, 1.0f}));  // stepped
+    CHECK(FaultyObs(v, 1) == (std::vector<float>{1.0f, 1.0f, 1.0f}));
+  }
 }
 
 // A first reset that raised is retried by the env's next step (a reset row), not refused as a
