@@ -58,13 +58,26 @@ class BasePoolEnv:
             raise ValueError(f"render_mode of {task_id} must be {modes}, got {render_mode!r}")
 
     # --- the spaces, as EnvPool names them and as Gymnasium's vector envs name them ---
+    # ``observation_space``/``action_space`` are the single-env spaces (EnvPool's convention), and
+    # so are ``single_*`` unless assigned: CleanRL's scripts assign them
+    # (``envs.single_action_space = envs.action_space``), as they assign ``is_vector_env``.
+    is_vector_env: bool = True
+
     @property
     def single_observation_space(self) -> Any:
-        return self.observation_space
+        return self.__dict__.get("_single_observation_space", self.observation_space)
+
+    @single_observation_space.setter
+    def single_observation_space(self, space: Any) -> None:
+        self._single_observation_space = space
 
     @property
     def single_action_space(self) -> Any:
-        return self.action_space
+        return self.__dict__.get("_single_action_space", self.action_space)
+
+    @single_action_space.setter
+    def single_action_space(self, space: Any) -> None:
+        self._single_action_space = space
 
     @property
     def P(self) -> dict[int, dict[int, list[tuple[float, int, float, bool]]]]:  # noqa: N802 (Gymnasium's name)
@@ -79,6 +92,15 @@ class BasePoolEnv:
     @property
     def closed(self) -> bool:
         return self._native.closed
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        # Gymnasium's VectorEnv.close() and its wrappers assign `closed`: True closes the pool;
+        # a closed pool cannot be opened again.
+        if value:
+            self.close()
+        elif self.closed:
+            raise ValueError("a closed pool cannot be reopened; make a new one")
 
     # --- the raw calls, shared by the front-ends ---
     # The native pool checks env ids (shape, range, duplicates, in flight) and whether it is closed;
@@ -154,8 +176,10 @@ class BasePoolEnv:
         """
         return self._native.render(env_id)
 
-    def close(self) -> None:
-        """Stops and joins every worker thread, even with steps in flight. Idempotent."""
+    def close(self, **kwargs: Any) -> None:
+        """Stops and joins every worker thread, even with steps in flight. Idempotent.
+
+        ``kwargs`` (Gymnasium's vector envs take some, e.g. ``terminate``) are accepted and unused."""
         self._native.close()
 
     def __enter__(self) -> BasePoolEnv:

@@ -1,19 +1,28 @@
 """The Gymnasium front-end: ``reset`` and ``step`` with Gymnasium's 5-tuple, over a native pool.
 
-``observation_space``/``action_space`` are the single-env spaces, as in EnvPool; for a strict
-``gymnasium.vector.VectorEnv`` with batched spaces use ``gymnasium.make_vec("parallel_pool/<id>")``.
+As EnvPool's pools, a pool is an instance of ``gymnasium.vector.VectorEnv`` (so Gymnasium's vector
+wrappers, e.g. ``NormalizeObservation`` or ``RecordEpisodeStatistics`` from
+``gymnasium.wrappers.vector``, wrap it directly) and of ``gymnasium.Env`` (so a ``gymnasium.Wrapper``,
+such as CleanRL's ``RecordEpisodeStatistics``, does too). Unlike a strict ``VectorEnv``, its
+``observation_space``/``action_space`` are the single-env spaces, as in EnvPool (equal to
+``single_observation_space``/``single_action_space``, which are what the vector wrappers read); for
+batched spaces use ``gymnasium.make_vec("parallel_pool/<id>")``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium
+import numpy as np
+from gymnasium.vector import VectorEnv
+
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.errors import EnvError
 from parallel_pool.options import gymnasium_autoreset_mode
 
 
-class GymnasiumEnv(BasePoolEnv):
+class GymnasiumEnv(BasePoolEnv, VectorEnv, gymnasium.Env):  # type: ignore[misc]  # render(env_id) returns an array
     """A batch of envs with Gymnasium's API.
 
     Example:
@@ -81,12 +90,25 @@ class GymnasiumEnv(BasePoolEnv):
         Raises ``RuntimeError`` instead of blocking for ever when fewer than ``batch_size`` envs are
         in flight.
         """
-        return self._unpacker.unpack(self._recv_arrays(timeout))
+        return self._unpack(self._recv_arrays(timeout))
 
 
 class GymEnv(GymnasiumEnv):
     """The gym-style front-end (``env_type="gym"``): the same 5-tuple API as ``GymnasiumEnv``.
 
     It exists for code that asks for ``env_type="gym"`` (as EnvPool's users do); gym 0.26 and
-    Gymnasium share the ``(obs, reward, terminated, truncated, info)`` step API.
+    Gymnasium share the ``(obs, reward, terminated, truncated, info)`` step API. Each step's ``info``
+    also has ``"TimeLimit.truncated"``, as gym's ``TimeLimit`` wrapper set it and CleanRL's EnvPool
+    scripts read it: True where the step hit the time limit and the env did not terminate.
     """
+
+    def __init__(self, task_id: str, **kwargs: Any) -> None:
+        super().__init__(task_id, **kwargs)
+        unpack = self._unpacker.unpack
+
+        def unpack_with_time_limit(arrays: tuple) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+            obs, reward, terminated, truncated, info = unpack(arrays)
+            info["TimeLimit.truncated"] = np.logical_and(truncated, np.logical_not(terminated))
+            return obs, reward, terminated, truncated, info
+
+        self._unpack = unpack_with_time_limit

@@ -123,6 +123,11 @@ class EnvSpec:
         self.tables: dict[str, np.ndarray] = {k: np.asarray(v) for k, v in native.get("tables", {}).items()}
 
     @property
+    def id(self) -> str:  # noqa: A003 (Gymnasium's EnvSpec names it so; wrappers read spec.id)
+        """The task id, as Gymnasium's ``EnvSpec.id``."""
+        return self.task_id
+
+    @property
     def observation_space(self) -> gymnasium.Space:
         """The single-env observation space."""
         if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":

@@ -1,0 +1,186 @@
+"""make()'s pools where EnvPool's go: Gymnasium's vector wrappers, CleanRL's setup lines, gym's keys.
+
+EnvPool's pools are ``gymnasium.vector.VectorEnv`` (and ``gymnasium.Env``) instances whose
+``observation_space``/``action_space`` are single-env spaces; CleanRL's EnvPool scripts assign
+``single_*_space``, ``num_envs`` and ``is_vector_env`` and wrap the pool in their own
+``gymnasium.Wrapper``; the gym front-end's info has ``"TimeLimit.truncated"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.wrappers import vector as vector_wrappers
+
+import parallel_pool
+
+
+def test_pools_are_vector_envs_and_envs() -> None:
+    for env_type in ("gymnasium", "gym"):
+        env = parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=3)
+        try:
+            assert isinstance(env, gymnasium.vector.VectorEnv) and isinstance(env, gymnasium.Env)
+            assert env.is_vector_env is True and env.num_envs == 3
+            assert env.single_observation_space == env.observation_space
+            assert env.observation_space.shape == (4,)  # single-env spaces, as EnvPool's
+            assert env.single_action_space == env.action_space == gymnasium.spaces.Discrete(2)
+            assert env.spec.id == "CartPole-v1" and str(env) == f"<{type(env).__name__}<CartPole-v1>>"
+            assert env.unwrapped is env
+        finally:
+            env.close()
+    # Gymnasium's VectorEnv.close() assigns `closed`: True closes the pool, which stays closed.
+    env = parallel_pool.make("CartPole-v1", num_envs=2)
+    env.closed = False  # open already: nothing to do
+    env.closed = True
+    assert env.closed
+    with pytest.raises(ValueError, match="reopened"):
+        env.closed = False
+    # The dm_env front-end is not a Gymnasium env.
+    dm = parallel_pool.make("CartPole-v1", env_type="dm", num_envs=2)
+    assert not isinstance(dm, gymnasium.vector.VectorEnv)
+    dm.close()
+
+
+def wrap(env: Any) -> Any:
+    """Gymnasium's vector wrappers, stacked as a user would."""
+    env = vector_wrappers.NormalizeObservation(env)
+    env = vector_wrappers.TransformObservation(
+        env, lambda obs: np.clip(obs, -5.0, 5.0), observation_space=env.observation_space
+    )
+    return vector_wrappers.RecordEpisodeStatistics(env)
+
+
+# TransformObservation warns that a pool's observation_space is not its batched single space: the
+# single-env spaces are EnvPool's convention, and this test passes the space explicitly.
+@pytest.mark.filterwarnings("ignore:.*batched single observation space")
+def test_gymnasium_vector_wrappers_wrap_a_pool_as_they_wrap_sync_vector_env() -> None:
+    """The same wrappers over our pool and over Gymnasium's SyncVectorEnv of its own LunarLander
+    (ours is the same seed for seed, bit for bit) give the same numbers step by step: normalized,
+    clipped observations and episode statistics."""
+    n = 4
+    ours = wrap(parallel_pool.make("LunarLander-v3", num_envs=n))
+    theirs = wrap(gymnasium.make_vec("LunarLander-v3", num_envs=n, vectorization_mode="sync"))
+    rng = np.random.default_rng(0)
+    episodes = 0
+    try:
+        obs, _ = ours.reset(seed=7)
+        ref_obs, _ = theirs.reset(seed=7)
+        np.testing.assert_array_equal(obs, ref_obs)
+        for _ in range(400):
+            action = rng.integers(0, 4, n)
+            obs, reward, terminated, truncated, info = ours.step(action)
+            ref_obs, ref_reward, ref_terminated, ref_truncated, ref_info = theirs.step(action)
+            # The same float32 inputs and the same float64 running statistics: equal.
+            np.testing.assert_array_equal(obs, ref_obs)
+            np.testing.assert_array_equal(reward, ref_reward)
+            np.testing.assert_array_equal(terminated, ref_terminated)
+            np.testing.assert_array_equal(truncated, ref_truncated)
+            assert ("episode" in info) == ("episode" in ref_info)
+            if "episode" in info:
+                episodes += int(info["_episode"].sum())
+                np.testing.assert_array_equal(info["_episode"], ref_info["_episode"])
+                np.testing.assert_array_equal(info["episode"]["r"], ref_info["episode"]["r"])
+                np.testing.assert_array_equal(info["episode"]["l"], ref_info["episode"]["l"])
+        assert episodes >= 10
+        np.testing.assert_array_equal(ours.env.env.obs_rms.mean, theirs.env.env.obs_rms.mean)
+    finally:
+        ours.close()
+        theirs.close()
+
+
+class CleanRLRecordEpisodeStatistics(gymnasium.Wrapper):
+    """CleanRL's ppo_atari_envpool.py wrapper, line for line, but on Gymnasium's 5-tuple."""
+
+    def __init__(self, env: Any, deque_size: int = 100) -> None:
+        super().__init__(env)
+        self.num_envs = getattr(env, "num_envs", 1)
+        self.episode_returns: Any = None
+        self.episode_lengths: Any = None
+        # get if the env has lives
+        self.has_lives = False
+        env.reset()
+        info = env.step(np.zeros(self.num_envs, dtype=int))[-1]
+        if info["lives"].sum() > 0:
+            self.has_lives = True
+
+    def reset(self, **kwargs: Any) -> Any:
+        observations = super().reset(**kwargs)
+        self.episode_returns = np.zeros(self.num_envs, dtype=np.float32)
+        self.episode_lengths = np.zeros(self.num_envs, dtype=np.int32)
+        self.lives = np.zeros(self.num_envs, dtype=np.int32)
+        self.returned_episode_returns = np.zeros(self.num_envs, dtype=np.float32)
+        self.returned_episode_lengths = np.zeros(self.num_envs, dtype=np.int32)
+        return observations
+
+    def step(self, action: Any) -> Any:
+        observations, rewards, terminated, truncated, infos = super().step(action)
+        dones = np.logical_or(terminated, truncated)
+        self.episode_returns += infos["reward"]
+        self.episode_lengths += 1
+        self.returned_episode_returns[:] = self.episode_returns
+        self.returned_episode_lengths[:] = self.episode_lengths
+        all_lives_exhausted = infos["lives"] == 0
+        if self.has_lives:
+            self.episode_returns *= 1 - all_lives_exhausted
+            self.episode_lengths *= 1 - all_lives_exhausted
+        else:
+            self.episode_returns *= 1 - dones
+            self.episode_lengths *= 1 - dones
+        infos["r"] = self.returned_episode_returns
+        infos["l"] = self.returned_episode_lengths
+        return observations, rewards, terminated, truncated, infos
+
+
+def test_cleanrls_envpool_setup_lines_run() -> None:
+    num_envs = 4
+    envs = parallel_pool.make("Pong-v5", env_type="gym", num_envs=num_envs, episodic_life=True, reward_clip=True,
+                              seed=1)
+    envs.num_envs = num_envs
+    envs.single_action_space = envs.action_space
+    envs.single_observation_space = envs.observation_space
+    envs.is_vector_env = True
+    wrapped = CleanRLRecordEpisodeStatistics(envs)
+    assert isinstance(wrapped.action_space, gymnasium.spaces.Discrete)
+    assert wrapped.unwrapped.single_observation_space.shape == (4, 84, 84)  # gymnasium.Wrapper forwards no attributes
+    try:
+        obs, _ = wrapped.reset()
+        assert obs.shape == (num_envs, 4, 84, 84)
+        rng = np.random.default_rng(1)
+        raw = np.zeros(num_envs)
+        for _ in range(300):
+            obs, reward, terminated, truncated, info = wrapped.step(rng.integers(0, 6, num_envs))
+            raw += info["reward"]
+            # reward_clip clips the reward, info["reward"] is the game's: CleanRL sums the latter.
+            np.testing.assert_array_equal(reward, np.sign(info["reward"]))
+            np.testing.assert_array_equal(info["r"], raw.astype(np.float32))
+            np.testing.assert_array_equal(info["TimeLimit.truncated"], truncated & ~terminated)
+        assert not wrapped.has_lives  # Pong has no lives: CleanRL's wrapper resets on done
+    finally:
+        wrapped.close()
+    # Assigned spaces are what the pool reports from then on; unassigned, they follow the spaces.
+    env = parallel_pool.make("CartPole-v1", num_envs=2)
+    box = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    env.single_observation_space = box
+    assert env.single_observation_space is box and env.single_action_space == env.action_space
+    env.close()
+
+
+@pytest.mark.parametrize("env_type", ["gym", "gymnasium"])
+def test_time_limit_truncated_is_in_the_gym_front_ends_info(env_type: str) -> None:
+    env = parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=3, seed=0, max_episode_steps=5)
+    try:
+        env.reset()
+        seen = False
+        for _ in range(12):
+            _, _, terminated, truncated, info = env.step(np.zeros(3, dtype=np.int64))
+            if env_type == "gymnasium":
+                assert "TimeLimit.truncated" not in info
+                continue
+            np.testing.assert_array_equal(info["TimeLimit.truncated"], truncated & ~terminated)
+            seen |= bool(info["TimeLimit.truncated"].any())
+        assert seen or env_type == "gymnasium"
+    finally:
+        env.close()
