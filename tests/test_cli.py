@@ -11,6 +11,7 @@ import tempfile
 import gymnasium
 import pytest
 
+import parallel_pool
 import parallel_pool_bench as bench
 from parallel_pool.cli import main
 
@@ -133,20 +134,31 @@ def test_plot(capsys: pytest.CaptureFixture, tmp_path) -> None:
     path = tmp_path / "bench.png"
     code, _, err = run_main(capsys, "bench", "CartPole-v1", "--num-envs", "1", "--steps", "50", "--repeats", "1",
                             "--methods", "pp-sync", "--no-progress", "--plot", str(path))
-    if importlib.util.find_spec("matplotlib") is None:
-        assert code == 2 and "matplotlib" in err and not path.exists()
-    else:
-        assert code == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert code == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # matplotlib: the plot extra
 
 
-def test_progress_without_tqdm(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    monkeypatch.setitem(sys.modules, "tqdm", None)  # makes `from tqdm import tqdm` fail
+def test_plot_without_matplotlib_says_what_to_install(capsys: pytest.CaptureFixture, tmp_path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    path = tmp_path / "bench.png"
+    code, _, err = run_main(capsys, "bench", "CartPole-v1", "--num-envs", "1", "--steps", "50", "--repeats", "1",
+                            "--methods", "pp-sync", "--no-progress", "--plot", str(path))
+    assert code == 2 and "parallel-pool[plot]" in err and not path.exists()
+
+
+def test_progress_is_a_tqdm_bar_on_stderr(capsys: pytest.CaptureFixture) -> None:
     bar = bench.Progress(2)
     bar.describe("first")
     bar.advance()
-    bar.describe("second")
     bar.close()
-    assert capsys.readouterr().err.splitlines() == ["[0/2] first", "[1/2] second"]
+    err = capsys.readouterr().err
+    assert "first" in err and "0/2" in err  # tqdm redraws at most every 0.1 s: the first draw
+    quiet = bench.Progress(2, enabled=False)
+    quiet.describe("nothing")
+    quiet.advance()
+    quiet.close()
+    assert capsys.readouterr().err == ""
 
 
 def test_watchdog_reports_a_hung_pool() -> None:
@@ -189,3 +201,24 @@ def test_gymnasium_equivalents_are_an_argument_not_a_global() -> None:
     again = bench.run_benchmarks([task_id], [2], ["gym-sync"], seconds=None, steps=20, repeats=1, progress=False)
     assert again.skipped == {(task_id, "gym-sync"): f"Gymnasium has no env {task_id!r}"}
     assert not again.measurements
+
+
+def test_ale_pys_vector_env_is_compared_on_atari_tasks(capsys: pytest.CaptureFixture, tmp_path) -> None:
+    """`bench Pong-v5 --plot` has ale_py's AtariVectorEnv rows (sync and async), configured as our
+    pool: the same observation shape and action space; a non-Atari task skips them with the reason."""
+    path = tmp_path / "pong.png"
+    code, out, _ = run_main(capsys, "bench", "Pong-v5", "--num-envs", "2", "--steps", "20", "--repeats", "1",
+                            "--methods", "pp-sync", "ale-sync", "ale-async", "--no-progress", "--plot", str(path))
+    assert code == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = [line for line in out.splitlines() if "ale_py AtariVectorEnv" in line]
+    assert len(rows) == 2 and all("skipped" not in r for r in rows)
+    runner = bench.make_runner("ale-sync", "Pong-v5", 2)
+    ale_env = runner._step.__self__  # the AtariVectorEnv it steps
+    ours = parallel_pool.make_spec("Pong-v5")
+    assert ale_env.single_observation_space.shape == ours.observation_space.shape
+    assert ale_env.single_action_space == ours.action_space
+    runner.run(5)
+    runner.close()
+    code, out, _ = run_main(capsys, "bench", "CartPole-v1", "--num-envs", "1", "--steps", "20", "--repeats", "1",
+                            "--methods", "pp-sync", "ale-sync", "--no-progress")
+    assert code == 0 and "skipped: not an Atari task" in out

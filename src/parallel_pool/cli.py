@@ -113,7 +113,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not 0 < args.async_fraction <= 1:
         raise CliError("--async-fraction must be in (0, 1]")
     if args.plot and importlib.util.find_spec("matplotlib") is None:
-        raise CliError("--plot needs matplotlib, which is not installed (pip install matplotlib)")
+        raise CliError("--plot needs matplotlib, which is not installed (pip install 'parallel-pool[plot]')")
     methods = list(args.methods or bench.DEFAULT_METHODS)
     if args.no_gymnasium_async:
         methods = [m for m in methods if m != "gym-async"]

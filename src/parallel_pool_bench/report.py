@@ -6,6 +6,8 @@ import json
 import os
 from typing import Any
 
+from tabulate import tabulate
+
 from parallel_pool_bench.runners import METHODS
 from parallel_pool_bench.throughput import BenchResult
 
@@ -36,30 +38,19 @@ def format_table(result: BenchResult) -> str:
 
     for (task_id, method), note in sorted(result.skipped.items(), key=order):
         rows.append([task_id, "all", METHODS[method], "-", "-", "-", f"skipped: {note}"])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = {1, 3, 4, 5}
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(
-            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
-        ) + " |"
-
-    rules = [("-" * (w + 1) + ":") if i in right else "-" * (w + 2) for i, w in enumerate(widths)]
-    sep = "|" + "|".join(rules) + "|"
-    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+    align = ("left", "right", "left", "right", "right", "right", "left")
+    # disable_numparse: the cells are formatted already ("12,345", "1.20x", "all").
+    return str(tabulate(rows, headers=header, tablefmt="pipe", colalign=align, disable_numparse=True))
 
 
 def format_latency(latency: dict[str, Any]) -> str:
     """A markdown table of ``single_env_latency``'s result."""
     us = latency["us_per_step"]
     gym = us["gymnasium"]
-    lines = [
-        "| single env, one call | µs/step (median) | Gymnasium / this |",
-        "|---|---:|---:|",
-    ]
-    for name, value in us.items():
-        lines.append(f"| {name} | {value:.2f} | {gym / value:.2f}x |")
-    return "\n".join(lines)
+    rows = [[name, f"{value:.2f}", f"{gym / value:.2f}x"] for name, value in us.items()]
+    header = ["single env, one call", "µs/step (median)", "Gymnasium / this"]
+    return str(tabulate(rows, headers=header, tablefmt="pipe", colalign=("left", "right", "right"),
+                        disable_numparse=True))
 
 
 def plot(result: BenchResult, path: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import itertools
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -46,6 +47,8 @@ METHODS: dict[str, str] = {
     "sb3-subproc": "sb3 SubprocVecEnv",
     "envpool-sync": "envpool sync",
     "envpool-async": "envpool async",
+    "ale-sync": "ale_py AtariVectorEnv sync",
+    "ale-async": "ale_py AtariVectorEnv async",
 }
 GYMNASIUM_METHODS = ("gym-sync", "gym-async")
 DEFAULT_METHODS = tuple(METHODS)
@@ -195,7 +198,63 @@ def check_available(
 
         if task_id not in envpool.list_all_envs():
             return f"EnvPool has no env {task_id!r}"
+    if method.startswith("ale-"):
+        if parallel_pool.tasks.task_info(task_id)["family"] != "atari":
+            return "not an Atari task"
+        if importlib.util.find_spec("ale_py.vector_env") is None:
+            return "ale_py has no vector_env (ale-py >= 0.10)"
     return None
+
+
+def _ale_vector_env(task_id: str, num_envs: int, batch_size: int, num_threads: int) -> Any:
+    """ale_py's threaded C++ AtariVectorEnv configured as our pool of ``task_id``: the same ROM,
+    preprocessing (frame skip and max-pool, grayscale 84x84, frame stack, no-op starts, fire reset),
+    reward clipping, episodic life and time limit, so both do the same work per step."""
+    from ale_py.vector_env import AtariVectorEnv
+
+    config = parallel_pool.make_spec(task_id).config
+    return AtariVectorEnv(
+        os.path.splitext(os.path.basename(config["rom_path"]))[0],
+        num_envs,
+        batch_size=batch_size,
+        num_threads=num_threads,
+        max_num_frames_per_episode=config["max_episode_steps"] * config["frame_skip"],
+        repeat_action_probability=config["repeat_action_probability"],
+        full_action_space=config["full_action_space"],
+        img_height=config["img_height"],
+        img_width=config["img_width"],
+        grayscale=config["gray_scale"],
+        stack_num=config["stack_num"],
+        frameskip=config["frame_skip"],
+        noop_max=config["noop_max"],
+        episodic_life=config["episodic_life"],
+        reward_clipping=config["reward_clip"],
+        use_fire_reset=config["use_fire_reset"],
+    )
+
+
+class _ResetThenRecv:
+    """ale_py's async AtariVectorEnv under AsyncRunner's ``async_reset``/``recv``/``send``: its
+    ``reset`` queues every env's reset and returns the first batch, which ``recv`` hands out first;
+    its ``send`` takes no env ids (it steps the envs of the last batch received, as ours are told)."""
+
+    def __init__(self, env: Any, seed: int) -> None:
+        self._env, self._seed = env, seed
+        self._first: Any = None
+        self.close = env.close
+
+    def send(self, actions: Any, env_id: Any) -> None:
+        self._env.send(actions)
+
+    def async_reset(self) -> None:
+        obs, info = self._env.reset(seed=self._seed)
+        self._first = (obs, None, None, None, info)
+
+    def recv(self) -> Any:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        return self._env.recv()
 
 
 def make_runner(
@@ -248,6 +307,14 @@ def make_runner(
             envpool_env.reset()
             return SyncRunner(envpool_env, actions, num_envs, envpool_env.close)
         return AsyncRunner(envpool_env, actions, batch)
+    if method in ("ale-sync", "ale-async"):
+        batch = num_envs if method == "ale-sync" else async_batch_size(num_envs, async_fraction)
+        ale_env = _ale_vector_env(task_id, num_envs, batch if batch < num_envs else 0, num_threads)
+        actions = draw_actions(ale_env.single_action_space, batch, ACTION_BATCHES, seed)
+        if method == "ale-sync":
+            ale_env.reset(seed=seed)
+            return SyncRunner(ale_env, actions, num_envs, ale_env.close)
+        return AsyncRunner(_ResetThenRecv(ale_env, seed), actions, batch)
     make_one = (gymnasium_equivalents or {}).get(task_id) or functools.partial(gymnasium.make, task_id)
     if method in GYMNASIUM_METHODS:
         cls = gymnasium.vector.SyncVectorEnv if method == "gym-sync" else gymnasium.vector.AsyncVectorEnv
