@@ -1,6 +1,6 @@
-// Standalone checks of the MiniGrid family (no pool, no Python): Generator.shuffle's draws against
-// values NumPy printed, and every task stepped through long random episodes with its invariants
-// (the agent inside the grid and on a cell it may stand on, the mission written, resets repeatable).
+// Standalone checks of the MiniGrid family (no pool, no Python): NumpyGenerator::Shuffle (the levels'
+// Generator.shuffle) against values NumPy printed, and every task stepped through long random episodes with its
+// invariants (the agent inside the grid and on a cell it may stand on, the mission written, resets repeatable).
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/numpy_random.h"
 #include "core/registry.h"
 #include "envs/minigrid/register.h"
-#include "envs/minigrid/shuffle.h"
 
 namespace {
 
@@ -33,15 +33,15 @@ void TestShuffleIsNumpys() {
   pp::NumpyGenerator rng(5);
   std::vector<int> x(10);
   std::iota(x.begin(), x.end(), 0);
-  pp::minigrid::Shuffle(rng, x);
+  rng.Shuffle(x.data(), x.size());
   CHECK((x == std::vector<int>{7, 6, 1, 3, 2, 4, 0, 9, 5, 8}));
 
   pp::NumpyGenerator rng2((uint64_t{1} << 40) + 3);
   std::vector<int> y(37), z(3);
   std::iota(y.begin(), y.end(), 0);
   std::iota(z.begin(), z.end(), 0);
-  pp::minigrid::Shuffle(rng2, y);
-  pp::minigrid::Shuffle(rng2, z);
+  rng2.Shuffle(y.data(), y.size());
+  rng2.Shuffle(z.data(), z.size());
   CHECK((y == std::vector<int>{23, 4,  34, 28, 32, 12, 16, 35, 7,  9,  21, 2,  11, 33, 18, 5, 10, 24, 26,
                                19, 22, 6,  36, 25, 30, 14, 13, 20, 29, 3,  15, 17, 0,  27, 8, 31, 1}));
   CHECK((z == std::vector<int>{1, 2, 0}));
