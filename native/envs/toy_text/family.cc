@@ -4,4 +4,7 @@
 
 #include "envs/toy_text/register.h"
 
-PP_REGISTER_FAMILY(registry) { pp::RegisterToyText(*registry); }
+// render() draws Gymnasium's own sprites, read from the installed gymnasium (never copied here).
+PP_FAMILY_RESOURCES("img_dir gymnasium envs/toy_text/img\n")
+
+PP_REGISTER_FAMILY(registry) { pp::RegisterToyText(*registry, registry->Resource("img_dir")); }
