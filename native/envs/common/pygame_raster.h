@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <vector>
 
 namespace pp::raster {
@@ -881,11 +882,16 @@ inline void BlitFilled(Surface& dst, Rgb color, int width, int height, int x, in
   Blit(dst, solid, x, y, surface_alpha);
 }
 
-// pygame.draw.rect(surface, color, (x, y, width, height), border): filled when border is 0 (or
-// thicker than half the rect), else a frame `border` pixels thick inside the rect (draw.c's
-// draw_rect: horizontal runs, clipped to the surface).
+// pygame.draw.rect(surface, color, (x, y, width, height), border) for a rect inside the surface:
+// filled when border is 0 (or thicker than half the rect), else a frame `border` pixels thick inside
+// the rect. pygame draws the frame of a rect that crosses the surface's edge differently (measured:
+// it can move a clipped bottom or left side onto the edge); that is not reproduced, so such a rect
+// throws std::invalid_argument instead of drawing something else.
 inline void Rect(Surface& s, Rgb color, int x, int y, int width, int height, int border = 0) {
   if (width <= 0 || height <= 0 || border < 0) return;
+  if (x < 0 || y < 0 || x + width > s.width() || y + height > s.height()) {
+    throw std::invalid_argument("raster::Rect: only rects inside the surface are drawn as pygame draws them");
+  }
   const uint32_t c = Surface::Map(color);
   const int x2 = x + width - 1, y2 = y + height - 1;
   if (border == 0 || border > width / 2 || border > height / 2) {
