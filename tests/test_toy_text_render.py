@@ -2,7 +2,8 @@
 
 The native envs draw Gymnasium's own sprites (read from the installed gymnasium, decoded by
 ``native/envs/common/png.h``) with ``pygame_raster.h``'s scale, blit and rect (each checked against
-pygame in tests/test_pygame_sprites.py), in the order Gymnasium's ``_render_gui`` does. Env ``i`` of
+pygame in tests/test_pygame_sprites.py) and Blackjack's text with ``pygame_text.h``, in the order
+Gymnasium's ``render`` does. Env ``i`` of
 a pool made with ``seed=s`` is mirrored by a Gymnasium env made with ``render_mode="rgb_array"`` and
 first reset with ``seed=s + i`` (next-step autoreset, as in tests/test_toy_text.py); both take the
 same random actions and their frames must be **equal**, pixel for pixel, over full episodes. Some
@@ -38,16 +39,25 @@ class Mirror:
         self.done = True
         self.last_action: int | None = None
 
-    def step(self, action: int | None) -> int:
+    def step(self, action: int | None) -> Any:
         if self.done:
             obs, _ = self.env.reset(seed=self.seed)
             self.seed = None
             self.done = False
-            return int(obs)
+            return obs
         assert action is not None
         obs, _, terminated, truncated, _ = self.env.step(action)
         self.done = bool(terminated or truncated)
-        return int(obs)
+        return obs
+
+
+def row(obs: Any, i: int) -> Any:
+    """Env i's observation: an int, or Blackjack's tuple of ints."""
+    return tuple(int(o[i]) for o in obs) if isinstance(obs, tuple) else int(obs[i])
+
+
+def as_row(obs: Any) -> Any:
+    return tuple(int(o) for o in obs) if isinstance(obs, tuple) else int(obs)
 
 
 def assert_same_frame(ours: np.ndarray, theirs: np.ndarray, tag: Any) -> None:
@@ -62,7 +72,7 @@ def run_sync(task_id: str, kwargs: dict[str, Any], n: int, steps: int, seed: int
     mirrors = [Mirror(task_id, kwargs, seed + i) for i in range(n)]
     rng = np.random.default_rng(seed)
     num_actions = int(pool.action_space.n)
-    counts = {"frames": 0, "episodes": 0}
+    counts = {"frames": 0, "episodes": 0, "usable_aces": 0}
     try:
         obs, _ = pool.reset()
         actions: np.ndarray | None = None
@@ -71,12 +81,14 @@ def run_sync(task_id: str, kwargs: dict[str, Any], n: int, steps: int, seed: int
                 obs, _, terminated, truncated, _ = pool.step(actions)
                 counts["episodes"] += int(np.sum(terminated | truncated))
             for i, m in enumerate(mirrors):
-                assert int(obs[i]) == m.step(None if actions is None else int(actions[i])), (task_id, kwargs, t, i)
+                their_obs = m.step(None if actions is None else int(actions[i]))
+                assert row(obs, i) == as_row(their_obs), (task_id, kwargs, t, i)
             if t % render_every == 0:
                 ours = pool.render()
                 for i, m in enumerate(mirrors):
                     assert_same_frame(ours[i], m.env.render(), (task_id, kwargs, seed, t, i))
                     counts["frames"] += 1
+                    counts["usable_aces"] += int(isinstance(obs, tuple) and obs[2][i])
             actions = rng.integers(0, num_actions, n)
             if task_id.startswith("CliffWalking") and t % 2 == 0:
                 # Random walks rarely reach the goal: every other step goes up, right or down along
@@ -107,6 +119,9 @@ CASES: list[tuple[str, dict[str, Any], int, int]] = [
     ("CliffWalking-v1", {}, 300, 1),
     ("CliffWalkingSlippery-v1", {}, 300, 1),
     ("CliffWalking-v1", {"is_slippery": True}, 200, 4),
+    # The dealer's card (suit, and J/Q/K for a 10) and text in Minecraft.ttf (common/pygame_text.h).
+    ("Blackjack-v1", {}, 60, 1),
+    ("Blackjack-v1", {"natural": True, "sab": False}, 40, 1),
 ]
 
 
@@ -117,6 +132,8 @@ def test_frames_match_gymnasium(task_id: str, kwargs: dict[str, Any], steps: int
     counts = run_sync(task_id, kwargs, 3, steps, seed=10 + steps + render_every, render_every=render_every)
     assert counts["frames"] == 3 * (steps // render_every + 1)
     assert counts["episodes"] >= 1  # frames after an autoreset were compared too
+    if task_id == "Blackjack-v1":
+        assert counts["usable_aces"] >= 1  # frames with the "usable ace" line too
 
 
 @pytest.mark.parametrize(
@@ -125,6 +142,7 @@ def test_frames_match_gymnasium(task_id: str, kwargs: dict[str, Any], steps: int
         ("FrozenLake8x8-v1", {}, 300),
         ("Taxi-v3", {"is_rainy": True, "fickle_passenger": True}, 100),
         ("CliffWalkingSlippery-v1", {}, 300),
+        ("Blackjack-v1", {}, 60),
     ],
 )
 def test_frames_match_gymnasium_async(task_id: str, kwargs: dict[str, Any], batches: int) -> None:
@@ -146,7 +164,7 @@ def test_frames_match_gymnasium_async(task_id: str, kwargs: dict[str, Any], batc
             actions = rng.integers(0, int(pool.action_space.n), len(env_ids))
             for k, i in enumerate(env_ids):
                 m = mirrors[int(i)]
-                assert int(obs[k]) == m.step(m.last_action), (task_id, int(i))
+                assert row(obs, k) == as_row(m.step(m.last_action)), (task_id, int(i))
                 assert_same_frame(ours[k], m.env.render(), (task_id, "async", int(i)))
                 frames += 1
                 m.last_action = int(actions[k])
@@ -168,6 +186,7 @@ def test_frames_match_gymnasium_async(task_id: str, kwargs: dict[str, Any], batc
         ("Taxi-v3", {}, (350, 550, 3)),
         ("CliffWalking-v1", {}, (240, 720, 3)),
         ("CliffWalkingSlippery-v1", {}, (240, 720, 3)),
+        ("Blackjack-v1", {}, (500, 600, 3)),
     ],
 )
 def test_render_shape_and_mode(task_id: str, kwargs: dict[str, Any], shape: tuple[int, int, int]) -> None:

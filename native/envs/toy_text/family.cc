@@ -4,7 +4,11 @@
 
 #include "envs/toy_text/register.h"
 
-// render() draws Gymnasium's own sprites, read from the installed gymnasium (never copied here).
-PP_FAMILY_RESOURCES("img_dir gymnasium envs/toy_text/img\n")
+// render() draws Gymnasium's own sprites and font, read from the installed gymnasium (never copied here).
+PP_FAMILY_RESOURCES(
+    "img_dir gymnasium envs/toy_text/img\n"
+    "font_dir gymnasium envs/toy_text/font\n")
 
-PP_REGISTER_FAMILY(registry) { pp::RegisterToyText(*registry, registry->Resource("img_dir")); }
+PP_REGISTER_FAMILY(registry) {
+  pp::RegisterToyText(*registry, registry->Resource("img_dir"), registry->Resource("font_dir"));
+}

@@ -17,10 +17,11 @@
 
 namespace pp {
 
-void RegisterToyText(Registry& registry, const std::string& img_dir) {
+void RegisterToyText(Registry& registry, const std::string& img_dir, const std::string& font_dir) {
   using namespace toy_text;
-  // One sheet for every task of this registration: each sprite is decoded and scaled once.
-  auto sheet = std::make_shared<SpriteSheet>(img_dir);
+  // One sheet for every task of this registration: each sprite is decoded and scaled once, each
+  // font made once.
+  auto sheet = std::make_shared<SpriteSheet>(img_dir, font_dir);
   auto task = [&sheet](auto tag, std::string id, Config defaults, SpecMaker spec, std::optional<double> threshold) {
     using EnvT = typename decltype(tag)::type;
     if constexpr (std::is_constructible_v<EnvT, const EnvSpec&, int, SpriteSheetPtr>) {

@@ -1,5 +1,5 @@
-// The toy-text envs' sprites: Gymnasium's PNGs (gymnasium/envs/toy_text/img, read where gymnasium is
-// installed), decoded once per registration and scaled once per size, shared read-only by every env.
+// The toy-text envs' sprites and font: Gymnasium's PNGs and Minecraft.ttf (gymnasium/envs/toy_text, read
+// where gymnasium is installed), loaded once per registration and shared read-only by every env.
 #pragma once
 
 #include <map>
@@ -11,14 +11,17 @@
 
 #include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_text.h"
 
 namespace pp::toy_text {
 
 using SpritePtr = std::shared_ptr<const raster::Sprite>;
+using FontPtr = std::shared_ptr<const text::Font>;
 
 class SpriteSheet {
  public:
-  explicit SpriteSheet(std::string img_dir) : img_dir_(std::move(img_dir)) {}
+  SpriteSheet(std::string img_dir, std::string font_dir)
+      : img_dir_(std::move(img_dir)), font_dir_(std::move(font_dir)) {}
 
   // pygame.transform.scale(pygame.image.load(img_dir + "/" + name), (width, height)). Each file is
   // decoded once and each size scaled once; the sprites never change afterwards, so the envs of
@@ -40,9 +43,23 @@ class SpriteSheet {
     return sprite;
   }
 
+  // pygame.font.Font(font_dir + "/" + name, size), made once per (name, size); a text::Font never
+  // changes after construction, so envs render with it on any thread.
+  FontPtr Font(const std::string& name, int size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_pair(name, size);
+    auto it = fonts_.find(key);
+    if (it != fonts_.end()) return it->second;
+    FontPtr font = std::make_shared<const text::Font>(font_dir_ + "/" + name, size);
+    fonts_.emplace(std::move(key), font);
+    return font;
+  }
+
  private:
   const std::string img_dir_;
+  const std::string font_dir_;
   std::mutex mu_;
+  std::map<std::pair<std::string, int>, FontPtr> fonts_;
   std::map<std::string, raster::Sprite> loaded_;
   std::map<std::tuple<std::string, int, int>, SpritePtr> scaled_;
 };
