@@ -40,7 +40,7 @@ class Runner {
         spec_(pp::MakeSpec(*task_, config)),
         alloc_(spec_),
         env_(task_->make_env(spec_, 0)),
-        obs_index_(spec_.StateIndex("obs")) {
+        obs_index_(spec_.StateIndex(task_id == "Blackjack-v1" ? "obs:0" : "obs")) {  // Blackjack: the sum
     env_->SetAllocator(&alloc_);
     env_->Seed(seed);
     action_row_.resize(sizeof(int64_t));
