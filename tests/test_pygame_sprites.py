@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-pygame = pytest.importorskip("pygame")
+import pygame  # noqa: E402
 
 from parallel_pool import _native  # noqa: E402
 

@@ -22,7 +22,6 @@ from gymnasium.envs.toy_text.frozen_lake import generate_random_map
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")  # Gymnasium's render() calls pygame.init()
-pytest.importorskip("pygame")
 
 import parallel_pool  # noqa: E402
 
