@@ -11,6 +11,8 @@ every (source, alpha, destination) triple.
 from __future__ import annotations
 
 import os
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,106 @@ def test_png_decode_is_pygame_image_load(name: str) -> None:
     if not alpha:
         assert (rgba[..., 3] == 255).all()
     np.testing.assert_array_equal(rgba, expected)
+
+
+def write_png(
+    path: Path,
+    width: int,
+    height: int,
+    color_type: int,
+    bit_depth: int,
+    rows: list[bytes],
+    palette: bytes = b"",
+    trns: bytes | None = None,
+) -> None:
+    """A PNG whose rows use the five filters in turn (each row's bytes filtered as the spec says)."""
+    bpp = max(1, {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[color_type] * bit_depth // 8)
+
+    def paeth(a: int, b: int, c: int) -> int:
+        p = a + b - c
+        pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+        return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+
+    raw = bytearray()
+    previous = bytes(len(rows[0]))
+    for y, line in enumerate(rows):
+        kind = y % 5
+        out = bytearray()
+        for i, value in enumerate(line):
+            a = line[i - bpp] if i >= bpp else 0
+            b = previous[i]
+            c = previous[i - bpp] if i >= bpp else 0
+            predictor = [0, a, b, (a + b) // 2, paeth(a, b, c)][kind]
+            out.append((value - predictor) & 255)
+        raw += bytes([kind]) + out
+        previous = line
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, bit_depth, color_type, 0, 0, 0))
+    if palette:
+        data += chunk(b"PLTE", palette)
+    if trns is not None:
+        data += chunk(b"tRNS", trns)
+    path.write_bytes(data + chunk(b"IDAT", zlib.compress(bytes(raw))) + chunk(b"IEND", b""))
+
+
+PNG_KINDS = [
+    # (colour type, bit depth, tRNS): grey, RGB, grey + alpha, RGBA; palettes of 1/2/4/8 bits, without
+    # tRNS, with every entry opaque (no colour key: an opaque surface), translucent, two transparent.
+    (0, 8, None),
+    (2, 8, None),
+    (4, 8, None),
+    (6, 8, None),
+    (3, 1, None),
+    (3, 2, None),
+    (3, 4, None),
+    (3, 8, None),
+    (3, 8, bytes([255] * 5)),
+    (3, 4, bytes([255, 128, 0, 7])),
+    (3, 2, bytes([0, 0])),
+    (3, 8, bytes([200, 0, 0, 255])),
+]
+
+
+@pytest.mark.parametrize(("color_type", "bit_depth", "trns"), PNG_KINDS)
+def test_png_decode_colour_types_and_filters(
+    tmp_path: Path, color_type: int, bit_depth: int, trns: bytes | None
+) -> None:
+    rng = np.random.default_rng(color_type * 10 + bit_depth)
+    width, height = 13, 11
+    palette = b""
+    if color_type == 3:
+        palette = rng.integers(256, size=3 * (1 << bit_depth), dtype=np.uint8).tobytes()
+        indices = rng.integers(1 << bit_depth, size=(height, width))
+        per_byte = 8 // bit_depth
+        rows = []
+        for r in range(height):
+            packed = bytearray()
+            for start in range(0, width, per_byte):
+                byte = 0
+                for k, v in enumerate(indices[r, start : start + per_byte]):
+                    byte |= int(v) << (8 - bit_depth * (k + 1))
+                packed.append(byte)
+            rows.append(bytes(packed))
+    else:
+        channels = {0: 1, 2: 3, 4: 2, 6: 4}[color_type]
+        pixels = rng.integers(256, size=(height, width * channels), dtype=np.uint8)
+        rows = [pixels[r].tobytes() for r in range(height)]
+    path = tmp_path / "kind.png"
+    write_png(path, width, height, color_type, bit_depth, rows, palette, trns)
+    alpha, rgba = _native._png_decode(str(path))
+    surface = pygame.image.load(str(path))
+    assert alpha == bool(surface.get_flags() & pygame.SRCALPHA)
+    np.testing.assert_array_equal(rgba, pygame_rgba(surface))
+
+
+def test_png_decode_refuses_a_palette_colour_key(tmp_path: Path) -> None:
+    """One fully transparent index, the rest opaque: SDL_image makes a colour key, not reproduced."""
+    write_png(tmp_path / "key.png", 2, 1, 3, 8, [bytes([0, 1])], bytes(6), bytes([255, 0]))
+    with pytest.raises(RuntimeError, match="colour key"):
+        _native._png_decode(str(tmp_path / "key.png"))
 
 
 def test_png_decode_refuses_what_it_does_not_reproduce(tmp_path: Path) -> None:

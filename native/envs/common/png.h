@@ -108,10 +108,13 @@ inline Image Decode(const std::vector<uint8_t>& file, const std::string& what) {
         translucent = translucent || (a != 0 && a != 255);
       }
       if (transparent == 1 && !translucent) fail("a palette colour key (one transparent index) is not supported");
-      for (std::size_t i = 0; i < trns.size() && i < palette.size(); ++i) {
-        palette[i] = (palette[i] & 0x00ffffffu) | uint32_t{trns[i]} << 24;
+      // Every listed index opaque: no colour key and no expansion, an opaque 8-bit surface.
+      if (transparent > 0 || translucent) {
+        for (std::size_t i = 0; i < trns.size() && i < palette.size(); ++i) {
+          palette[i] = (palette[i] & 0x00ffffffu) | uint32_t{trns[i]} << 24;
+        }
+        image.alpha = true;
       }
-      image.alpha = true;
     }
   } else if (!trns.empty()) {
     fail("a tRNS colour key on a grey or RGB image is not supported");
