@@ -734,6 +734,10 @@ py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::
 }
 
 }  // namespace
+
+// pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
+void RegisterPygameTextHooks(py::module_& m);
+
 }  // namespace pp
 
 PYBIND11_MODULE(_native, m) {
@@ -813,6 +817,8 @@ PYBIND11_MODULE(_native, m) {
   // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
   m.def("_png_decode", &PngDecode, py::arg("path"));
   m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));
+  // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
+  RegisterPygameTextHooks(m);
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());
