@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -43,17 +44,8 @@ class BlackjackEnv final : public Env {
         action_index_(spec.ActionIndex("action")),
         natural_(spec.config.GetBool("natural")),
         sab_(spec.config.GetBool("sab")),
-        surface_(kScreenW, kScreenH),
-        small_font_(sheet->Font("Minecraft.ttf", kScreenH / 15)),
-        large_font_(sheet->Font("Minecraft.ttf", kScreenH / 6)),
-        hidden_card_(sheet->Scaled("Card.png", kCardW, kCardH)) {
-    for (int suit = 0; suit < 4; ++suit) {
-      for (int value = 0; value < 13; ++value) {
-        const std::string name = std::string(1, kSuits[suit]) + kValues[value] + ".png";
-        cards_[static_cast<std::size_t>(suit * 13 + value)] = sheet->Scaled(name, kCardW, kCardH);
-      }
-    }
-  }
+        sheet_(std::move(sheet)),
+        surface_(kScreenW, kScreenH) {}
 
   void Reset() override {
     dealer_ = {DrawCard(), DrawCard()};
@@ -97,14 +89,23 @@ class BlackjackEnv final : public Env {
   // pygame's blit returns the drawn rect (clipped to the screen): the layout follows its bottoms.
   void Render(uint8_t* rgb) override {
     static constexpr raster::Rgb kWhite{255, 255, 255};
+    // The fonts and cards come from the registration's sheet at this env's first frame (made once
+    // per process there: 53 card PNGs and two fonts, ~0.3 s), so pools that never render skip them.
+    if (!small_font_) {
+      small_font_ = sheet_->Font("Minecraft.ttf", kScreenH / 15);
+      large_font_ = sheet_->Font("Minecraft.ttf", kScreenH / 6);
+      hidden_card_ = sheet_->Scaled("Card.png", kCardW, kCardH);
+    }
+    SpritePtr& card = cards_[static_cast<std::size_t>(dealer_suit_ * 13 + dealer_face_)];
+    if (!card)
+      card = sheet_->Scaled(std::string(1, kSuits[dealer_suit_]) + kValues[dealer_face_] + ".png", kCardW, kCardH);
     surface_.Fill({7, 99, 36});
     auto bottom = [](int y, int height) { return std::min(y + height, kScreenH); };
     auto centered = [](const text::TextSurface& t) { return kScreenW / 2 - t.width / 2; };
     const text::TextSurface dealer_text = small_font_->Render("Dealer: " + std::to_string(dealer_[0]), kWhite);
     text::Blit(surface_, dealer_text, kSpacing, kSpacing);
     const int card_y = bottom(kSpacing, dealer_text.height) + kSpacing;
-    raster::Blit(surface_, *cards_[static_cast<std::size_t>(dealer_suit_ * 13 + dealer_face_)],
-                 kScreenW / 2 - kCardW - kSpacing / 2, card_y);
+    raster::Blit(surface_, *card, kScreenW / 2 - kCardW - kSpacing / 2, card_y);
     raster::Blit(surface_, *hidden_card_, kScreenW / 2 + kSpacing / 2, card_y);
     // (spacing, bottom + 1.5 * spacing): blit truncates the float 37.5 offset's sum.
     const int player_y = bottom(card_y, kCardH) + kSpacing * 3 / 2;
@@ -160,9 +161,12 @@ class BlackjackEnv final : public Env {
   const bool sab_;
   std::vector<int> dealer_;
   std::vector<int> player_;
-  int dealer_suit_ = 0;      // dealer_top_card_suit, an index into kSuits
-  int dealer_face_ = 0;      // dealer_top_card_value_str, an index into kValues
-  raster::Surface surface_;  // Gymnasium's screen (rendering only)
+  int dealer_suit_ = 0;  // dealer_top_card_suit, an index into kSuits
+  int dealer_face_ = 0;  // dealer_top_card_value_str, an index into kValues
+  // Rendering only (Render runs while no step of this env does): the screen and what it is drawn
+  // from, fetched from the shared, read-only sheet on first use.
+  const SpriteSheetPtr sheet_;
+  raster::Surface surface_;
   FontPtr small_font_, large_font_;
   SpritePtr hidden_card_;
   std::array<SpritePtr, 52> cards_;  // suit * 13 + face
