@@ -19,6 +19,7 @@
 #include "core/numpy_random.h"
 #include "core/pool.h"
 #include "core/registry.h"
+#include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
 
 namespace py = pybind11;
@@ -666,6 +667,72 @@ py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, doub
   return std::move(out);
 }
 
+// ---- Test hooks: envs/common/png.h and the sprite half of pygame_raster.h (tests/test_pygame_sprites.py) ---
+// _png_decode(path) -> (alpha, (h, w, 4) uint8 RGBA): png::Load, compared with pygame.image.load.
+py::tuple PngDecode(const std::string& path) {
+  const png::Image image = png::Load(path);
+  py::array_t<uint8_t> rgba({image.height, image.width, 4});
+  uint8_t* out = rgba.mutable_data();
+  for (uint32_t v : image.argb) {
+    *out++ = static_cast<uint8_t>(v >> 16);
+    *out++ = static_cast<uint8_t>(v >> 8);
+    *out++ = static_cast<uint8_t>(v);
+    *out++ = static_cast<uint8_t>(v >> 24);
+  }
+  return py::make_tuple(image.alpha, std::move(rgba));
+}
+
+// _pygame_blit(background, ops) -> frame: on a raster::Surface holding `background` ((h, w, 3)
+// uint8), draws each op and returns the RGB frame. Ops:
+//   ("sprite", rgba (h, w, 4) uint8, alpha, (width, height), (x, y), surface_alpha): a Sprite
+//       (per-pixel alpha if `alpha`), raster::Scale'd to (width, height), raster::Blit at (x, y);
+//   ("filled", (r, g, b), (width, height), (x, y), surface_alpha): raster::BlitFilled;
+//   ("rect", (r, g, b), (x, y, width, height), border): raster::Rect.
+py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& background,
+                            const py::list& ops) {
+  if (background.ndim() != 3 || background.shape(2) != 3) throw py::value_error("background must be (h, w, 3) uint8");
+  const int h = static_cast<int>(background.shape(0)), w = static_cast<int>(background.shape(1));
+  raster::Surface surface(w, h);
+  const uint8_t* p = background.data();
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x, p += 3) surface.Set(x, y, raster::Surface::Map({p[0], p[1], p[2]}));
+  }
+  auto rgb_of = [](const py::handle& o) {
+    const auto c = o.cast<std::vector<int>>();
+    if (c.size() != 3) throw py::value_error("a colour is (r, g, b)");
+    return raster::Rgb{static_cast<uint8_t>(c[0]), static_cast<uint8_t>(c[1]), static_cast<uint8_t>(c[2])};
+  };
+  for (py::handle entry : ops) {
+    const auto op = entry.cast<py::tuple>();
+    const auto name = op[0].cast<std::string>();
+    if (name == "sprite") {
+      const auto rgba = op[1].cast<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>>();
+      if (rgba.ndim() != 3 || rgba.shape(2) != 4) throw py::value_error("a sprite is (h, w, 4) uint8");
+      raster::Sprite sprite{static_cast<int>(rgba.shape(1)), static_cast<int>(rgba.shape(0)), op[2].cast<bool>(), {}};
+      const uint8_t* q = rgba.data();
+      for (py::ssize_t i = 0; i < rgba.shape(0) * rgba.shape(1); ++i, q += 4) {
+        sprite.argb.push_back(uint32_t{q[3]} << 24 | uint32_t{q[0]} << 16 | uint32_t{q[1]} << 8 | q[2]);
+      }
+      const auto size = op[3].cast<std::array<int, 2>>();
+      const auto at = op[4].cast<std::array<int, 2>>();
+      if (size[0] < 1 || size[1] < 1) throw py::value_error("a scaled size is at least 1 x 1");
+      raster::Blit(surface, raster::Scale(sprite, size[0], size[1]), at[0], at[1], op[5].cast<int>());
+    } else if (name == "filled") {
+      const auto size = op[2].cast<std::array<int, 2>>();
+      const auto at = op[3].cast<std::array<int, 2>>();
+      raster::BlitFilled(surface, rgb_of(op[1]), size[0], size[1], at[0], at[1], op[4].cast<int>());
+    } else if (name == "rect") {
+      const auto r = op[2].cast<std::array<int, 4>>();
+      raster::Rect(surface, rgb_of(op[1]), r[0], r[1], r[2], r[3], op[3].cast<int>());
+    } else {
+      throw py::value_error("unknown op '" + name + "'");
+    }
+  }
+  py::array_t<uint8_t> frame({h, w, 3});
+  surface.WriteRgb(frame.mutable_data(), false, 0, w);
+  return frame;
+}
+
 }  // namespace
 
 // pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
@@ -747,6 +814,9 @@ PYBIND11_MODULE(_native, m) {
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
   m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
+  // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
+  m.def("_png_decode", &PngDecode, py::arg("path"));
+  m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));
   // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
   RegisterPygameTextHooks(m);
   m.def("_numpy_ziggurat_tables", [] {

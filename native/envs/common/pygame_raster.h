@@ -1,11 +1,12 @@
-// pygame 2.6.1's drawing on a pygame.Surface, pixel for pixel, for envs whose reference render()
-// draws with pygame (Gymnasium's Box2D tasks): pygame.draw, pygame.gfxdraw (SDL2_gfx) and flip.
+// pygame 2.6.1's drawing on a pygame.Surface, pixel for pixel, for envs whose reference render() draws with
+// pygame (Gymnasium's Box2D and toy-text tasks): pygame.draw, pygame.gfxdraw, flip, transform.scale, blit.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <vector>
 
 namespace pp::raster {
@@ -775,6 +776,136 @@ inline Surface SmoothScale(const Surface& src, int width, int height) {
     detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
   }
   return dst;
+}
+
+// ---- Sprites: pygame.image.load, pygame.transform.scale, Surface.blit, pygame.draw.rect ----
+
+// A surface loaded from an image file (pygame.image.load): pixels a << 24 | r << 16 | g << 8 | b,
+// row by row. `alpha`: it has per-pixel alpha (blits blend); otherwise it is opaque (blits copy,
+// whatever its pixel format: an 8-bit palette surface copies its palette's colours).
+struct Sprite {
+  int width = 0;
+  int height = 0;
+  bool alpha = false;
+  std::vector<uint32_t> argb;
+};
+
+namespace detail {
+
+// transform.c's stretch(): for each of the `m` destination pixels along an axis, the source pixel
+// (of `n`) it copies, stepped with a Bresenham error term in units of 2n and 2m.
+inline std::vector<int> StretchMap(int n, int m) {
+  std::vector<int> out(static_cast<std::size_t>(m));
+  int error = 2 * n - 2 * m, source = 0;
+  for (int k = 0; k < m; ++k) {
+    out[static_cast<std::size_t>(k)] = source;
+    while (error >= 0) {
+      ++source;
+      error -= 2 * m;
+    }
+    error += 2 * n;
+  }
+  return out;
+}
+
+// surface.h's ALPHA_BLEND_COMP, which pygame's own blitter (alphablit.c, used for every blit with
+// alpha onto a surface without alpha) applies per channel: ((s - d) * a + s) >> 8, plus d.
+inline uint32_t BlendChannel(uint32_t src, uint32_t dst, uint32_t alpha) {
+  const int s = static_cast<int>(src), d = static_cast<int>(dst);
+  return static_cast<uint32_t>((((s - d) * static_cast<int>(alpha) + s) >> 8) + d);
+}
+
+inline uint32_t BlendPixel(uint32_t src, uint32_t dst, uint32_t alpha) {
+  uint32_t out = 0;
+  for (uint32_t shift : {16u, 8u, 0u}) {
+    out |= BlendChannel((src >> shift) & 0xffu, (dst >> shift) & 0xffu, alpha) << shift;
+  }
+  return out;
+}
+
+// SDL's BlitRGBtoRGBSurfaceAlpha per channel (its packed form computes the same): the difference
+// times alpha, shifted right arithmetically (a floor), added to the destination.
+inline uint32_t SurfaceAlphaPixel(uint32_t src, uint32_t dst, uint32_t alpha) {
+  uint32_t out = 0;
+  for (uint32_t shift : {16u, 8u, 0u}) {
+    const int s = static_cast<int>((src >> shift) & 0xffu), d = static_cast<int>((dst >> shift) & 0xffu);
+    out |= static_cast<uint32_t>(d + (((s - d) * static_cast<int>(alpha)) >> 8)) << shift;
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// pygame.transform.scale(sprite, (width, height)): nearest pixels as transform.c's stretch() picks
+// them (the same size is a copy).
+inline Sprite Scale(const Sprite& src, int width, int height) {
+  Sprite out{width, height, src.alpha, std::vector<uint32_t>(static_cast<std::size_t>(width) * height)};
+  const std::vector<int> xs = detail::StretchMap(src.width, width), ys = detail::StretchMap(src.height, height);
+  for (int y = 0; y < height; ++y) {
+    const uint32_t* row = &src.argb[static_cast<std::size_t>(ys[static_cast<std::size_t>(y)]) * src.width];
+    for (int x = 0; x < width; ++x) {
+      out.argb[static_cast<std::size_t>(y) * width + x] = row[xs[static_cast<std::size_t>(x)]];
+    }
+  }
+  return out;
+}
+
+// surface.blit(sprite, (x, y)) after sprite.set_alpha(surface_alpha) (255: none set), clipped to
+// the surface. Per-pixel alpha (times surface_alpha / 255, truncated, when one is set) blends as
+// pygame's own blitter does (ALPHA_BLEND_COMP). An opaque sprite copies; with a surface alpha, SDL
+// blends it (SDL_blit_A.c's BlitRGBtoRGBSurfaceAlpha, for the 32-bit surfaces pygame.Surface makes):
+// d + ((s - d) * alpha >> 8) per channel.
+inline void Blit(Surface& dst, const Sprite& src, int x, int y, int surface_alpha = 255) {
+  const int x0 = std::max(x, 0), y0 = std::max(y, 0);
+  const int x1 = std::min(x + src.width, dst.width()), y1 = std::min(y + src.height, dst.height());
+  const uint32_t modulate = static_cast<uint32_t>(std::clamp(surface_alpha, 0, 255));
+  for (int py = y0; py < y1; ++py) {
+    const uint32_t* row = &src.argb[static_cast<std::size_t>(py - y) * src.width];
+    uint32_t* out = dst.data() + static_cast<std::size_t>(py) * dst.width();
+    for (int px = x0; px < x1; ++px) {
+      const uint32_t s = row[px - x];
+      if (src.alpha) {
+        out[px] = detail::BlendPixel(s, out[px], modulate == 255 ? s >> 24 : (s >> 24) * modulate / 255);
+      } else if (modulate == 255) {
+        out[px] = s & 0xffffffu;
+      } else {
+        out[px] = detail::SurfaceAlphaPixel(s, out[px], modulate);
+      }
+    }
+  }
+}
+
+// pygame.Surface((width, height)) filled with `color`, set_alpha(surface_alpha), blitted at (x, y).
+inline void BlitFilled(Surface& dst, Rgb color, int width, int height, int x, int y, int surface_alpha = 255) {
+  Sprite solid{width, height, false,
+               std::vector<uint32_t>(static_cast<std::size_t>(width) * height, 0xff000000u | Surface::Map(color))};
+  Blit(dst, solid, x, y, surface_alpha);
+}
+
+// pygame.draw.rect(surface, color, (x, y, width, height), border) for a rect inside the surface:
+// filled when border is 0 (or thicker than half the rect), else a frame `border` pixels thick inside
+// the rect. pygame draws the frame of a rect that crosses the surface's edge differently (measured:
+// it can move a clipped bottom or left side onto the edge); that is not reproduced, so such a rect
+// throws std::invalid_argument instead of drawing something else.
+inline void Rect(Surface& s, Rgb color, int x, int y, int width, int height, int border = 0) {
+  if (width <= 0 || height <= 0 || border < 0) return;
+  if (x < 0 || y < 0 || x + width > s.width() || y + height > s.height()) {
+    throw std::invalid_argument("raster::Rect: only rects inside the surface are drawn as pygame draws them");
+  }
+  const uint32_t c = Surface::Map(color);
+  const int x2 = x + width - 1, y2 = y + height - 1;
+  if (border == 0 || border > width / 2 || border > height / 2) {
+    for (int row = y; row <= y2; ++row) detail::HorizontalLineClip(s, c, x, row, x2);
+    return;
+  }
+  for (int i = 0; i < border; ++i) {
+    detail::HorizontalLineClip(s, c, x, y + i, x2);
+    detail::HorizontalLineClip(s, c, x, y2 - i, x2);
+  }
+  for (int i = 0; i < (y2 - y) - 2 * border + 1; ++i) {
+    detail::HorizontalLineClip(s, c, x, y + border + i, x + border - 1);
+    detail::HorizontalLineClip(s, c, x2 - border + 1, y + border + i, x2);
+  }
 }
 
 // ---- pygame.math ----

@@ -3,14 +3,19 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_text.h"
+#include "envs/toy_text/sprites.h"
 
 namespace pp::toy_text {
 
@@ -25,27 +30,32 @@ inline EnvSpec BlackjackSpec(const std::string& /*task_id*/, const Config& /*con
   EnvSpec spec;
   spec.state = {Discrete("obs:0", 32), Discrete("obs:1", 11), Discrete("obs:2", 2)};
   spec.action = {Discrete("action", 2)};  // 0: stick, 1: hit
+  spec.render_shape = {500, 600, 3};      // BlackjackEnv.render's screen
   return spec;
 }
 
 class BlackjackEnv final : public Env {
  public:
-  BlackjackEnv(const EnvSpec& spec, int env_id)
+  BlackjackEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
       : Env(spec, env_id),
         sum_index_(spec.StateIndex("obs:0")),
         dealer_index_(spec.StateIndex("obs:1")),
         ace_index_(spec.StateIndex("obs:2")),
         action_index_(spec.ActionIndex("action")),
         natural_(spec.config.GetBool("natural")),
-        sab_(spec.config.GetBool("sab")) {}
+        sab_(spec.config.GetBool("sab")),
+        sheet_(std::move(sheet)),
+        surface_(kScreenW, kScreenH) {}
 
   void Reset() override {
     dealer_ = {DrawCard(), DrawCard()};
     player_ = {DrawCard(), DrawCard()};
-    // Gymnasium then draws the dealer's card's suit (for render) and, for a 10, its face: draws
-    // that move the stream, so they are made here too.
-    np_random().Choice(4);
-    if (dealer_[0] == 10) np_random().Choice(3);
+    // Gymnasium then draws the dealer's card's suit (C, D, H, S) and, for a 10, its face (J, Q, K):
+    // render() shows that card.
+    dealer_suit_ = static_cast<int>(np_random().Choice(4));
+    dealer_face_ = dealer_[0] == 1    ? 0
+                   : dealer_[0] == 10 ? 10 + static_cast<int>(np_random().Choice(3))
+                                      : dealer_[0] - 1;
     WriteObs();
   }
 
@@ -74,7 +84,51 @@ class BlackjackEnv final : public Env {
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
+  // BlackjackEnv.render's rgb_array frame: the green table, "Dealer: <card>", the dealer's card and
+  // the face-down one, "Player", the player's sum in the large font and "usable ace" if there is one.
+  // pygame's blit returns the drawn rect (clipped to the screen): the layout follows its bottoms.
+  void Render(uint8_t* rgb) override {
+    static constexpr raster::Rgb kWhite{255, 255, 255};
+    // The fonts and cards come from the registration's sheet at this env's first frame (made once
+    // per process there: 53 card PNGs and two fonts, ~0.3 s), so pools that never render skip them.
+    if (!small_font_) {
+      small_font_ = sheet_->Font("Minecraft.ttf", kScreenH / 15);
+      large_font_ = sheet_->Font("Minecraft.ttf", kScreenH / 6);
+      hidden_card_ = sheet_->Scaled("Card.png", kCardW, kCardH);
+    }
+    SpritePtr& card = cards_[static_cast<std::size_t>(dealer_suit_ * 13 + dealer_face_)];
+    if (!card)
+      card = sheet_->Scaled(std::string(1, kSuits[dealer_suit_]) + kValues[dealer_face_] + ".png", kCardW, kCardH);
+    surface_.Fill({7, 99, 36});
+    auto bottom = [](int y, int height) { return std::min(y + height, kScreenH); };
+    auto centered = [](const text::TextSurface& t) { return kScreenW / 2 - t.width / 2; };
+    const text::TextSurface dealer_text = small_font_->Render("Dealer: " + std::to_string(dealer_[0]), kWhite);
+    text::Blit(surface_, dealer_text, kSpacing, kSpacing);
+    const int card_y = bottom(kSpacing, dealer_text.height) + kSpacing;
+    raster::Blit(surface_, *card, kScreenW / 2 - kCardW - kSpacing / 2, card_y);
+    raster::Blit(surface_, *hidden_card_, kScreenW / 2 + kSpacing / 2, card_y);
+    // (spacing, bottom + 1.5 * spacing): blit truncates the float 37.5 offset's sum.
+    const int player_y = bottom(card_y, kCardH) + kSpacing * 3 / 2;
+    const text::TextSurface player_text = small_font_->Render("Player", kWhite);
+    text::Blit(surface_, player_text, kSpacing, player_y);
+    const text::TextSurface sum_text = large_font_->Render(std::to_string(SumHand(player_)), kWhite);
+    const int sum_y = bottom(player_y, player_text.height) + kSpacing;
+    text::Blit(surface_, sum_text, centered(sum_text), sum_y);
+    if (UsableAce(player_)) {
+      const text::TextSurface ace_text = small_font_->Render("usable ace", kWhite);
+      text::Blit(surface_, ace_text, centered(ace_text), bottom(sum_y, sum_text.height) + kSpacing / 2);
+    }
+    surface_.WriteRgb(rgb, false, 0, kScreenW);
+  }
+
  private:
+  // The screen (600 x 500) and its layout: cards a third of its height, 142:197 wide; spacing 25.
+  static constexpr int kScreenW = 600, kScreenH = 500, kCardH = kScreenH / 3, kCardW = kCardH * 142 / 197,
+                       kSpacing = kScreenH / 20;
+  static constexpr char kSuits[4] = {'C', 'D', 'H', 'S'};
+  // Card faces by index: A, 2..9, T (never drawn: a 10 is shown as J, Q or K), J, Q, K.
+  static constexpr const char* kValues[13] = {"A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"};
+
   // np_random.choice(deck) of deck = [1..9, 10, 10, 10, 10].
   int DrawCard() {
     static constexpr int kDeck[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10};
@@ -107,6 +161,15 @@ class BlackjackEnv final : public Env {
   const bool sab_;
   std::vector<int> dealer_;
   std::vector<int> player_;
+  int dealer_suit_ = 0;  // dealer_top_card_suit, an index into kSuits
+  int dealer_face_ = 0;  // dealer_top_card_value_str, an index into kValues
+  // Rendering only (Render runs while no step of this env does): the screen and what it is drawn
+  // from, fetched from the shared, read-only sheet on first use.
+  const SpriteSheetPtr sheet_;
+  raster::Surface surface_;
+  FontPtr small_font_, large_font_;
+  SpritePtr hidden_card_;
+  std::array<SpritePtr, 52> cards_;  // suit * 13 + face
 };
 
 }  // namespace pp::toy_text

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
+#include "envs/toy_text/sprites.h"
 #include "envs/toy_text/tabular.h"
 
 namespace pp::toy_text {
@@ -19,6 +22,7 @@ struct CliffMap {
   // Actions UP, RIGHT, DOWN, LEFT as (drow, dcol).
   static constexpr int kMoves[4][2] = {{-1, 0}, {0, 1}, {1, 0}, {0, -1}};
   static bool Cliff(int row, int col) { return row == 3 && col >= 1 && col <= kCols - 2; }
+  static constexpr int kCell = 60;  // CliffWalkingEnv.cell_size: the window is 720 x 240
 };
 
 // CliffWalkingEnv._calculate_transition_prob for every state and action; slippery: the two
@@ -56,22 +60,33 @@ inline EnvSpec CliffWalkingSpec(const std::string& /*task_id*/, const Config& co
   EnvSpec spec;
   spec.state = {Discrete("obs", CliffMap::kNumStates), Box("info:prob", Dtype::kFloat64, {})};
   spec.action = {Discrete("action", 4)};
+  spec.render_shape = {CliffMap::kRows * CliffMap::kCell, CliffMap::kCols * CliffMap::kCell, 3};
   spec.tables["P"] = CliffWalkingTable(config.GetBool("is_slippery")).Flatten();
   return spec;
 }
 
 class CliffWalkingEnv final : public Env {
  public:
-  CliffWalkingEnv(const EnvSpec& spec, int env_id)
+  CliffWalkingEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         prob_index_(spec.StateIndex("info:prob")),
         action_index_(spec.ActionIndex("action")),
         table_(TableFromFlat(spec.tables.at("P"), CliffMap::kNumStates, 4)),
-        initial_(StartOnly()) {}
+        initial_(StartOnly()),
+        surface_(CliffMap::kCols * CliffMap::kCell, CliffMap::kRows * CliffMap::kCell) {
+    auto load = [&](const char* name) { return sheet->Scaled(name, CliffMap::kCell, CliffMap::kCell); };
+    elves_ = {load("elf_up.png"), load("elf_right.png"), load("elf_down.png"), load("elf_left.png")};
+    start_ = load("stool.png");
+    goal_ = load("cookie.png");
+    mountain_bg_ = {load("mountain_bg1.png"), load("mountain_bg2.png")};
+    near_cliff_ = {load("mountain_near-cliff1.png"), load("mountain_near-cliff2.png")};
+    cliff_ = load("mountain_cliff.png");
+  }
 
   void Reset() override {
     state_ = initial_.Sample(np_random());  // always the start, but it draws as Gymnasium does
+    last_action_ = -1;                      // lastaction = None
     Write(1.0);
   }
 
@@ -80,8 +95,29 @@ class CliffWalkingEnv final : public Env {
     const std::vector<Transition>& options = table_.Get(state_, a);
     const Transition& t = options[static_cast<std::size_t>(CategoricalSample(options, np_random()))];
     state_ = t.next_state;
+    last_action_ = static_cast<int>(a);
     Write(t.prob);
     return StepResult{t.reward, t.terminated, TimeLimitReached()};
+  }
+
+  // CliffWalkingEnv._render_gui's rgb_array frame, cell by cell in state order: the checkered
+  // mountain, the cliff, the cliff's edge above it, stool and cookie, and the elf (facing the last
+  // action, down after a reset) drawn 0.1 cell higher, under the cells drawn after it.
+  void Render(uint8_t* rgb) override {
+    using M = CliffMap;
+    for (int s = 0; s < M::kNumStates; ++s) {
+      const int row = s / M::kCols, col = s % M::kCols;
+      const int x = col * M::kCell, y = row * M::kCell;
+      const int checker = (row % 2) ^ (col % 2);
+      raster::Blit(surface_, *mountain_bg_[checker], x, y);
+      if (M::Cliff(row, col)) raster::Blit(surface_, *cliff_, x, y);
+      if (row < M::kRows - 1 && M::Cliff(row + 1, col)) raster::Blit(surface_, *near_cliff_[checker], x, y);
+      if (s == M::kStart) raster::Blit(surface_, *start_, x, y);
+      if (s == M::kNumStates - 1) raster::Blit(surface_, *goal_, x, y);
+      // (x, y - 0.1 * 60): y - 6.000000000000001 rounds to the integer y - 6 in doubles.
+      if (s == state_) raster::Blit(surface_, *elves_[last_action_ < 0 ? 2 : last_action_], x, y - M::kCell / 10);
+    }
+    surface_.WriteRgb(rgb, false, 0, surface_.width());
   }
 
  private:
@@ -103,6 +139,11 @@ class CliffWalkingEnv final : public Env {
   const TransitionTable table_;
   const InitialStates initial_;
   int64_t state_ = 0;
+  int last_action_ = -1;            // Gymnasium's lastaction, -1 for None: the elf's facing
+  raster::Surface surface_;         // Gymnasium's window surface (rendering only)
+  std::array<SpritePtr, 4> elves_;  // facing UP, RIGHT, DOWN, LEFT
+  std::array<SpritePtr, 2> mountain_bg_, near_cliff_;
+  SpritePtr start_, goal_, cliff_;
 };
 
 }  // namespace pp::toy_text

@@ -4,4 +4,11 @@
 
 #include "envs/toy_text/register.h"
 
-PP_REGISTER_FAMILY(registry) { pp::RegisterToyText(*registry); }
+// render() draws Gymnasium's own sprites and font, read from the installed gymnasium (never copied here).
+PP_FAMILY_RESOURCES(
+    "img_dir gymnasium envs/toy_text/img\n"
+    "font_dir gymnasium envs/toy_text/font\n")
+
+PP_REGISTER_FAMILY(registry) {
+  pp::RegisterToyText(*registry, registry->Resource("img_dir"), registry->Resource("font_dir"));
+}

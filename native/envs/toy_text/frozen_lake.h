@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -14,6 +15,8 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
+#include "envs/toy_text/sprites.h"
 #include "envs/toy_text/tabular.h"
 
 namespace pp::toy_text {
@@ -140,10 +143,19 @@ inline Config FrozenLakeDefaults(const std::string& map_name, int64_t max_episod
                 {"reward_schedule", std::vector<double>{1.0, 0.0, 0.0}}};
 }
 
+// FrozenLakeEnv's window_size: 64 pixels a cell, at most 512 a side (width, height).
+inline std::pair<int, int> FrozenLakeWindow(int nrow, int ncol) {
+  return {std::min(64 * ncol, 512), std::min(64 * nrow, 512)};
+}
+
 inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& config) {
   const Board board = FrozenLakeBoard(config);
-  const int size = board.empty() ? 8 * 8 : static_cast<int>(board.size() * board[0].size());
+  const int nrow = board.empty() ? 8 : static_cast<int>(board.size());
+  const int ncol = board.empty() ? 8 : static_cast<int>(board[0].size());
+  const int size = nrow * ncol;
   EnvSpec spec;
+  const auto [width, height] = FrozenLakeWindow(nrow, ncol);
+  spec.render_shape = {height, width, 3};
   spec.state = {Discrete("obs", size), Box("info:prob", Dtype::kFloat64, {})};
   spec.action = {Discrete("action", 4)};
   // A random map is drawn per env: the table is then each env's own, not the task's.
@@ -153,13 +165,26 @@ inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& conf
 
 class FrozenLakeEnv final : public Env {
  public:
-  FrozenLakeEnv(const EnvSpec& spec, int env_id)
+  FrozenLakeEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         prob_index_(spec.StateIndex("info:prob")),
         action_index_(spec.ActionIndex("action")),
-        board_(FrozenLakeBoard(spec.config)) {
+        board_(FrozenLakeBoard(spec.config)),
+        surface_(spec.render_shape.at(1), spec.render_shape.at(0)) {
     if (!board_.empty()) Build(TableFromFlat(spec.tables.at("P"), NumStates(), 4));
+    // cell_size = window_size // (ncol, nrow); a random map is 8 x 8.
+    const int nrow = board_.empty() ? 8 : static_cast<int>(board_.size());
+    const int ncol = board_.empty() ? 8 : static_cast<int>(board_[0].size());
+    cell_w_ = surface_.width() / ncol;
+    cell_h_ = surface_.height() / nrow;
+    auto load = [&](const char* name) { return sheet->Scaled(name, cell_w_, cell_h_); };
+    hole_ = load("hole.png");
+    cracked_hole_ = load("cracked_hole.png");
+    ice_ = load("ice.png");
+    goal_ = load("goal.png");
+    start_ = load("stool.png");
+    elves_ = {load("elf_left.png"), load("elf_down.png"), load("elf_right.png"), load("elf_up.png")};
   }
 
   void Reset() override {
@@ -172,6 +197,7 @@ class FrozenLakeEnv final : public Env {
       Build(FrozenLakeTable(board_, spec().config));
     }
     state_ = initial_->Sample(np_random());
+    last_action_ = -1;  // lastaction = None
     Write(1.0);
   }
 
@@ -180,8 +206,37 @@ class FrozenLakeEnv final : public Env {
     const std::vector<Transition>& options = table_->Get(state_, a);
     const Transition& t = options[static_cast<std::size_t>(CategoricalSample(options, np_random()))];
     state_ = t.next_state;
+    last_action_ = static_cast<int>(a);
     Write(t.prob);
     return StepResult{t.reward, t.terminated, TimeLimitReached()};
+  }
+
+  // FrozenLakeEnv._render_gui's rgb_array frame: per cell ice, then its hole, goal or stool, then a
+  // 1-pixel (180, 200, 230) frame; then the elf facing the last action (down after a reset), or
+  // the cracked hole where it fell in. Columns and rows past ncol * cell_w stay black, as in
+  // Gymnasium's window (never drawn there).
+  void Render(uint8_t* rgb) override {
+    const int nrow = static_cast<int>(board_.size()), ncol = static_cast<int>(board_[0].size());
+    for (int y = 0; y < nrow; ++y) {
+      for (int x = 0; x < ncol; ++x) {
+        const int px = x * cell_w_, py = y * cell_h_;
+        raster::Blit(surface_, *ice_, px, py);
+        const char letter = board_[y][x];
+        if (letter == 'H') {
+          raster::Blit(surface_, *hole_, px, py);
+        } else if (letter == 'G') {
+          raster::Blit(surface_, *goal_, px, py);
+        } else if (letter == 'S') {
+          raster::Blit(surface_, *start_, px, py);
+        }
+        raster::Rect(surface_, {180, 200, 230}, px, py, cell_w_, cell_h_, 1);
+      }
+    }
+    const int row = static_cast<int>(state_ / ncol), col = static_cast<int>(state_ % ncol);
+    const raster::Sprite& agent =
+        board_[row][col] == 'H' ? *cracked_hole_ : *elves_[last_action_ < 0 ? 1 : last_action_];
+    raster::Blit(surface_, agent, col * cell_w_, row * cell_h_);
+    surface_.WriteRgb(rgb, false, 0, surface_.width());
   }
 
  private:
@@ -209,6 +264,11 @@ class FrozenLakeEnv final : public Env {
   std::optional<TransitionTable> table_;
   std::optional<InitialStates> initial_;
   int64_t state_ = 0;
+  int last_action_ = -1;     // Gymnasium's lastaction, -1 for None: the elf's facing
+  raster::Surface surface_;  // Gymnasium's window surface (rendering only)
+  int cell_w_ = 0, cell_h_ = 0;
+  SpritePtr hole_, cracked_hole_, ice_, goal_, start_;
+  std::array<SpritePtr, 4> elves_;  // facing LEFT, DOWN, RIGHT, UP
 };
 
 }  // namespace pp::toy_text

@@ -11,6 +11,8 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
+#include "envs/toy_text/sprites.h"
 #include "envs/toy_text/tabular.h"
 
 namespace pp::toy_text {
@@ -23,6 +25,8 @@ struct TaxiMap {
   // R, G, Y, B
   static constexpr std::array<std::pair<int, int>, 4> kLocs = {{{0, 0}, {0, 4}, {4, 0}, {4, 3}}};
 
+  // WINDOW_SIZE (550, 350) over the 11 x 7 map: 50 x 50 cells.
+  static constexpr int kCell = 50, kWindowW = 550, kWindowH = 350;
   static bool Gap(int map_row, int map_col) { return kRows[map_row][map_col] == ':'; }
   static int64_t Encode(int row, int col, int pass, int dest) { return ((row * 5 + col) * 5 + pass) * 4 + dest; }
   static std::array<int, 4> Decode(int64_t s) {
@@ -125,13 +129,14 @@ inline EnvSpec TaxiSpec(const std::string& /*task_id*/, const Config& config) {
   spec.state = {Discrete("obs", TaxiMap::kNumStates), Box("info:prob", Dtype::kFloat64, {}),
                 Box("info:action_mask", Dtype::kInt8, {TaxiMap::kNumActions}, {0}, {1})};
   spec.action = {Discrete("action", TaxiMap::kNumActions)};
+  spec.render_shape = {TaxiMap::kWindowH, TaxiMap::kWindowW, 3};
   spec.tables["P"] = TaxiTable(config.GetBool("is_rainy")).Flatten();
   return spec;
 }
 
 class TaxiEnv final : public Env {
  public:
-  TaxiEnv(const EnvSpec& spec, int env_id)
+  TaxiEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         prob_index_(spec.StateIndex("info:prob")),
@@ -139,12 +144,25 @@ class TaxiEnv final : public Env {
         action_index_(spec.ActionIndex("action")),
         fickle_passenger_(spec.config.GetBool("fickle_passenger")),
         table_(TableFromFlat(spec.tables.at("P"), TaxiMap::kNumStates, TaxiMap::kNumActions)),
-        initial_(InitialWeights()) {}
+        initial_(InitialWeights()),
+        surface_(TaxiMap::kWindowW, TaxiMap::kWindowH) {
+    auto load = [&](const char* name) { return sheet->Scaled(name, TaxiMap::kCell, TaxiMap::kCell); };
+    taxis_ = {load("cab_front.png"), load("cab_rear.png"), load("cab_right.png"), load("cab_left.png")};
+    passenger_ = load("passenger.png");
+    destination_ = load("hotel.png");
+    median_horiz_ = {load("gridworld_median_left.png"), load("gridworld_median_horiz.png"),
+                     load("gridworld_median_right.png")};
+    median_vert_ = {load("gridworld_median_top.png"), load("gridworld_median_vert.png"),
+                    load("gridworld_median_bottom.png")};
+    background_ = load("taxi_background.png");
+  }
 
   void Reset() override {
     state_ = initial_.Sample(np_random());
     // Gymnasium: fickle_passenger and random() < 0.3 (no draw without fickle_passenger).
     fickle_step_ = fickle_passenger_ && np_random().Random() < 0.3;
+    last_action_ = -1;  // lastaction = None
+    orientation_ = 0;
     Write(1.0);
   }
 
@@ -165,8 +183,59 @@ class TaxiEnv final : public Env {
       next = TaxiMap::Encode(row, col, pass, others[np_random().Choice(3)]);
     }
     state_ = next;
+    last_action_ = static_cast<int>(a);
     Write(t.prob);
     return StepResult{t.reward, t.terminated, TimeLimitReached()};
+  }
+
+  // TaxiEnv._render_gui's rgb_array frame: the map's background and medians, the four stands as
+  // half-transparent colour cells (10 pixels low), the waiting passenger, then the taxi and the
+  // hotel (alpha 170, half a cell high) in the order that keeps the lower one in front. As in
+  // Gymnasium, the taxi's orientation is the last move seen by a render (a state of rendering).
+  void Render(uint8_t* rgb) override {
+    using M = TaxiMap;
+    static constexpr raster::Rgb kLocColors[4] = {{255, 0, 0}, {0, 255, 0}, {255, 255, 0}, {0, 0, 255}};
+    const int rows = static_cast<int>(M::kRows.size()), cols = 11;
+    auto at = [](int y, int x) { return M::kRows[static_cast<std::size_t>(y)][x]; };
+    for (int y = 0; y < rows; ++y) {
+      for (int x = 0; x < cols; ++x) {
+        const int cx = x * M::kCell, cy = y * M::kCell;
+        raster::Blit(surface_, *background_, cx, cy);
+        const char c = at(y, x);
+        if (c == '|' && (y == 0 || at(y - 1, x) != '|')) {
+          raster::Blit(surface_, *median_vert_[0], cx, cy);
+        } else if (c == '|' && (y == rows - 1 || at(y + 1, x) != '|')) {
+          raster::Blit(surface_, *median_vert_[2], cx, cy);
+        } else if (c == '|') {
+          raster::Blit(surface_, *median_vert_[1], cx, cy);
+        } else if (c == '-' && (x == 0 || at(y, x - 1) != '-')) {
+          raster::Blit(surface_, *median_horiz_[0], cx, cy);
+        } else if (c == '-' && (x == cols - 1 || at(y, x + 1) != '-')) {
+          raster::Blit(surface_, *median_horiz_[2], cx, cy);
+        } else if (c == '-') {
+          raster::Blit(surface_, *median_horiz_[1], cx, cy);
+        }
+      }
+    }
+    // get_surf_loc((row, col)) = ((2 col + 1) cell, (row + 1) cell)
+    auto surf_x = [](int col) { return (col * 2 + 1) * M::kCell; };
+    auto surf_y = [](int row) { return (row + 1) * M::kCell; };
+    for (int i = 0; i < 4; ++i) {
+      raster::BlitFilled(surface_, kLocColors[i], M::kCell, M::kCell, surf_x(M::kLocs[i].second),
+                         surf_y(M::kLocs[i].first) + 10, 128);
+    }
+    const auto [row, col, pass, dest] = M::Decode(state_);
+    if (pass < 4) raster::Blit(surface_, *passenger_, surf_x(M::kLocs[pass].second), surf_y(M::kLocs[pass].first));
+    if (last_action_ >= 0 && last_action_ <= 3) orientation_ = last_action_;
+    const int dest_x = surf_x(M::kLocs[dest].second), dest_y = surf_y(M::kLocs[dest].first) - M::kCell / 2;
+    if (surf_y(M::kLocs[dest].first) <= surf_y(row)) {
+      raster::Blit(surface_, *destination_, dest_x, dest_y, 170);
+      raster::Blit(surface_, *taxis_[orientation_], surf_x(col), surf_y(row));
+    } else {
+      raster::Blit(surface_, *taxis_[orientation_], surf_x(col), surf_y(row));
+      raster::Blit(surface_, *destination_, dest_x, dest_y, 170);
+    }
+    surface_.WriteRgb(rgb, false, 0, surface_.width());
   }
 
  private:
@@ -206,6 +275,12 @@ class TaxiEnv final : public Env {
   const InitialStates initial_;
   int64_t state_ = 0;
   bool fickle_step_ = false;
+  int last_action_ = -1;            // Gymnasium's lastaction, -1 for None
+  int orientation_ = 0;             // Gymnasium's taxi_orientation: set at reset, updated by render()
+  raster::Surface surface_;         // Gymnasium's window surface (rendering only)
+  std::array<SpritePtr, 4> taxis_;  // facing SOUTH (front), NORTH (rear), EAST (right), WEST (left)
+  std::array<SpritePtr, 3> median_horiz_, median_vert_;
+  SpritePtr passenger_, destination_, background_;
 };
 
 }  // namespace pp::toy_text

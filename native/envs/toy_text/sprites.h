@@ -1,0 +1,69 @@
+// The toy-text envs' sprites and font: Gymnasium's PNGs and Minecraft.ttf (gymnasium/envs/toy_text, read
+// where gymnasium is installed), loaded once per registration and shared read-only by every env.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "envs/common/png.h"
+#include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_text.h"
+
+namespace pp::toy_text {
+
+using SpritePtr = std::shared_ptr<const raster::Sprite>;
+using FontPtr = std::shared_ptr<const text::Font>;
+
+class SpriteSheet {
+ public:
+  SpriteSheet(std::string img_dir, std::string font_dir)
+      : img_dir_(std::move(img_dir)), font_dir_(std::move(font_dir)) {}
+
+  // pygame.transform.scale(pygame.image.load(img_dir + "/" + name), (width, height)). Each file is
+  // decoded once and each size scaled once; the sprites never change afterwards, so the envs of
+  // every pool (rendering on several threads at once) share them. Throws if the file cannot be
+  // read or decoded.
+  SpritePtr Scaled(const std::string& name, int width, int height) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_tuple(name, width, height);
+    auto it = scaled_.find(key);
+    if (it != scaled_.end()) return it->second;
+    auto loaded = loaded_.find(name);
+    if (loaded == loaded_.end()) {
+      png::Image image = png::Load(img_dir_ + "/" + name);
+      loaded =
+          loaded_.emplace(name, raster::Sprite{image.width, image.height, image.alpha, std::move(image.argb)}).first;
+    }
+    SpritePtr sprite = std::make_shared<const raster::Sprite>(raster::Scale(loaded->second, width, height));
+    scaled_.emplace(std::move(key), sprite);
+    return sprite;
+  }
+
+  // pygame.font.Font(font_dir + "/" + name, size), made once per (name, size); a text::Font never
+  // changes after construction, so envs render with it on any thread.
+  FontPtr Font(const std::string& name, int size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_pair(name, size);
+    auto it = fonts_.find(key);
+    if (it != fonts_.end()) return it->second;
+    FontPtr font = std::make_shared<const text::Font>(font_dir_ + "/" + name, size);
+    fonts_.emplace(std::move(key), font);
+    return font;
+  }
+
+ private:
+  const std::string img_dir_;
+  const std::string font_dir_;
+  std::mutex mu_;
+  std::map<std::pair<std::string, int>, FontPtr> fonts_;
+  std::map<std::string, raster::Sprite> loaded_;
+  std::map<std::tuple<std::string, int, int>, SpritePtr> scaled_;
+};
+
+using SpriteSheetPtr = std::shared_ptr<SpriteSheet>;
+
+}  // namespace pp::toy_text

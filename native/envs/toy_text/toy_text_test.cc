@@ -1,0 +1,162 @@
+// Standalone checks of the toy-text envs' render() through the env-author API (no pool, no Python):
+// frames deterministic per seed, the shapes and fixed pixels Gymnasium's layout gives, envs made and
+// rendered on several threads at once from one registration's shared sprites and fonts (the
+// sanitizer presets run this). Their pixels are checked against Gymnasium's in
+// tests/test_toy_text_render.py.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/env.h"
+#include "core/registry.h"
+#include "envs/toy_text/register.h"
+
+namespace {
+
+std::atomic<int> g_failures{0};  // CHECKs run on several threads too
+
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++g_failures;                                                                 \
+    }                                                                               \
+  } while (0)
+
+using Overrides = std::map<std::string, pp::ConfigValue>;
+
+// One env driven by hand, as the pool's workers drive it.
+class Runner {
+ public:
+  Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed, const Overrides& config)
+      : task_(registry.Find(task_id)),
+        spec_(pp::MakeSpec(*task_, config)),
+        alloc_(spec_),
+        env_(task_->make_env(spec_, 0)),
+        obs_index_(spec_.StateIndex(task_id == "Blackjack-v1" ? "obs:0" : "obs")) {  // Blackjack: the sum
+    env_->SetAllocator(&alloc_);
+    env_->Seed(seed);
+    action_row_.resize(sizeof(int64_t));
+    action_rows_[0] = action_row_.data();
+  }
+  void Reset() {
+    env_->BeginReset();
+    env_->Reset();
+  }
+  pp::StepResult Step(int64_t a) {
+    std::memcpy(action_row_.data(), &a, sizeof a);
+    env_->BeginStep();
+    return env_->Step(pp::Action(action_rows_));
+  }
+  std::vector<uint8_t> Render() {
+    std::vector<uint8_t> frame(static_cast<std::size_t>(spec_.render_shape.at(0)) * spec_.render_shape.at(1) * 3);
+    env_->Render(frame.data());
+    return frame;
+  }
+  int64_t Obs() const { return alloc_.Get<int64_t>(obs_index_)[0]; }
+  const pp::EnvSpec& spec() const { return spec_; }
+
+ private:
+  std::shared_ptr<const pp::TaskEntry> task_;
+  pp::EnvSpec spec_;
+  pp::SingleSlotAllocator alloc_;
+  std::unique_ptr<pp::Env> env_;
+  int obs_index_;
+  std::vector<std::byte> action_row_;
+  const std::byte* action_rows_[1] = {nullptr};
+};
+
+struct Case {
+  std::string task_id;
+  Overrides config;
+  int height, width;  // render_shape
+  int num_actions;
+};
+
+std::vector<uint8_t> Pixel(const std::vector<uint8_t>& frame, int width, int row, int col) {
+  const std::size_t at = (static_cast<std::size_t>(row) * width + col) * 3;
+  return {frame[at], frame[at + 1], frame[at + 2]};
+}
+
+void CheckCase(const pp::Registry& registry, const Case& c, int steps) {
+  Runner a(registry, c.task_id, 11, c.config);
+  Runner b(registry, c.task_id, 11, c.config);
+  CHECK((a.spec().render_shape == std::vector<int>{c.height, c.width, 3}));
+  a.Reset();
+  b.Reset();
+  int episodes = 0, frames = 0;
+  std::vector<uint8_t> first;
+  for (int k = 0; k < steps; ++k) {
+    const std::vector<uint8_t> frame = a.Render();
+    CHECK(frame == b.Render());
+    CHECK(std::any_of(frame.begin(), frame.end(), [&](uint8_t v) { return v != frame[0]; }));
+    if (first.empty()) first = frame;
+    ++frames;
+    if (c.task_id.rfind("FrozenLake", 0) == 0) {
+      // Every cell's top-left pixel is its (180, 200, 230) frame.
+      CHECK((Pixel(frame, c.width, 0, 0) == std::vector<uint8_t>{180, 200, 230}));
+    }
+    // Pseudo-random actions, the same for both runners.
+    const int64_t action = static_cast<int64_t>((k * 7919 + k / 3) % c.num_actions);
+    const pp::StepResult ra = a.Step(action);
+    const pp::StepResult rb = b.Step(action);
+    CHECK(a.Obs() == b.Obs() && ra.reward == rb.reward && ra.terminated == rb.terminated);
+    if (ra.terminated || ra.truncated) {
+      ++episodes;
+      a.Reset();
+      b.Reset();
+      // Back at the start with no last action, a grid walker draws as after its first reset (the
+      // taxi starts anywhere, the cards are new).
+      if (c.task_id != "Taxi-v3" && c.task_id != "Blackjack-v1") CHECK(a.Render() == first);
+    }
+  }
+  std::printf("%s: %d frames, %d episodes\n", c.task_id.c_str(), frames, episodes);
+}
+
+}  // namespace
+
+int main() {
+  const std::string dir = PP_TOY_TEXT_DIR;
+  if (dir.empty()) {
+    std::fprintf(stderr, "toy_text_test: gymnasium was not found when configuring (its toy_text has the sprites)\n");
+    return 1;
+  }
+  pp::Registry registry;
+  pp::RegisterToyText(registry, dir + "/img", dir + "/font");
+  const std::vector<Case> cases = {
+      {"FrozenLake-v1", {}, 256, 256, 4},
+      {"FrozenLake8x8-v1", {}, 512, 512, 4},
+      {"FrozenLake-v1", {{"desc", std::string("SFFHF\nFHFFG\nFFFFH")}}, 192, 320, 4},
+      {"FrozenLake-v1", {{"desc", std::string("SFFFFFFFFH\nFFFFFFFFFG")}}, 128, 512, 4},  // 51-pixel cells
+      {"FrozenLake-v1", {{"map_name", std::string()}}, 512, 512, 4},                      // a random map
+      {"Taxi-v3", {}, 350, 550, 6},
+      {"Taxi-v3", {{"is_rainy", true}, {"fickle_passenger", true}}, 350, 550, 6},
+      {"CliffWalking-v1", {}, 240, 720, 4},
+      {"CliffWalkingSlippery-v1", {}, 240, 720, 4},
+      {"Blackjack-v1", {}, 500, 600, 2},
+      {"Blackjack-v1", {{"natural", true}, {"sab", false}}, 500, 600, 2},
+  };
+  // Every case at once, each on its own thread, first: the sprites and fonts are decoded, scaled and
+  // made while other envs are made and render (the TSan preset checks the sheet's locking). Then
+  // longer runs one by one on the same registration (its sprites now shared). Short runs: under the
+  // sanitizers each frame costs milliseconds; the pixels are checked in tests/test_toy_text_render.py.
+  {
+    std::vector<std::thread> threads;
+    for (const Case& c : cases) threads.emplace_back([&registry, &c] { CheckCase(registry, c, 8); });
+    for (std::thread& t : threads) t.join();
+  }
+  for (const Case& c : cases) CheckCase(registry, c, 40);
+  if (g_failures != 0) {
+    std::fprintf(stderr, "%d check(s) failed\n", g_failures.load());
+    return 1;
+  }
+  std::printf("toy_text_test: all checks passed\n");
+  return 0;
+}
