@@ -6,6 +6,7 @@
 
 #include "core/task_maker.h"
 #include "envs/box2d/bipedal_walker.h"
+#include "envs/box2d/car_racing.h"
 #include "envs/box2d/lunar_lander.h"
 
 namespace pp {
@@ -43,6 +44,9 @@ void RegisterBox2d(Registry& registry) {
       MakeTask<BipedalWalkerEnv>("BipedalWalker-v3", "box2d", BipedalWalkerDefaults(false), BipedalWalkerSpec, 300.0));
   registry.Add(MakeTask<BipedalWalkerEnv>("BipedalWalkerHardcore-v3", "box2d", BipedalWalkerDefaults(true),
                                           BipedalWalkerSpec, 300.0));
+  // CarRacing-v3's world (track, car, rewards, termination) without its frame: the observation is
+  // all zeros until the frame is drawn, so it is registered under an internal id, not CarRacing-v3.
+  registry.Add(MakeTask<CarRacingEnv>("_CarRacingNoFrame-v3", "box2d", CarRacingDefaults(), CarRacingSpec, 900.0));
 }
 
 }  // namespace pp
