@@ -217,8 +217,8 @@ struct RoadPoly {
 // Config: Gymnasium's constructor kwargs continuous, lap_complete_percent, domain_randomize and
 // verbose (accepted; Gymnasium only prints with it), the time limit, and
 //   expose_physics_state  adds the world's state to info (hull, wheels, track, tiles visited,
-//                         Gymnasium's running reward): what the tests compare with Gymnasium's
-//                         env.unwrapped. info["lap_finished"] is always there (Gymnasium sets it
+//                         Gymnasium's running reward, colours): what the tests compare with
+//                         Gymnasium's env.unwrapped. info["lap_finished"] is always there (Gymnasium sets it
 //                         on termination; here it is False on every other step).
 inline Config CarRacingDefaults() {
   return Config{{"max_episode_steps", int64_t{1000}}, {"continuous", true}, {"lap_complete_percent", 0.95},
@@ -258,6 +258,8 @@ inline EnvSpec CarRacingSpec(const std::string& /*task_id*/, const Config& confi
     spec.state.push_back(Box("info:tile_visited_count", Dtype::kInt64, {}));
     spec.state.push_back(Box("info:env_reward", Dtype::kFloat64, {}));  // Gymnasium's self.reward
     spec.state.push_back(Box("info:fuel_spent", Dtype::kFloat64, {}));
+    spec.state.push_back(Box("info:colors", Dtype::kFloat64, {3, 3}));  // road, background, grass
+    spec.state.push_back(Box("info:tile_color", Dtype::kFloat64, {P::kNoFreeze, 3}));
   }
   if (config.GetBool("continuous")) {
     spec.action = {Box("action", Dtype::kFloat32, {3}, {-1.0, 0.0, 0.0}, {1.0, 1.0, 1.0})};  // steer, gas, brake
@@ -293,6 +295,8 @@ class CarRacingEnv final : public Env, private b2ContactListener {
       tile_visited_count_index_ = spec.StateIndex("info:tile_visited_count");
       env_reward_index_ = spec.StateIndex("info:env_reward");
       fuel_spent_index_ = spec.StateIndex("info:fuel_spent");
+      colors_index_ = spec.StateIndex("info:colors");
+      tile_color_index_ = spec.StateIndex("info:tile_color");
     }
   }
 
@@ -513,6 +517,7 @@ class CarRacingEnv final : public Env, private b2ContactListener {
     *out.Get<int64_t>(track_length_index_) = static_cast<int64_t>(track_.points.size());
     double* tr = out.Get<double>(track_index_);
     bool* visited = out.Get<bool>(tile_visited_index_);
+    double* tile_color = out.Get<double>(tile_color_index_);
     for (std::size_t i = 0; i < static_cast<std::size_t>(P::kNoFreeze); ++i) {
       if (i < track_.points.size()) {
         const TrackPoint& p = track_.points[i];
@@ -521,14 +526,20 @@ class CarRacingEnv final : public Env, private b2ContactListener {
         tr[4 * i + 2] = p.x;
         tr[4 * i + 3] = p.y;
         visited[i] = tiles_[i].visited;
+        std::copy(tiles_[i].color.begin(), tiles_[i].color.end(), tile_color + 3 * i);
       } else {
         std::fill(tr + 4 * i, tr + 4 * i + 4, std::numeric_limits<double>::quiet_NaN());
         visited[i] = false;
+        std::fill(tile_color + 3 * i, tile_color + 3 * i + 3, std::numeric_limits<double>::quiet_NaN());
       }
     }
     *out.Get<int64_t>(tile_visited_count_index_) = tile_visited_count_;
     *out.Get<double>(env_reward_index_) = reward_;
     *out.Get<double>(fuel_spent_index_) = car_->fuel_spent();
+    double* colors = out.Get<double>(colors_index_);
+    std::copy(road_color_.begin(), road_color_.end(), colors);
+    std::copy(bg_color_.begin(), bg_color_.end(), colors + 3);
+    std::copy(grass_color_.begin(), grass_color_.end(), colors + 6);
   }
 
   const int obs_index_;
@@ -546,6 +557,8 @@ class CarRacingEnv final : public Env, private b2ContactListener {
   int tile_visited_count_index_ = -1;
   int env_reward_index_ = -1;
   int fuel_spent_index_ = -1;
+  int colors_index_ = -1;
+  int tile_color_index_ = -1;
 
   std::unique_ptr<b2World> world_;
   std::unique_ptr<Car> car_;
