@@ -3,7 +3,7 @@
 The native env is registered as ``_CarRacingNoFrame-v3`` until its 96x96 frame is drawn: its
 observation is all zeros, so these tests compare the world, not the frame. The pool runs with
 ``expose_physics_state=True``, which puts the hull, the wheels, the track, the tiles (visited,
-colour), the colours and Gymnasium's running reward in ``info``; each env of a pool made with
+colour), the colours, the skid marks and Gymnasium's running reward in ``info``; each env of a pool made with
 ``seed=s`` is mirrored by a Gymnasium ``CarRacing-v3`` first reset with ``seed=s + i``, both get the
 same actions, and everything is compared **exactly** after every transition (no tolerance: Box2D is
 deterministic, we build the same bodies in the same order, and our float64 arithmetic on Box2D's
@@ -95,6 +95,14 @@ def compare_track(tag: Any, info: dict[str, Any], i: int, u: Any) -> None:
     assert not info["tile_visited"][i][n:].any(), tag
     assert np.array_equal(info["tile_color"][i][:n], np.array([t.color for t in u.road], np.float64)), tag
     assert np.array_equal(info["colors"][i], np.array([u.road_color, u.bg_color, u.grass_color], np.float64)), tag
+    # The skid marks (drawn in rgb_array frames, not in the observation).
+    particles = u.car.particles
+    skid = info["skid_points"][i]
+    assert info["skid_grass"][i].tolist() == [p.grass for p in particles] + [False] * (30 - len(particles)), tag
+    for k, p in enumerate(particles):
+        assert np.array_equal(skid[k][:len(p.poly)], np.array(p.poly, np.float64)), (tag, k)
+        assert np.isnan(skid[k][len(p.poly):]).all(), (tag, k)
+    assert np.isnan(skid[len(particles):]).all(), tag
 
 
 # --- policies: (one env's info row, rng) -> action --------------------------------------------------

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,9 +29,10 @@ int g_failures = 0;
 // One env driven by hand, as the pool's workers drive it.
 class Runner {
  public:
-  Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed)
+  Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed,
+         const std::map<std::string, pp::ConfigValue>& overrides = {})
       : task_(registry.Find(task_id)),
-        spec_(pp::MakeSpec(*task_, {})),
+        spec_(pp::MakeSpec(*task_, overrides)),
         alloc_(spec_),
         env_(task_->make_env(spec_, 0)),
         obs_index_(spec_.StateIndex("obs")),
@@ -57,6 +59,12 @@ class Runner {
     }
     env_->BeginStep();
     return env_->Step(pp::Action(action_rows_));
+  }
+  // A state field as float64 values (CarRacing's world, under expose_physics_state).
+  std::vector<double> Field(const std::string& name) const {
+    const int index = spec_.StateIndex(name);
+    const double* f = alloc_.Get<double>(index);
+    return std::vector<double>(f, f + spec_.state[static_cast<std::size_t>(index)].NumElements());
   }
   std::vector<float> Obs() const {
     const float* obs = alloc_.Get<float>(obs_index_);
@@ -103,6 +111,46 @@ void CheckTask(const pp::Registry& registry, const std::string& task_id, int ste
   CHECK(episodes >= 2);  // worlds were torn down and rebuilt
 }
 
+// CarRacing's observation is not drawn yet: its world (hull and wheels) is compared instead. Every
+// discrete action in turn drives the car on and off the road; short episodes tear the track and
+// the car down (with their live contacts) and rebuild them many times.
+void CheckCarRacing(const pp::Registry& registry, bool continuous, bool domain_randomize) {
+  const std::map<std::string, pp::ConfigValue> config = {{"expose_physics_state", true},
+                                                         {"continuous", continuous},
+                                                         {"domain_randomize", domain_randomize},
+                                                         {"max_episode_steps", int64_t{150}}};
+  Runner a(registry, "_CarRacingNoFrame-v3", 7, config);
+  Runner b(registry, "_CarRacingNoFrame-v3", 7, config);
+  Runner other(registry, "_CarRacingNoFrame-v3", 8, config);
+  a.Reset();
+  b.Reset();
+  other.Reset();
+  // The track is NaN-padded: compared bit for bit.
+  const std::vector<double> track_a = a.Field("info:track");
+  const std::vector<double> track_b = b.Field("info:track");
+  CHECK(std::memcmp(track_a.data(), track_b.data(), track_a.size() * sizeof(double)) == 0);
+  CHECK(a.Field("info:hull") == b.Field("info:hull"));
+  CHECK(a.Field("info:hull") != other.Field("info:hull"));
+  int episodes = 0;
+  for (int k = 0; k < 700; ++k) {
+    const pp::StepResult ra = a.Step(k / 7);
+    const pp::StepResult rb = b.Step(k / 7);
+    CHECK(a.Field("info:hull") == b.Field("info:hull") && a.Field("info:wheels") == b.Field("info:wheels"));
+    CHECK(ra.reward == rb.reward && ra.terminated == rb.terminated && ra.truncated == rb.truncated);
+    const std::vector<double> hull = a.Field("info:hull");
+    CHECK(std::all_of(hull.begin(), hull.end(), [](double x) { return std::isfinite(x); }));
+    if (ra.terminated || ra.truncated) {
+      ++episodes;
+      a.Reset();
+      b.Reset();
+      CHECK(a.Field("info:colors") == b.Field("info:colors"));
+    }
+  }
+  std::printf("_CarRacingNoFrame-v3 (continuous=%d, domain_randomize=%d): 700 steps, %d episodes\n", continuous,
+              domain_randomize, episodes);
+  CHECK(episodes >= 4);
+}
+
 }  // namespace
 
 int main() {
@@ -112,6 +160,8 @@ int main() {
   CheckTask(registry, "LunarLanderContinuous-v3", 600);
   CheckTask(registry, "BipedalWalker-v3", 600);
   CheckTask(registry, "BipedalWalkerHardcore-v3", 600);
+  CheckCarRacing(registry, true, false);
+  CheckCarRacing(registry, false, true);
   if (g_failures != 0) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);
     return 1;

@@ -217,9 +217,9 @@ struct RoadPoly {
 // Config: Gymnasium's constructor kwargs continuous, lap_complete_percent, domain_randomize and
 // verbose (accepted; Gymnasium only prints with it), the time limit, and
 //   expose_physics_state  adds the world's state to info (hull, wheels, track, tiles visited,
-//                         Gymnasium's running reward, colours): what the tests compare with
-//                         Gymnasium's env.unwrapped. info["lap_finished"] is always there (Gymnasium sets it
-//                         on termination; here it is False on every other step).
+//                         Gymnasium's running reward, colours, skid marks): what the tests
+//                         compare with Gymnasium's env.unwrapped. info["lap_finished"] is always there (Gymnasium sets
+//                         it on termination; here it is False on every other step).
 inline Config CarRacingDefaults() {
   return Config{{"max_episode_steps", int64_t{1000}}, {"continuous", true}, {"lap_complete_percent", 0.95},
                 {"domain_randomize", false},          {"verbose", false},   {"expose_physics_state", false}};
@@ -260,6 +260,11 @@ inline EnvSpec CarRacingSpec(const std::string& /*task_id*/, const Config& confi
     spec.state.push_back(Box("info:fuel_spent", Dtype::kFloat64, {}));
     spec.state.push_back(Box("info:colors", Dtype::kFloat64, {3, 3}));  // road, background, grass
     spec.state.push_back(Box("info:tile_color", Dtype::kFloat64, {P::kNoFreeze, 3}));
+    // The skid marks, oldest first: their points (NaN-padded) and whether each is on grass.
+    const int particles = static_cast<int>(CarParams::kMaxParticles);
+    const int points = static_cast<int>(CarParams::kMaxParticlePoints);
+    spec.state.push_back(Box("info:skid_points", Dtype::kFloat64, {particles, points, 2}));
+    spec.state.push_back(Box("info:skid_grass", Dtype::kBool, {particles}));
   }
   if (config.GetBool("continuous")) {
     spec.action = {Box("action", Dtype::kFloat32, {3}, {-1.0, 0.0, 0.0}, {1.0, 1.0, 1.0})};  // steer, gas, brake
@@ -297,6 +302,8 @@ class CarRacingEnv final : public Env, private b2ContactListener {
       fuel_spent_index_ = spec.StateIndex("info:fuel_spent");
       colors_index_ = spec.StateIndex("info:colors");
       tile_color_index_ = spec.StateIndex("info:tile_color");
+      skid_points_index_ = spec.StateIndex("info:skid_points");
+      skid_grass_index_ = spec.StateIndex("info:skid_grass");
     }
   }
 
@@ -540,6 +547,20 @@ class CarRacingEnv final : public Env, private b2ContactListener {
     std::copy(road_color_.begin(), road_color_.end(), colors);
     std::copy(bg_color_.begin(), bg_color_.end(), colors + 3);
     std::copy(grass_color_.begin(), grass_color_.end(), colors + 6);
+    double* skid = out.Get<double>(skid_points_index_);
+    bool* skid_grass = out.Get<bool>(skid_grass_index_);
+    constexpr std::size_t kParticleValues = CarParams::kMaxParticlePoints * 2;
+    std::fill(skid, skid + CarParams::kMaxParticles * kParticleValues, std::numeric_limits<double>::quiet_NaN());
+    std::fill(skid_grass, skid_grass + CarParams::kMaxParticles, false);
+    std::size_t k = 0;
+    for (const auto& particle : car_->particles()) {
+      for (std::size_t j = 0; j < particle->poly.size(); ++j) {
+        skid[k * kParticleValues + 2 * j] = particle->poly[j][0];
+        skid[k * kParticleValues + 2 * j + 1] = particle->poly[j][1];
+      }
+      skid_grass[k] = particle->grass;
+      ++k;
+    }
   }
 
   const int obs_index_;
@@ -559,6 +580,8 @@ class CarRacingEnv final : public Env, private b2ContactListener {
   int fuel_spent_index_ = -1;
   int colors_index_ = -1;
   int tile_color_index_ = -1;
+  int skid_points_index_ = -1;
+  int skid_grass_index_ = -1;
 
   std::unique_ptr<b2World> world_;
   std::unique_ptr<Car> car_;
