@@ -455,7 +455,9 @@ class CarRacingEnv final : public Env, private b2ContactListener {
     const double n = static_cast<double>(tiles_.size());
     reward_ += 1000.0 / n;
     tile_visited_count_ += 1;
-    // A lap is complete when the start tile is reached with enough of the track covered.
+    // A lap is complete when the start tile is reached with enough of the track covered. (Tile 0
+    // lies under the car from the reset on, so in practice, in Gymnasium too, a lap ends when every
+    // tile has been visited, whatever lap_complete_percent is.)
     if (tile->idx == 0 && static_cast<double>(tile_visited_count_) / n > lap_complete_percent_) new_lap_ = true;
   }
 
