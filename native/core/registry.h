@@ -96,7 +96,12 @@ inline EnvSpec MakeSpec(const TaskEntry& task, const std::map<std::string, Confi
   spec.task_id = task.task_id;
   spec.config = config;
   spec.reward_threshold = task.reward_threshold;
-  spec.max_episode_steps = static_cast<int>(config.GetInt("max_episode_steps"));
+  // A positive max_episode_steps in the config (the task's default or the user's) is the limit; 0
+  // keeps the one the spec maker derived from the other kwargs, if any (MiniGrid's max_steps
+  // follows its size kwargs), else there is none.
+  const int64_t max_episode_steps = config.GetInt("max_episode_steps");
+  if (max_episode_steps < 0) throw std::invalid_argument("max_episode_steps must be >= 0");
+  if (max_episode_steps > 0) spec.max_episode_steps = static_cast<int>(max_episode_steps);
   if (spec.max_episode_steps < 0) throw std::invalid_argument("max_episode_steps must be >= 0");
   return spec;
 }

@@ -20,6 +20,9 @@ namespace pp {
 enum class SpaceKind : uint8_t {
   kBox,       // Box(low, high, shape, dtype)
   kDiscrete,  // Discrete(high - low + 1, start=low); a scalar integer field
+  // A string of at most shape[0] bytes, stored uint8 and NUL-padded; Python sees a str (a batch:
+  // an array of str), Gymnasium a Text space, dm_env a StringArray. State fields only.
+  kText,
 };
 
 // One array field. Names follow the output's Python structure:
@@ -63,6 +66,13 @@ inline FieldSpec Discrete(std::string name, int64_t n, int64_t start = 0, Dtype 
   f.space = SpaceKind::kDiscrete;
   f.low = {static_cast<double>(start)};
   f.high = {static_cast<double>(start + n - 1)};
+  return f;
+}
+
+// A text field (SpaceKind::kText): printable ASCII of at most `max_length` bytes.
+inline FieldSpec Text(std::string name, int max_length) {
+  FieldSpec f = Box(std::move(name), Dtype::kUInt8, {max_length});
+  f.space = SpaceKind::kText;
   return f;
 }
 

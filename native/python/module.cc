@@ -67,7 +67,7 @@ py::dict FieldToDict(const FieldSpec& f) {
   d["name"] = f.name;
   d["dtype"] = DtypeName(f.dtype);
   d["shape"] = py::tuple(py::cast(f.shape));
-  d["space"] = f.space == SpaceKind::kDiscrete ? "discrete" : "box";
+  d["space"] = f.space == SpaceKind::kDiscrete ? "discrete" : f.space == SpaceKind::kText ? "text" : "box";
   d["low"] = f.low;
   d["high"] = f.high;
   d["per_player"] = f.per_player;

@@ -86,6 +86,23 @@ TEST(MakeSpecResolvesTheConfig) {
   CHECK_EQ(env->env_id(), 3);
 }
 
+// A spec maker may derive the time limit from the other kwargs (MiniGrid's max_steps follows its
+// size): it stands when the config's max_episode_steps is 0, a positive one replaces it.
+TEST(MakeSpecKeepsADerivedTimeLimitUnlessOneIsGiven) {
+  pp::TaskEntry e = Entry("A-v0", 0);
+  e.make_spec = [](const std::string&, const pp::Config& config) {
+    pp::EnvSpec spec;
+    spec.state = {pp::Box("obs", pp::Dtype::kFloat32, {1})};
+    spec.action = {pp::Discrete("action", 2)};
+    spec.max_episode_steps = static_cast<int>(10 * config.GetInt("size"));
+    return spec;
+  };
+  CHECK_EQ(pp::MakeSpec(e, {}).max_episode_steps, 30);
+  CHECK_EQ(pp::MakeSpec(e, {{"size", int64_t{7}}}).max_episode_steps, 70);
+  CHECK_EQ(pp::MakeSpec(e, {{"size", int64_t{7}}, {"max_episode_steps", int64_t{5}}}).max_episode_steps, 5);
+  CHECK_EQ(pp::MakeSpec(Entry("B-v0", 0), {}).max_episode_steps, 0);  // none derived: no limit
+}
+
 TEST(MakeSpecRefusesBadOverrides) {
   const pp::TaskEntry e = Entry("A-v0");
   CHECK_THROWS_WITH(std::invalid_argument, pp::MakeSpec(e, {{"max_episode_steps", int64_t{-1}}}),

@@ -12,6 +12,9 @@ import gymnasium
 import numpy as np
 from dm_env import specs as dm_specs
 
+# The characters a text field (e.g. MiniGrid's mission) may hold: printable ASCII.
+TEXT_CHARSET = "".join(chr(c) for c in range(32, 127))
+
 
 @dataclass(frozen=True)
 class FieldInfo:
@@ -20,7 +23,7 @@ class FieldInfo:
     name: str
     dtype: np.dtype
     shape: tuple[int, ...]
-    space: str  # "box" or "discrete"
+    space: str  # "box", "discrete" or "text" (a str of at most shape[0] bytes, stored uint8)
     low: tuple[float, ...]
     high: tuple[float, ...]
     per_player: bool
@@ -63,6 +66,8 @@ class FieldInfo:
         return expand(self.low, default_low), expand(self.high, default_high)
 
     def gymnasium_space(self) -> gymnasium.Space:
+        if self.space == "text":
+            return gymnasium.spaces.Text(max_length=self.shape[0], min_length=0, charset=TEXT_CHARSET)
         if self.space == "discrete":
             start = int(self.low[0])
             return gymnasium.spaces.Discrete(int(self.high[0]) - start + 1, start=start)
@@ -72,6 +77,8 @@ class FieldInfo:
 
     def dm_spec(self, name: str | None = None) -> dm_specs.Array:
         name = name or self.key
+        if self.space == "text":
+            return dm_specs.StringArray((), string_type=str, name=name)
         if self.space == "discrete":
             start = int(self.low[0])
             if start == 0:

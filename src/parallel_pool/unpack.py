@@ -15,6 +15,15 @@ import numpy as np
 from parallel_pool.spec import EnvSpec
 
 
+def decode_text(array: np.ndarray) -> Any:
+    """A text field's NUL-padded ASCII bytes, ``(..., max_length)`` uint8, as an array of ``str``
+    of shape ``(...)`` (a batch), or one ``str`` for a single row."""
+    if array.ndim == 1:
+        return bytes(array).rstrip(b"\0").decode("ascii")
+    raw = np.ascontiguousarray(array).view(f"S{array.shape[-1]}")[..., 0]
+    return raw.astype(str)
+
+
 class Unpacker:
     """Turns the native field arrays of one recv into ``(obs, reward, terminated, truncated, info)``."""
 
@@ -28,6 +37,8 @@ class Unpacker:
         else:
             self._obs = [(f.key, index[f.name]) for f in spec.obs_fields]
         self._tuple_obs = spec.tuple_obs  # a Tuple observation: a tuple of arrays, not a dict
+        # Dict keys of text fields (MiniGrid's mission): bytes in the block, str for the user.
+        self._text_keys = frozenset(f.key for f in spec.obs_fields if f.space == "text")
         # info entries: (key, index) at the top level, or grouped ("players", "episode").
         self._info: list[tuple[str, int]] = []
         self._groups: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
@@ -64,6 +75,8 @@ class Unpacker:
             return arrays[self._obs]
         if self._tuple_obs:
             return tuple(arrays[i] for _, i in self._obs)
+        if self._text_keys:
+            return {key: decode_text(arrays[i]) if key in self._text_keys else arrays[i] for key, i in self._obs}
         return {key: arrays[i] for key, i in self._obs}
 
     def info(self, arrays: tuple) -> dict[str, Any]:
@@ -92,7 +105,9 @@ class Unpacker:
             elif self._tuple_obs:
                 final_obs[row] = tuple(arrays[i][row] for _, i in fields)
             else:
-                final_obs[row] = {key: arrays[i][row] for key, i in fields}
+                final_obs[row] = {
+                    key: decode_text(arrays[i][row]) if key in self._text_keys else arrays[i][row] for key, i in fields
+                }
         final_info: dict[str, Any] = {}
         for key, i in self._final_info:
             final_info[key] = arrays[i]

@@ -251,7 +251,12 @@ def make_runner(
     make_one = (gymnasium_equivalents or {}).get(task_id) or functools.partial(gymnasium.make, task_id)
     if method in GYMNASIUM_METHODS:
         cls = gymnasium.vector.SyncVectorEnv if method == "gym-sync" else gymnasium.vector.AsyncVectorEnv
-        venv = cls([make_one] * num_envs)
+        try:
+            venv = cls([make_one] * num_envs)
+        except ValueError:
+            # AsyncVectorEnv cannot put every space in shared memory (minigrid's MissionSpace, a
+            # str): its workers then send observations through their pipes.
+            venv = gymnasium.vector.AsyncVectorEnv([make_one] * num_envs, shared_memory=False)
         venv.reset(seed=seed)
         actions = draw_actions(venv.single_action_space, num_envs, ACTION_BATCHES, seed)
         return SyncRunner(venv, actions, num_envs, venv.close)

@@ -56,6 +56,31 @@ if(_pp_b2_patched EQUAL -1)
   file(WRITE "${_pp_b2_settings}" "${_pp_b2_text}")
 endif()
 
+# A second patch: Box2D counts its GJK and time-of-impact calls (statistics nobody here reads) in
+# plain globals, which the pool's threads, each stepping its own world, would write at once: a data
+# race (undefined behaviour, and ThreadSanitizer reports it). Each thread counts its own instead.
+# The physics never reads them, so results are unchanged.
+function(_pp_b2_thread_local file)
+  set(path "${_pp_b2_src}/Box2D/${file}")
+  file(READ "${path}" text)
+  string(FIND "${text}" "parallel_pool: per thread" patched)
+  if(NOT patched EQUAL -1)
+    return()
+  endif()
+  # Lines are given without their ';' (a CMake list separator).
+  foreach(line IN LISTS ARGN)
+    string(FIND "${text}" "\n${line}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "Box2D patch: ${file} of box2d-py ${PP_BOX2D_VERSION} has no line '${line}'")
+    endif()
+    string(REPLACE "\n${line}" "\n// parallel_pool: per thread\nthread_local ${line}" text "${text}")
+  endforeach()
+  file(WRITE "${path}" "${text}")
+endfunction()
+_pp_b2_thread_local(Collision/b2Distance.cpp "int32 b2_gjkCalls, b2_gjkIters, b2_gjkMaxIters")
+_pp_b2_thread_local(Collision/b2TimeOfImpact.cpp "float32 b2_toiTime, b2_toiMaxTime"
+                    "int32 b2_toiCalls, b2_toiIters, b2_toiMaxIters" "int32 b2_toiRootIters, b2_toiMaxRootIters")
+
 # The sources box2d-py's setup.py compiles (Box2D.i aside: that is the SWIG wrapper).
 file(GLOB _pp_b2_sources
   "${_pp_b2_src}/Box2D/Dynamics/*.cpp" "${_pp_b2_src}/Box2D/Dynamics/Contacts/*.cpp"

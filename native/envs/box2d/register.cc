@@ -16,8 +16,8 @@ namespace {
 // Box2D 2.3 fills two global tables on first use, unsynchronised: the block allocator's size lookup
 // (in the first b2World's constructor) and the contact-type registers (at the first contact). The
 // pool's workers build worlds concurrently, so they are filled here, once, at family load (one
-// thread), by a world in which two bodies touch. (Box2D's gjk/toi call counters stay racy: they
-// are statistics nothing reads.)
+// thread), by a world in which two bodies touch. (Box2D's gjk/toi call counters, statistics
+// nothing reads, are made per-thread by a build-time patch: box2d_library.cmake.)
 void FillBox2dGlobalTables() {
   b2World world(b2Vec2(0.0f, 0.0f));
   b2CircleShape circle;
