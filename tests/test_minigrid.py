@@ -20,7 +20,7 @@ import pytest
 
 import parallel_pool
 
-# minigrid's MiniGrid-* ids but the WFC ones (they need networkx and are not ported yet), and its
+# minigrid's MiniGrid-* ids but the WFC ones (see test_wfc_ids_are_refused_with_the_reason), and its
 # BabyAI-* levels.
 MINIGRID_IDS = sorted(
     t for t in gymnasium.registry if t.startswith("MiniGrid-") and not t.startswith("MiniGrid-WFC")
@@ -279,6 +279,26 @@ def test_observation_wrappers_are_minigrids(task_id: str, kwargs: dict[str, Any]
     compare_sync(task_id, kwargs, 21, 40, num_envs=2)
 
 
+@pytest.mark.parametrize("task_id", MINIGRID_IDS + BABYAI_IDS)
+def test_every_ids_frames_are_minigrids(task_id: str) -> None:
+    """render() of every id against minigrid's rgb_array frame, at reset and along three guided
+    steps (every object kind, color and grid size drawn; the longer episodes are below)."""
+    pool = parallel_pool.make(task_id, num_envs=1, seed=5)
+    ref = Reference(task_id, {}, 5)
+    rng = np.random.default_rng(5)
+    try:
+        pool.reset()
+        ref.reset()
+        for t in range(4):
+            np.testing.assert_array_equal(pool.render()[0], ref.env.render(), err_msg=f"{task_id} step {t}")
+            action = guided_action(ref.env, rng, int(pool.action_space.n))
+            pool.step(np.array([action], dtype=np.int64))
+            ref.step(action)
+    finally:
+        pool.close()
+        ref.env.close()
+
+
 @pytest.mark.parametrize(("task_id", "kwargs"), [
     ("MiniGrid-DoorKey-8x8-v0", {}),
     ("MiniGrid-LavaCrossingS9N2-v0", {"tile_size": 11}),
@@ -373,6 +393,26 @@ def test_long_episodes_are_minigrids(task_id: str) -> None:
     """The sweep: eight seeds, 4 envs each, 600 steps (past several time limits)."""
     for seed in range(8):
         compare_sync(task_id, {}, 1000 + seed, 600, num_envs=4)
+
+
+WFC_IDS = sorted(t for t in gymnasium.registry if t.startswith("MiniGrid-WFC"))
+
+
+def test_wfc_ids_are_refused_with_the_reason() -> None:
+    """minigrid 3.2.0 registers six WFC ids, but its PyPI distributions lack their pattern images.
+
+    The first half pins the premise: if a minigrid release ships the images, minigrid's reset()
+    works and this fails, the cue to port the WFC generator. The second: ours says why it refuses.
+    """
+    assert len(WFC_IDS) == 6
+    for task_id in WFC_IDS:
+        env = gymnasium.make(task_id)
+        with pytest.raises(FileNotFoundError, match="patterns"):
+            env.reset(seed=0)
+        env.close()
+        assert task_id not in OURS
+        with pytest.raises(ValueError, match="pattern images"):
+            parallel_pool.make(task_id, num_envs=1)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

@@ -83,6 +83,13 @@ def run_numpy(seed: int, program: Program) -> list[np.ndarray]:
         elif method == "choice_p_n":
             p = args[0]
             out.append(gen.choice(len(p), size=n, p=p))
+        elif method == "shuffle":
+            rows = []
+            for _ in range(n):
+                row = np.arange(args[0], dtype=np.int64)
+                gen.shuffle(row)
+                rows.append(row)
+            out.append(np.array(rows, np.int64).reshape(n, args[0]))
         else:
             raise ValueError(method)
     return out
@@ -93,7 +100,9 @@ def assert_same(seed: int, program: Program) -> None:
     theirs = run_numpy(seed, program)
     assert len(ours) == len(theirs)
     for (method, args, n), a, b in zip(program, ours, theirs):
-        assert a.shape == b.shape == (n,), (method, args)
+        # One value per draw; a shuffle gives one row (of its list's length) per draw.
+        expected = (n, args[0]) if method == "shuffle" else (n,)
+        assert a.shape == b.shape == expected, (method, args)
         # Bit equality: compare the raw bytes, so -0.0 vs 0.0 or a last-ulp difference fails.
         np.testing.assert_array_equal(
             np.ascontiguousarray(a).view(np.uint8),
@@ -152,7 +161,7 @@ def random_program(rng: np.random.Generator, length: int) -> Program:
     program: Program = []
     for _ in range(length):
         n = int(rng.integers(1, 6))
-        kind = int(rng.integers(0, 11))
+        kind = int(rng.integers(0, 12))
         low, high = RANGES[int(rng.integers(0, len(RANGES)))]
         if kind == 0:
             program.append(("next_u64", (), n))
@@ -172,11 +181,20 @@ def random_program(rng: np.random.Generator, length: int) -> Program:
             program.append(("standard_normal", (), n))
         elif kind == 8:
             program.append(("choice", (int(rng.integers(1, 20)),), n))
+        elif kind == 11:
+            program.append(("shuffle", (int(rng.integers(0, 40)),), n))
         elif kind == 9:
             program.append(("choice_p", (PROBS[int(rng.integers(0, len(PROBS)))],), n))
         else:
             program.append(("choice_p_n", (PROBS[int(rng.integers(0, len(PROBS)))],), n))
     return program
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_shuffle(seed: int) -> None:
+    # Lists of the lengths minigrid shuffles and beyond (its 64-bit branch, lists over 2**32
+    # elements, is not exercised).
+    assert_same(seed, [("shuffle", (k,), 20) for k in (0, 1, 2, 3, 7, 16, 100, 1000)])
 
 
 @pytest.mark.parametrize("case", range(12))

@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pp {
@@ -153,6 +154,34 @@ class NumpyGenerator {
       const double u = Random();
       out[i] = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
     }
+  }
+
+  // Generator.shuffle(x) of a list or a 1-d array: for i from n-1 down to 1, swap x[i] with
+  // x[RandomInterval(i)].
+  template <typename T>
+  void Shuffle(T* items, std::size_t n) {
+    for (std::size_t i = n; i-- > 1;) {
+      const auto j = static_cast<std::size_t>(RandomInterval(i));
+      std::swap(items[i], items[j]);
+    }
+  }
+
+  // random_interval(bitgen, max) of NumPy's distributions: a uniform integer in [0, max] from the
+  // smallest all-ones mask >= max, redrawn while above it; 32-bit draws (sharing the buffered half)
+  // when max fits in 32 bits. Shuffle's draws (not Integers': a different algorithm).
+  uint64_t RandomInterval(uint64_t max) {
+    if (max == 0) return 0;
+    uint64_t mask = max;
+    for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
+    uint64_t value;
+    if (max <= 0xffffffffULL) {
+      while ((value = (NextU32() & mask)) > max) {
+      }
+    } else {
+      while ((value = (NextU64() & mask)) > max) {
+      }
+    }
+    return value;
   }
 
   // The ziggurat's tables, exposed for the test that compares them with NumPy's compiled ones.

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "core/numpy_random.h"
 #include "core/pool.h"
 #include "core/registry.h"
+#include "envs/common/pygame_raster.h"
 
 namespace py = pybind11;
 
@@ -566,11 +568,102 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
         for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
       }
       results.append(out);
+    } else if (method == "shuffle") {  // n shuffles of arange(k), one after the other
+      const auto k = arg_i(0);
+      py::array_t<int64_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(k)});
+      for (int i = 0; i < n && k > 0; ++i) {
+        int64_t* row = out.mutable_data(i, 0);
+        for (int64_t v = 0; v < k; ++v) row[v] = v;
+        gen.Shuffle(row, static_cast<std::size_t>(k));
+      }
+      results.append(out);
     } else {
       throw py::value_error("unknown NumpyGenerator method '" + method + "'");
     }
   }
   return results;
+}
+
+// ---- Test hook: envs/common/pygame_raster.h against pygame itself (tests/test_pygame_raster.py) ---
+// _pygame_raster(width, height, ops, flip_y, x0, out_width) draws `ops`, a list of
+// (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
+// RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
+// pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
+// radius (circle). Not part of the API.
+py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
+  if (out_width == 0) out_width = width;
+  if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
+  raster::Surface surface(width, height);
+  for (py::handle entry : ops) {
+    const auto op = entry.cast<py::tuple>();
+    const auto name = op[0].cast<std::string>();
+    const auto rgb = op[1].cast<std::vector<int>>();
+    if (rgb.size() != 3) throw py::value_error("a colour is (r, g, b)");
+    const raster::Rgb color{static_cast<uint8_t>(rgb[0]), static_cast<uint8_t>(rgb[1]), static_cast<uint8_t>(rgb[2])};
+    std::vector<raster::Point> points;
+    for (py::handle p : op[2].cast<py::sequence>()) {
+      const auto xy = p.cast<std::vector<double>>();
+      points.push_back({xy.at(0), xy.at(1)});
+    }
+    const py::object arg = op[3];
+    if (name == "fill") {
+      surface.Fill(color);
+    } else if (name == "polygon") {
+      raster::Polygon(surface, color, points, arg.cast<int>());
+    } else if (name == "line") {
+      raster::Line(surface, color, points.at(0), points.at(1), arg.cast<int>());
+    } else if (name == "lines") {
+      raster::Lines(surface, color, false, points, arg.cast<int>());
+    } else if (name == "closed_lines") {
+      raster::Lines(surface, color, true, points, arg.cast<int>());
+    } else if (name == "aaline") {
+      raster::AaLine(surface, color, points.at(0), points.at(1));
+    } else if (name == "aalines") {
+      raster::AaLines(surface, color, arg.cast<bool>(), points);
+    } else if (name == "circle") {
+      raster::Circle(surface, color, points.at(0), arg.cast<double>());
+    } else if (name == "aapolygon") {
+      raster::GfxAaPolygon(surface, color, points);
+    } else if (name == "filled_polygon") {
+      raster::GfxFilledPolygon(surface, color, points);
+    } else {
+      throw py::value_error("unknown primitive '" + name + "'");
+    }
+  }
+  py::array_t<uint8_t> frame({height, out_width, 3});
+  surface.WriteRgb(frame.mutable_data(), flip_y, x0, out_width);
+  return std::move(frame);
+}
+
+// _pygame_smoothscale(frame, width, height): raster::SmoothScale of an (h, w, 3) uint8 frame, as
+// pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py).
+py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& frame, int width,
+                            int height) {
+  if (frame.ndim() != 3 || frame.shape(2) != 3) throw py::value_error("frame must be (height, width, 3) uint8");
+  if (width < 1 || height < 1) throw py::value_error("width and height must be >= 1");
+  const int h = static_cast<int>(frame.shape(0)), w = static_cast<int>(frame.shape(1));
+  raster::Surface surface(w, h);
+  const uint8_t* p = frame.data();
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x, p += 3) surface.Set(x, y, raster::Surface::Map({p[0], p[1], p[2]}));
+  }
+  const raster::Surface scaled = raster::SmoothScale(surface, width, height);
+  py::array_t<uint8_t> out({height, width, 3});
+  scaled.WriteRgb(out.mutable_data(), false, 0, width);
+  return std::move(out);
+}
+
+// _pygame_rotate_rad(points, angle): raster::RotateRad of each (x, y), as
+// pygame.math.Vector2(p).rotate_rad(angle) (tests/test_pygame_raster.py).
+py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, double angle) {
+  py::array_t<double> out({static_cast<py::ssize_t>(points.size()), py::ssize_t{2}});
+  double* data = out.mutable_data();
+  for (const auto& [x, y] : points) {
+    const raster::Point r = raster::RotateRad({x, y}, angle);
+    *data++ = r.x;
+    *data++ = r.y;
+  }
+  return std::move(out);
 }
 
 }  // namespace
@@ -645,6 +738,11 @@ PYBIND11_MODULE(_native, m) {
 
   // Test hooks of core/numpy_random.h (tests/test_numpy_random.py); not part of the API.
   m.def("_numpy_random", &NumpyRandomProgram, py::arg("seed"), py::arg("program"));
+  // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
+  m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
+        py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
+  m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
+  m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool import _native
+from parallel_pool import _native, tasks
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
 from parallel_pool.spec import EnvSpec
@@ -23,6 +23,10 @@ class BasePoolEnv:
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         render_mode = kwargs.pop("render_mode", None)
+        if render_mode is not None and "render_mode" in tasks.task_info(task_id)["defaults"]:
+            # A task that declares render_mode simulates what only a rendered episode shows
+            # (LunarLander's flame particles), as Gymnasium's env does with its render_mode.
+            kwargs["render_mode"] = render_mode
         base_id, pool, env_config = resolve(task_id, kwargs)
         self.task_id = task_id
         seeds = env_seeds(pool["seed"], pool["num_envs"])

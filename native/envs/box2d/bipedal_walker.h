@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
 
 namespace pp::box2d {
 
@@ -64,6 +65,7 @@ inline EnvSpec BipedalWalkerSpec(const std::string& /*task_id*/, const Config& /
   EnvSpec spec;
   spec.state = {Box("obs", Dtype::kFloat32, {24}, low, high)};
   spec.action = {Box("action", Dtype::kFloat32, {4}, {-1.0}, {1.0})};
+  spec.render_shape = {P::kViewportH, P::kViewportW, 3};
   return spec;
 }
 
@@ -86,6 +88,8 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
     game_over_ = false;
     has_prev_shaping_ = false;
     ground_contact_ = {false, false};
+    scroll_ = 0.0;
+    lidar_render_ = 0;
     GenerateTerrain();
     GenerateClouds();
 
@@ -115,7 +119,15 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
 
     legs_.clear();
     joints_.clear();
+    legs_colors_.clear();
     for (int i : {-1, +1}) {
+      // Gymnasium's leg.color1 / color2 (the same for the upper and the lower leg).
+      const raster::Rgb color1{static_cast<uint8_t>(153 - i * 25), static_cast<uint8_t>(76 - i * 25),
+                               static_cast<uint8_t>(127 - i * 25)};
+      const raster::Rgb color2{static_cast<uint8_t>(102 - i * 25), static_cast<uint8_t>(51 - i * 25),
+                               static_cast<uint8_t>(76 - i * 25)};
+      legs_colors_.push_back({color1, color2});
+      legs_colors_.push_back({color1, color2});
       b2Body* leg = CreateLeg(init_x, init_y - P::kLegH / 2 - P::kLegDown, i, P::kLegW / 2);
       joints_.push_back(CreateJoint(hull_, leg, P::kLegDown, P::kLegH / 2, i, -0.8, 1.1));
       legs_.push_back(leg);
@@ -132,19 +144,107 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
     return StepWorld(std::array<float, 4>{a[0], a[1], a[2], a[3]});
   }
 
+  // Gymnasium's render() in rgb_array mode, pixel for pixel: the same pygame calls (raster::), in
+  // the same order, on a surface as wide as Gymnasium's (its right edge clips the lines the same
+  // way), of which the last 600 columns are the frame. Like Gymnasium's, it advances the lidar ray
+  // it shows.
+  void Render(uint8_t* rgb) override {
+    using P = BipedalWalkerParams;
+    constexpr double kS = P::kScale;
+    const int width = raster::detail::PyInt(P::kViewportW + std::max(0.0, scroll_) * kS);
+    raster::Surface surf(width, P::kViewportH);
+    raster::Polygon(surf, {215, 215, 255},
+                    {{scroll_ * kS, 0},
+                     {scroll_ * kS + P::kViewportW, 0},
+                     {scroll_ * kS + P::kViewportW, P::kViewportH},
+                     {scroll_ * kS, P::kViewportH}});
+    for (const auto& cloud : clouds_) {
+      double x1 = cloud[0][0], x2 = cloud[0][0];
+      for (const auto& p : cloud) x1 = std::min(x1, p[0]), x2 = std::max(x2, p[0]);
+      if (x2 < scroll_ / 2) continue;
+      if (x1 > scroll_ / 2 + P::kViewportW / kS) continue;
+      std::vector<raster::Point> poly;
+      for (const auto& p : cloud) poly.push_back({p[0] * kS + scroll_ * kS / 2, p[1] * kS});
+      raster::Polygon(surf, {255, 255, 255}, poly);
+      raster::GfxAaPolygon(surf, {255, 255, 255}, poly);
+    }
+    for (std::size_t i = 0; i + 1 < terrain_x_.size(); ++i) {
+      if (terrain_x_[i + 1] < scroll_) continue;
+      if (terrain_x_[i] > scroll_ + P::kViewportW / kS) continue;
+      const std::vector<raster::Point> poly = {{terrain_x_[i] * kS, terrain_y_[i] * kS},
+                                               {terrain_x_[i + 1] * kS, terrain_y_[i + 1] * kS},
+                                               {terrain_x_[i + 1] * kS, 0.0 * kS},
+                                               {terrain_x_[i] * kS, 0.0 * kS}};
+      raster::Polygon(surf, {102, 153, 76}, poly);
+      raster::GfxAaPolygon(surf, {102, 153, 76}, poly);
+    }
+    lidar_render_ = (lidar_render_ + 1) % 100;
+    const int i = lidar_render_;
+    if (i < 2 * P::kLidarRays) {
+      const LidarRay& ray = lidar_rays_[static_cast<std::size_t>(i < P::kLidarRays ? i : 2 * P::kLidarRays - i - 1)];
+      raster::Line(surf, {255, 0, 0}, {ray.p1x * kS, ray.p1y * kS}, {ray.p2x * kS, ray.p2y * kS}, 1);
+    }
+    auto draw_body = [&](const b2Body* body, raster::Rgb color1, raster::Rgb color2) {
+      for (const b2Fixture* f = body->GetFixtureList(); f; f = f->GetNext()) {
+        std::vector<raster::Point> path;
+        auto add = [&](const b2Vec2& v) {
+          const b2Vec2 w = static_cast<float>(kS) * b2Mul(body->GetTransform(), v);
+          path.push_back({w.x, w.y});
+        };
+        if (f->GetType() == b2Shape::e_edge) {
+          const auto* edge = static_cast<const b2EdgeShape*>(f->GetShape());
+          add(edge->m_vertex1);
+          add(edge->m_vertex2);
+          raster::AaLine(surf, color1, path[0], path[1]);
+          continue;
+        }
+        const auto* poly = static_cast<const b2PolygonShape*>(f->GetShape());
+        for (int k = 0; k < poly->m_count; ++k) add(poly->m_vertices[k]);
+        raster::Polygon(surf, color1, path);
+        raster::GfxAaPolygon(surf, color1, path);
+        path.push_back(path[0]);
+        raster::Polygon(surf, color2, path, 1);
+        raster::GfxAaPolygon(surf, color2, path);
+      }
+    };
+    for (std::size_t k = 0; k < terrain_.size(); ++k)
+      draw_body(terrain_[k], terrain_colors_[k][0], terrain_colors_[k][1]);
+    for (std::size_t k = 0; k < legs_.size(); ++k) draw_body(legs_[k], legs_colors_[k][0], legs_colors_[k][1]);
+    draw_body(hull_, {127, 51, 229}, {76, 76, 127});
+    const double flagy1 = P::kTerrainHeight * kS;
+    const double flagy2 = flagy1 + 50;
+    const double x = P::kTerrainStep * 3 * kS;
+    raster::AaLine(surf, {0, 0, 0}, {x, flagy1}, {x, flagy2});
+    const std::vector<raster::Point> flag = {{x, flagy2}, {x, flagy2 - 10}, {x + 25, flagy2 - 5}};
+    raster::Polygon(surf, {230, 51, 0}, flag);
+    raster::Lines(surf, {0, 0, 0}, false, {flag[0], flag[1], flag[2], flag[0]}, 1);
+    surf.WriteRgb(rgb, /*flip_y=*/true, width - P::kViewportW, P::kViewportW);
+  }
+
  private:
   static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
 
-  // Gymnasium's LidarCallback: the closest fixture of the ground (category bit 1) along the ray.
+  // Gymnasium's LidarCallback: the closest fixture of the ground (category bit 1) along the ray,
+  // and where it was hit (its p2, which render() draws).
   class Lidar final : public b2RayCastCallback {
    public:
-    float32 ReportFixture(b2Fixture* fixture, const b2Vec2& /*point*/, const b2Vec2& /*normal*/,
+    float32 ReportFixture(b2Fixture* fixture, const b2Vec2& point, const b2Vec2& /*normal*/,
                           float32 fraction) override {
       if ((fixture->GetFilterData().categoryBits & 1) == 0) return -1;
+      this->point = point;
+      hit = true;
       this->fraction = fraction;
       return fraction;
     }
     double fraction = 1.0;
+    bool hit = false;
+    b2Vec2 point{0.0f, 0.0f};
+  };
+
+  // A lidar ray as render() draws it: from the hull's position to the hit point (float32), or to
+  // the end of the ray (Python floats) when nothing was hit.
+  struct LidarRay {
+    double p1x = 0.0, p1y = 0.0, p2x = 0.0, p2y = 0.0;
   };
 
   // BeginContact/EndContact of Gymnasium's ContactDetector: the hull touching ground ends the
@@ -232,6 +332,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
     fd.friction = static_cast<float>(P::kFriction);
     body->CreateFixture(&fd);
     terrain_.push_back(body);
+    terrain_colors_.push_back({raster::Rgb{255, 255, 255}, raster::Rgb{153, 153, 153}});
     terrain_polys_.push_back(poly);
   }
 
@@ -245,6 +346,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
     int64_t counter = P::kTerrainStartpad;
     bool oneshot = false;
     terrain_.clear();
+    terrain_colors_.clear();
     terrain_polys_.clear();
     terrain_x_.clear();
     terrain_y_.clear();
@@ -320,8 +422,11 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
       fd.filter.categoryBits = 0x0001;
       body->CreateFixture(&fd);
       terrain_.push_back(body);
+      const raster::Rgb color{76, static_cast<uint8_t>(i % 2 == 0 ? 255 : 204), 76};
+      terrain_colors_.push_back({color, color});
     }
     std::reverse(terrain_.begin(), terrain_.end());
+    std::reverse(terrain_colors_.begin(), terrain_colors_.end());
   }
 
   // Gymnasium's _generate_clouds(): drawn for the picture only, but from np_random, before the
@@ -361,6 +466,8 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
       const double p2y = static_cast<double>(pos.y) - std::cos(1.5 * i / 10.0) * P::kLidarRange;
       world_->RayCast(&ray, pos, Vec(p2x, p2y));
       lidar[static_cast<std::size_t>(i)] = ray.fraction;
+      lidar_rays_[static_cast<std::size_t>(i)] = {pos.x, pos.y, ray.hit ? ray.point.x : p2x,
+                                                  ray.hit ? ray.point.y : p2y};
     }
     const std::array<double, 14> body = {
         static_cast<double>(hull_->GetAngle()),
@@ -411,15 +518,19 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
   const int action_index_;
   const bool hardcore_;
   std::unique_ptr<b2World> world_;
-  std::vector<b2Body*> terrain_;  // Gymnasium's self.terrain: reversed creation order
+  std::vector<b2Body*> terrain_;                            // Gymnasium's self.terrain: reversed creation order
+  std::vector<std::array<raster::Rgb, 2>> terrain_colors_;  // of terrain_: color1, color2
   b2Body* hull_ = nullptr;
-  std::vector<b2Body*> legs_;  // upper -1, lower -1, upper +1, lower +1
+  std::vector<b2Body*> legs_;                            // upper -1, lower -1, upper +1, lower +1
+  std::vector<std::array<raster::Rgb, 2>> legs_colors_;  // of legs_: color1, color2
   std::vector<b2RevoluteJoint*> joints_;
   std::array<bool, 2> ground_contact_{};  // of legs_[1] and legs_[3]
   bool game_over_ = false;
   bool has_prev_shaping_ = false;
   double prev_shaping_ = 0.0;
   double scroll_ = 0.0;
+  int lidar_render_ = 0;  // which lidar ray render() shows next (Gymnasium's lidar_render)
+  std::array<LidarRay, BipedalWalkerParams::kLidarRays> lidar_rays_{};
   // Kept for the picture: the terrain's outline and obstacles, and the clouds.
   std::vector<double> terrain_x_, terrain_y_;
   std::vector<std::array<std::array<double, 2>, 4>> terrain_polys_;

@@ -1,6 +1,8 @@
 // Standalone checks of the Box2D envs through the env-author API (no pool, no Python), for the
 // sanitizer builds: worlds built, stepped, torn down and rebuilt over many episodes, determinism,
-// and worlds stepped on several threads at once, as the pool's workers step them.
+// render() (frames in bounds and deterministic; their pixels are checked against Gymnasium's
+// in tests/test_box2d_render.py), and worlds stepped on several threads at once, as the pool's
+// workers step them.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -33,9 +35,9 @@ std::atomic<int> g_failures{0};  // CHECKs run on several threads too
 class Runner {
  public:
   Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed,
-         const std::map<std::string, pp::ConfigValue>& overrides = {})
+         const std::map<std::string, pp::ConfigValue>& config = {})
       : task_(registry.Find(task_id)),
-        spec_(pp::MakeSpec(*task_, overrides)),
+        spec_(pp::MakeSpec(*task_, config)),
         alloc_(spec_),
         env_(task_->make_env(spec_, 0)),
         obs_index_(spec_.StateIndex("obs")),
@@ -69,6 +71,11 @@ class Runner {
     const double* f = alloc_.Get<double>(index);
     return std::vector<double>(f, f + spec_.state[static_cast<std::size_t>(index)].NumElements());
   }
+  std::vector<uint8_t> Render() {
+    std::vector<uint8_t> frame(static_cast<std::size_t>(spec_.render_shape.at(0)) * spec_.render_shape.at(1) * 3);
+    env_->Render(frame.data());
+    return frame;
+  }
   std::vector<float> Obs() const {
     const float* obs = alloc_.Get<float>(obs_index_);
     return std::vector<float>(obs, obs + obs_size_);
@@ -87,9 +94,12 @@ class Runner {
 };
 
 void CheckTask(const pp::Registry& registry, const std::string& task_id, int steps) {
-  Runner a(registry, task_id, 7);
-  Runner b(registry, task_id, 7);
-  Runner other(registry, task_id, 8);
+  // LunarLander's flame particles exist only when rendering is asked for, as in Gymnasium.
+  std::map<std::string, pp::ConfigValue> config;
+  if (task_id.rfind("LunarLander", 0) == 0) config["render_mode"] = std::string("rgb_array");
+  Runner a(registry, task_id, 7, config);
+  Runner b(registry, task_id, 7, config);
+  Runner other(registry, task_id, 8, config);
   a.Reset();
   b.Reset();
   other.Reset();
@@ -103,6 +113,11 @@ void CheckTask(const pp::Registry& registry, const std::string& task_id, int ste
     CHECK(obs == b.Obs());
     CHECK(ra.reward == rb.reward && ra.terminated == rb.terminated && ra.truncated == rb.truncated);
     CHECK(std::all_of(obs.begin(), obs.end(), [](float x) { return std::isfinite(x); }));
+    if (k % 7 == 0) {
+      const std::vector<uint8_t> frame = a.Render();
+      CHECK(frame == b.Render());
+      CHECK(std::any_of(frame.begin(), frame.end(), [&](uint8_t v) { return v != frame[0]; }));
+    }
     if (ra.terminated || ra.truncated) {
       ++episodes;
       a.Reset();

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
 
 namespace pp::box2d {
 
@@ -47,14 +49,17 @@ struct LunarLanderParams {
 };
 
 // Config: continuous, gravity, enable_wind, wind_power, turbulence_power (Gymnasium's kwargs and
-// defaults); max_episode_steps is set per task id by the registration.
+// defaults); max_episode_steps is set per task id by the registration. render_mode "rgb_array"
+// (make(..., render_mode="rgb_array") passes it) adds the engines' flame particles to the world as
+// Gymnasium does when it renders; they are drawn by render() and never touch the lander.
 inline Config LunarLanderDefaults(bool continuous) {
   return Config{{"max_episode_steps", int64_t{1000}},
                 {"continuous", continuous},
                 {"gravity", -10.0},
                 {"enable_wind", false},
                 {"wind_power", 15.0},
-                {"turbulence_power", 1.5}};
+                {"turbulence_power", 1.5},
+                {"render_mode", std::string()}};
 }
 
 inline EnvSpec LunarLanderSpec(const std::string& /*task_id*/, const Config& config) {
@@ -74,6 +79,11 @@ inline EnvSpec LunarLanderSpec(const std::string& /*task_id*/, const Config& con
   } else {
     spec.action = {Discrete("action", 4)};
   }
+  const std::string& render_mode = config.GetString("render_mode");
+  if (!render_mode.empty() && render_mode != "rgb_array") {
+    throw std::invalid_argument("render_mode must be 'rgb_array' or None, got '" + render_mode + "'");
+  }
+  spec.render_shape = {P::kViewportH, P::kViewportW, 3};
   return spec;
 }
 
@@ -87,11 +97,13 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
         gravity_(spec.config.GetFloat("gravity")),
         enable_wind_(spec.config.GetBool("enable_wind")),
         wind_power_(spec.config.GetFloat("wind_power")),
-        turbulence_power_(spec.config.GetFloat("turbulence_power")) {}
+        turbulence_power_(spec.config.GetFloat("turbulence_power")),
+        particles_on_(spec.config.GetString("render_mode") == "rgb_array") {}
 
   void Reset() override {
     using P = LunarLanderParams;
     // Gymnasium builds a new world on every reset (its workaround for Gymnasium issue 728).
+    particles_.clear();  // they lived in the old world
     world_ = std::make_unique<b2World>(b2Vec2(0.0f, static_cast<float>(gravity_)));
     world_->SetContactListener(this);
     game_over_ = false;
@@ -226,7 +238,110 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
     return StepWorld(discrete, main, lateral);
   }
 
+  // Gymnasium's render() in rgb_array mode, pixel for pixel: the same pygame calls (raster::), in
+  // the same order, on the same float32 vertices. Like Gymnasium's, it ages the particles (their
+  // colour fades and they leave the world once their ttl is spent).
+  void Render(uint8_t* rgb) override {
+    using P = LunarLanderParams;
+    raster::Surface surf(P::kViewportW, P::kViewportH);
+    surf.Fill({255, 255, 255});
+    for (Particle& p : particles_) {
+      p.ttl -= 0.15;
+      p.color = {static_cast<uint8_t>(static_cast<int>(std::max(0.2, 0.15 + p.ttl) * 255)),
+                 static_cast<uint8_t>(static_cast<int>(std::max(0.2, 0.5 * p.ttl) * 255)),
+                 static_cast<uint8_t>(static_cast<int>(std::max(0.2, 0.5 * p.ttl) * 255))};
+    }
+    CleanParticles();
+    const double sky = P::kViewportH / P::kScale;
+    for (const auto& [x1, y1, x2, y2] : sky_polys_) {
+      const std::vector<raster::Point> poly = {{x1 * P::kScale, y1 * P::kScale},
+                                               {x2 * P::kScale, y2 * P::kScale},
+                                               {x2 * P::kScale, sky * P::kScale},
+                                               {x1 * P::kScale, sky * P::kScale}};
+      raster::Polygon(surf, {0, 0, 0}, poly);
+      raster::GfxAaPolygon(surf, {0, 0, 0}, poly);
+    }
+    // Gymnasium draws the helipad flags once per fixture drawn (inside that loop); the anti-aliased
+    // edges blend again each time, so the repetition shows.
+    auto draw_flags = [&] {
+      for (const double helipad_x : {helipad_x1_, helipad_x2_}) {
+        const double x = helipad_x * P::kScale;
+        const double flagy1 = helipad_y_ * P::kScale;
+        const double flagy2 = flagy1 + 50;
+        raster::Line(surf, {255, 255, 255}, {x, flagy1}, {x, flagy2}, 1);
+        const std::vector<raster::Point> flag = {{x, flagy2}, {x, flagy2 - 10}, {x + 25, flagy2 - 5}};
+        raster::Polygon(surf, {204, 204, 0}, flag);
+        raster::GfxAaPolygon(surf, {204, 204, 0}, flag);
+      }
+    };
+    for (const Particle& p : particles_) {
+      const b2Fixture* f = p.body->GetFixtureList();
+      const auto* circle = static_cast<const b2CircleShape*>(f->GetShape());
+      const b2Vec2 c = static_cast<float>(P::kScale) * b2Mul(p.body->GetTransform(), circle->m_p);
+      const double radius = static_cast<double>(circle->m_radius) * P::kScale;
+      raster::Circle(surf, p.color, {c.x, c.y}, radius);  // color1
+      raster::Circle(surf, p.color, {c.x, c.y}, radius);  // color2, the same
+      draw_flags();
+    }
+    for (const b2Body* body : {lander_, legs_[0], legs_[1]}) {
+      for (const b2Fixture* f = body->GetFixtureList(); f; f = f->GetNext()) {
+        const auto* poly = static_cast<const b2PolygonShape*>(f->GetShape());
+        std::vector<raster::Point> path;
+        for (int k = 0; k < poly->m_count; ++k) {
+          const b2Vec2 v = static_cast<float>(P::kScale) * b2Mul(body->GetTransform(), poly->m_vertices[k]);
+          path.push_back({v.x, v.y});
+        }
+        raster::Polygon(surf, kBodyColor1, path);
+        raster::GfxAaPolygon(surf, kBodyColor1, path);
+        raster::AaLines(surf, kBodyColor2, true, path);
+        draw_flags();
+      }
+    }
+    surf.WriteRgb(rgb, /*flip_y=*/true, 0, P::kViewportW);
+  }
+
  private:
+  // The lander's and the legs' color1 and color2.
+  static constexpr raster::Rgb kBodyColor1{128, 102, 230};
+  static constexpr raster::Rgb kBodyColor2{77, 77, 128};
+
+  // A flame particle (Gymnasium's _create_particle): a small ball that falls onto the moon.
+  struct Particle {
+    b2Body* body;
+    double ttl;
+    raster::Rgb color;  // color1 == color2, set by render()
+  };
+
+  b2Body* CreateParticle(double mass, double x, double y, double ttl) {
+    b2BodyDef bd;
+    bd.type = b2_dynamicBody;
+    bd.position = Vec(x, y);
+    bd.angle = 0.0f;
+    b2Body* body = world_->CreateBody(&bd);
+    b2CircleShape circle;
+    circle.m_radius = static_cast<float>(2 / LunarLanderParams::kScale);
+    circle.m_p = b2Vec2(0.0f, 0.0f);
+    b2FixtureDef fd;
+    fd.shape = &circle;
+    fd.density = static_cast<float>(mass);
+    fd.friction = 0.1f;
+    fd.filter.categoryBits = 0x0100;
+    fd.filter.maskBits = 0x001;  // collide only with ground
+    fd.restitution = 0.3f;
+    body->CreateFixture(&fd);
+    particles_.push_back({body, ttl, {}});
+    CleanParticles();
+    return body;
+  }
+
+  // _clean_particles(False): the oldest particles leave once their ttl is below zero.
+  void CleanParticles() {
+    while (!particles_.empty() && particles_.front().ttl < 0) {
+      world_->DestroyBody(particles_.front().body);
+      particles_.pop_front();
+    }
+  }
+
   static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
 
   // BeginContact/EndContact of Gymnasium's ContactDetector.
@@ -283,6 +398,11 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
       const b2Vec2 pos = lander_->GetPosition();
       const double px = static_cast<double>(pos.x) + ox;
       const double py = static_cast<double>(pos.y) + oy;
+      if (particles_on_) {
+        CreateParticle(3.5, px, py, m_power)
+            ->ApplyLinearImpulse(Vec(ox * P::kMainEnginePower * m_power, oy * P::kMainEnginePower * m_power),
+                                 Vec(px, py), true);
+      }
       lander_->ApplyLinearImpulse(Vec(-ox * P::kMainEnginePower * m_power, -oy * P::kMainEnginePower * m_power),
                                   Vec(px, py), true);
     }
@@ -303,6 +423,11 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
       const b2Vec2 pos = lander_->GetPosition();
       const double px = static_cast<double>(pos.x) + ox - tip0 * P::kSideEngineX / P::kScale;
       const double py = static_cast<double>(pos.y) + oy + tip1 * P::kSideEngineHeight / P::kScale;
+      if (particles_on_) {
+        CreateParticle(0.7, px, py, s_power)
+            ->ApplyLinearImpulse(Vec(ox * P::kSideEnginePower * s_power, oy * P::kSideEnginePower * s_power),
+                                 Vec(px, py), true);
+      }
       lander_->ApplyLinearImpulse(Vec(-ox * P::kSideEnginePower * s_power, -oy * P::kSideEnginePower * s_power),
                                   Vec(px, py), true);
     }
@@ -371,6 +496,8 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
   double helipad_x2_ = 0.0;
   double helipad_y_ = 0.0;
   std::array<std::array<double, 4>, LunarLanderParams::kChunks - 1> sky_polys_{};
+  const bool particles_on_;
+  std::deque<Particle> particles_;
 };
 
 }  // namespace pp::box2d

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "envs/minigrid/minigrid_env.h"
-#include "envs/minigrid/shuffle.h"
 
 namespace pp::minigrid {
 
@@ -299,7 +298,7 @@ class CrossingEnv final : public MiniGridEnv {
     std::vector<std::pair<bool, int>> rivers;
     for (int i = 2; i < height_ - 2; i += 2) rivers.emplace_back(true, i);
     for (int j = 2; j < width_ - 2; j += 2) rivers.emplace_back(false, j);
-    Shuffle(np_random(), rivers);
+    np_random().Shuffle(rivers.data(), rivers.size());
     rivers.resize(std::min(rivers.size(), static_cast<std::size_t>(std::max(num_crossings_, 0))));
     std::vector<int> rivers_v, rivers_h;
     for (const auto& [vertical, pos] : rivers) (vertical ? rivers_v : rivers_h).push_back(pos);
@@ -314,7 +313,7 @@ class CrossingEnv final : public MiniGridEnv {
     // path: one step per river, crossing a vertical river moves "horizontally" (true here).
     std::vector<char> path(rivers_v.size(), 1);
     path.insert(path.end(), rivers_h.size(), 0);
-    Shuffle(np_random(), path);
+    np_random().Shuffle(path.data(), path.size());
     std::vector<int> limits_v{0}, limits_h{0};
     limits_v.insert(limits_v.end(), rivers_v.begin(), rivers_v.end());
     limits_v.push_back(height_ - 1);

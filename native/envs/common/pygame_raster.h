@@ -1,0 +1,804 @@
+// pygame 2.6.1's drawing on a pygame.Surface, pixel for pixel, for envs whose reference render()
+// draws with pygame (Gymnasium's Box2D tasks): pygame.draw, pygame.gfxdraw (SDL2_gfx) and flip.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+namespace pp::raster {
+
+struct Rgb {
+  uint8_t r = 0, g = 0, b = 0;
+};
+
+// A point as the reference passes it (Python floats, or Box2D's float32 vectors widened).
+struct Point {
+  double x = 0.0, y = 0.0;
+};
+
+// pygame.Surface((w, h)) as pygame makes it by default: 32 bits per pixel, no alpha, pixel value
+// r << 16 | g << 8 | b. Every primitive below works on these values exactly as pygame's C code does
+// (SDL2_gfx's blending reads and writes the packed value, so the packing is part of the result).
+class Surface {
+ public:
+  Surface(int width, int height)
+      : width_(width), height_(height), pixels_(static_cast<std::size_t>(width) * height, 0u) {}
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+  static uint32_t Map(Rgb c) { return uint32_t{c.r} << 16 | uint32_t{c.g} << 8 | uint32_t{c.b}; }
+  bool Inside(int x, int y) const { return x >= 0 && x < width_ && y >= 0 && y < height_; }
+  uint32_t Get(int x, int y) const { return pixels_[Index(x, y)]; }
+  // Writes the pixel if it is on the surface (pygame clips every write to the surface).
+  void Set(int x, int y, uint32_t value) {
+    if (Inside(x, y)) pixels_[Index(x, y)] = value;
+  }
+  // The packed pixels, row by row (width() per row).
+  const uint32_t* data() const { return pixels_.data(); }
+  uint32_t* data() { return pixels_.data(); }
+  // pygame.draw.rect over the whole surface, or Surface.fill.
+  void Fill(Rgb c) { std::fill(pixels_.begin(), pixels_.end(), Map(c)); }
+
+  // Writes columns [x0, x0 + out_width) as RGB rows, bottom row first when flip_y: what
+  // np.transpose(pixels3d(pygame.transform.flip(surf, False, flip_y)), (1, 0, 2))[:, x0:x0 + out_width]
+  // holds. Columns outside the surface are written black.
+  void WriteRgb(uint8_t* out, bool flip_y, int x0, int out_width) const {
+    for (int row = 0; row < height_; ++row) {
+      const int y = flip_y ? height_ - 1 - row : row;
+      uint8_t* dst = out + static_cast<std::size_t>(row) * out_width * 3;
+      for (int col = 0; col < out_width; ++col) {
+        const int x = x0 + col;
+        const uint32_t v = (x >= 0 && x < width_) ? Get(x, y) : 0u;
+        dst[3 * col] = static_cast<uint8_t>(v >> 16);
+        dst[3 * col + 1] = static_cast<uint8_t>(v >> 8);
+        dst[3 * col + 2] = static_cast<uint8_t>(v);
+      }
+    }
+  }
+
+ private:
+  std::size_t Index(int x, int y) const { return static_cast<std::size_t>(y) * width_ + x; }
+  int width_;
+  int height_;
+  std::vector<uint32_t> pixels_;
+};
+
+namespace detail {
+
+// pygame's pg_IntFromObj on a Python float: C's (int) cast, which x86-64 turns into INT_MIN when the
+// value does not fit (what cvttsd2si returns).
+inline int PyInt(double v) {
+  if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;
+  return static_cast<int>(v);
+}
+// Two's complement wrap of 32-bit int arithmetic, as the reference's C int expressions compute it.
+inline int Wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
+
+// ---- pygame.draw (src_c/draw.c) helpers ----
+
+inline void HorizontalLineClip(Surface& s, uint32_t color, int x1, int y, int x2) {
+  if (y < 0 || y >= s.height()) return;
+  if (x2 < x1) std::swap(x1, x2);
+  x1 = std::max(x1, 0);
+  x2 = std::min(x2, s.width() - 1);
+  for (int x = x1; x <= x2; ++x) s.Set(x, y, color);
+}
+
+// Bresenham from (x1, y1) to (x2, y2), both drawn (draw.c's draw_line).
+inline void BresenhamLine(Surface& s, int x1, int y1, int x2, int y2, uint32_t color) {
+  if (x1 == x2 && y1 == y2) {
+    s.Set(x1, y1, color);
+    return;
+  }
+  if (y1 == y2) {
+    const int step = x1 < x2 ? 1 : -1;
+    for (int i = 0; i <= std::abs(x1 - x2); ++i) s.Set(x1 + step * i, y1, color);
+    return;
+  }
+  if (x1 == x2) {
+    const int step = y1 < y2 ? 1 : -1;
+    for (int i = 0; i <= std::abs(y1 - y2); ++i) s.Set(x1, y1 + step * i, color);
+    return;
+  }
+  const int dx = std::abs(x2 - x1), sx = x1 < x2 ? 1 : -1;
+  const int dy = std::abs(y2 - y1), sy = y1 < y2 ? 1 : -1;
+  int err = (dx > dy ? dx : -dy) / 2;
+  while (x1 != x2 || y1 != y2) {
+    s.Set(x1, y1, color);
+    const int e2 = err;
+    if (e2 > -dx) {
+      err -= dy;
+      x1 += sx;
+    }
+    if (e2 < dy) {
+      err += dx;
+      y1 += sy;
+    }
+  }
+  s.Set(x2, y2, color);
+}
+
+// Liang-Barsky clip of an integer segment to the surface, endpoints rounded half away from zero
+// (draw.c's clip_line). Returns false when nothing is left.
+inline bool ClipLine(const Surface& s, int& x1, int& y1, int& x2, int& y2) {
+  const int p1 = x1 - x2, p2 = -p1, p3 = y1 - y2, p4 = -p3;
+  const int q1 = x1, q2 = s.width() - x1, q3 = y1, q4 = s.height() - y1;
+  const int old_x1 = x1, old_y1 = y1;
+  double nmax = 0, pmin = 1;
+  if ((p1 == 0 && q1 < 0) || (p2 == 0 && q2 < 0) || (p3 == 0 && q3 < 0) || (p4 == 0 && q4 < 0)) return false;
+  auto bound = [&](int p, int q_low, int q_high, int p_other) {
+    const double r1 = static_cast<double>(q_low) / p;
+    const double r2 = static_cast<double>(q_high) / p_other;
+    if (p < 0) {
+      if (r1 > nmax) nmax = r1;
+      if (r2 < pmin) pmin = r2;
+    } else {
+      if (r2 > nmax) nmax = r2;
+      if (r1 < pmin) pmin = r1;
+    }
+  };
+  if (p1) bound(p1, q1, q2, p2);
+  if (p3) bound(p3, q3, q4, p4);
+  if (nmax > pmin) return false;
+  auto round_away = [](double v) { return static_cast<int>(v < 0 ? v - 0.5 : v + 0.5); };
+  x1 = old_x1 + round_away(p2 * nmax);
+  y1 = old_y1 + round_away(p4 * nmax);
+  x2 = old_x1 + round_away(p2 * pmin);
+  y2 = old_y1 + round_away(p4 * pmin);
+  return true;
+}
+
+inline int Sign(int x, int fallback) { return x > 0 ? 1 : (x < 0 ? -1 : fallback); }
+
+// draw.c's draw_line_width: a line `width` pixels thick, grown across its minor axis.
+inline void LineWidth(Surface& s, uint32_t color, int x1, int y1, int x2, int y2, int width) {
+  const int end_x = x2, end_y = y2;
+  const bool xinc = std::abs(x1 - x2) <= std::abs(y1 - y2);  // thickness along x
+  const int dx = std::abs(x2 - x1), sx = x1 < x2 ? 1 : -1;
+  const int dy = std::abs(y2 - y1), sy = y1 < y2 ? 1 : -1;
+  int err = (dx > dy ? dx : -dy) / 2;
+  if (!ClipLine(s, x1, y1, x2, y2)) return;
+  if (width == 1) {
+    BresenhamLine(s, x1, y1, x2, y2, color);
+    return;
+  }
+  int left_top, right_bottom;
+  if (xinc) {
+    left_top = x1 - (width - 1) / 2;
+    right_bottom = x1 + width / 2;
+  } else {
+    left_top = y1 - (width - 1) / 2;
+    right_bottom = y1 + width / 2;
+  }
+  auto cross = [&](int x, int y) {
+    if (xinc) {
+      HorizontalLineClip(s, color, left_top, y, right_bottom);
+    } else {
+      for (int yy = left_top; yy <= right_bottom; ++yy) s.Set(x, yy, color);
+    }
+  };
+  while (Sign(x1 - x2, sx) != sx || Sign(y1 - y2, sy) != sy) {
+    cross(x1, y1);
+    const int e2 = err;
+    if (e2 > -dx) {
+      err -= dy;
+      x1 += sx;
+      if (xinc) left_top += sx, right_bottom += sx;
+    }
+    if (e2 < dy) {
+      err += dx;
+      y1 += sy;
+      if (!xinc) left_top += sy, right_bottom += sy;
+    }
+  }
+  if (xinc) {
+    while (y1 != end_y && (s.Inside(left_top, y1) || s.Inside(right_bottom, y1))) {
+      cross(x1, y1);
+      const int e2 = err;
+      if (e2 > -dx) {
+        err -= dy;
+        x1 += sx;
+        left_top += sx;
+        right_bottom += sx;
+      }
+      if (e2 < dy) {
+        err += dx;
+        y1 += sy;
+      }
+    }
+  } else {
+    while (x1 != end_x && (s.Inside(x1, left_top) || s.Inside(x1, right_bottom))) {
+      cross(x1, y1);
+      const int e2 = err;
+      if (e2 > -dx) {
+        err -= dy;
+        x1 += sx;
+      }
+      if (e2 < dy) {
+        err += dx;
+        y1 += sy;
+        left_top += sy;
+        right_bottom += sy;
+      }
+    }
+  }
+  cross(x1, y1);
+}
+
+// draw.c's get_antialiased_color with blend=1: a float32 mix with the pixel underneath.
+inline uint32_t AntialiasedColor(const Surface& s, int x, int y, uint32_t color, float brightness) {
+  if (!s.Inside(x, y)) return color;
+  const uint32_t bg = s.Get(x, y);
+  uint32_t out = 0;
+  for (int shift = 16; shift >= 0; shift -= 8) {
+    const auto c = static_cast<uint8_t>(color >> shift);
+    const auto b = static_cast<uint8_t>(bg >> shift);
+    const auto mixed = static_cast<uint8_t>(brightness * c + (1 - brightness) * b);
+    out |= uint32_t{mixed} << shift;
+  }
+  return out;
+}
+
+inline void AaPixel(Surface& s, int x, int y, uint32_t color, float brightness) {
+  s.Set(x, y, AntialiasedColor(s, x, y, color, brightness));
+}
+
+// draw.c's draw_aaline (Xiaolin Wu's line in float32, clipped one pixel wider than the surface).
+inline void AaLine(Surface& s, uint32_t color, float from_x, float from_y, float to_x, float to_y) {
+  float dx = to_x - from_x;
+  float dy = to_y - from_y;
+  if (std::fabs(dx) < 0.0001 && std::fabs(dy) < 0.0001) {
+    const int px = static_cast<int>(std::floor(from_x + 0.5));
+    const int py = static_cast<int>(std::floor(from_y + 0.5));
+    AaPixel(s, px, py, color, 1.0f);
+    return;
+  }
+  float clip_left = -1.0f;
+  float clip_right = clip_left + static_cast<float>(s.width()) + 1.0f;
+  float clip_top = -1.0f;
+  float clip_bottom = clip_top + static_cast<float>(s.height()) + 1.0f;
+  const bool steep = std::fabs(dx) < std::fabs(dy);
+  if (steep) {
+    std::swap(from_x, from_y);
+    std::swap(to_x, to_y);
+    std::swap(dx, dy);
+    std::swap(clip_left, clip_top);
+    std::swap(clip_right, clip_bottom);
+  }
+  if (dx < 0) {
+    std::swap(from_x, to_x);
+    std::swap(from_y, to_y);
+    dx = -dx;
+    dy = -dy;
+  }
+  if (to_x <= clip_left || from_x >= clip_right) return;
+  const float gradient = dy / dx;
+  if (from_x < clip_left) {
+    from_y += gradient * (clip_left - from_x);
+    from_x = clip_left;
+  }
+  if (to_x > clip_right) {
+    to_y += gradient * (clip_right - to_x);
+    to_x = clip_right;
+  }
+  if (gradient > 0.0f) {
+    if (to_y <= clip_top || from_y >= clip_bottom) return;
+    if (from_y < clip_top) {
+      from_x += (clip_top - from_y) / gradient;
+      from_y = clip_top;
+    }
+    if (to_y > clip_bottom) {
+      to_x += (clip_bottom - to_y) / gradient;
+      to_y = clip_bottom;
+    }
+  } else {
+    if (from_y <= clip_top || to_y >= clip_bottom) return;
+    if (to_y < clip_top) {
+      to_x += (clip_top - to_y) / gradient;
+      to_y = clip_top;
+    }
+    if (from_y > clip_bottom) {
+      from_x += (clip_bottom - from_y) / gradient;
+      from_y = clip_bottom;
+    }
+  }
+  // Shifted one pixel down so that (int) rounds down; pixels are drawn one higher.
+  from_y += 1.0f;
+  to_y += 1.0f;
+  auto plot = [&](int major, int minor, float brightness) {
+    if (steep) {
+      AaPixel(s, minor, major, color, brightness);
+    } else {
+      AaPixel(s, major, minor, color, brightness);
+    }
+  };
+  auto endpoint = [&](int x_pixel, float y_endpoint, float x_gap) {
+    const float brightness = y_endpoint - static_cast<float>(static_cast<int>(y_endpoint));
+    const int minor = static_cast<int>(y_endpoint);
+    if (static_cast<float>(minor) < y_endpoint) plot(x_pixel, minor, brightness * x_gap);
+    plot(x_pixel, minor - 1, (1 - brightness) * x_gap);
+  };
+  int x_pixel_start = static_cast<int>(from_x);
+  float intersect_y = from_y + gradient * (static_cast<float>(x_pixel_start) - from_x);
+  if (to_x > clip_left + 1.0f) {
+    const float x_gap = 1 + static_cast<float>(x_pixel_start) - from_x;
+    endpoint(x_pixel_start, intersect_y, x_gap);
+    intersect_y += gradient;
+    x_pixel_start++;
+  }
+  const int x_pixel_end = static_cast<int>(std::ceil(to_x));
+  if (from_x < clip_right - 1.0f) {
+    const float y_endpoint = to_y + gradient * (static_cast<float>(x_pixel_end) - to_x);
+    const float x_gap = 1 - static_cast<float>(x_pixel_end) + to_x;
+    endpoint(x_pixel_end, y_endpoint, x_gap);
+  }
+  for (int x = x_pixel_start; x < x_pixel_end; ++x) {
+    const int y = static_cast<int>(intersect_y);
+    const float brightness = 1 - intersect_y + static_cast<float>(y);
+    plot(x, y - 1, brightness);
+    if (static_cast<float>(y) < intersect_y) plot(x, y, 1 - brightness);
+    intersect_y += gradient;
+  }
+}
+
+// draw.c's draw_fillpoly: even-odd scanlines between integer vertices, then the horizontal edges
+// strictly inside the vertical range (which the scanlines can miss).
+inline void FillPolygon(Surface& s, const std::vector<int>& px, const std::vector<int>& py, uint32_t color) {
+  const int n = static_cast<int>(px.size());
+  const int miny = *std::min_element(py.begin(), py.end());
+  const int maxy = *std::max_element(py.begin(), py.end());
+  if (miny == maxy) {
+    const int minx = *std::min_element(px.begin(), px.end());
+    const int maxx = *std::max_element(px.begin(), px.end());
+    BresenhamLine(s, minx, miny, maxx, miny, color);
+    return;
+  }
+  // Rows off the surface draw nothing; the scan still needs only the rows on it.
+  const int y_begin = std::max(miny, -1);
+  const int y_end = std::min(maxy, s.height());
+  std::vector<int> xs;
+  xs.reserve(static_cast<std::size_t>(n));
+  for (int y = y_begin; y <= y_end; ++y) {
+    xs.clear();
+    for (int i = 0; i < n; ++i) {
+      const int prev = i ? i - 1 : n - 1;
+      int y1 = py[static_cast<std::size_t>(prev)], y2 = py[static_cast<std::size_t>(i)];
+      int x1, x2;
+      if (y1 < y2) {
+        x1 = px[static_cast<std::size_t>(prev)];
+        x2 = px[static_cast<std::size_t>(i)];
+      } else if (y1 > y2) {
+        std::swap(y1, y2);
+        x1 = px[static_cast<std::size_t>(i)];
+        x2 = px[static_cast<std::size_t>(prev)];
+      } else {
+        continue;
+      }
+      if ((y >= y1 && y < y2) || (y == maxy && y2 == maxy)) {
+        // pygame 2.6 divides in floating point and truncates the sum toward zero.
+        const double num = static_cast<double>(y - y1) * (x2 - x1);
+        xs.push_back(PyInt(num / (y2 - y1) + x1));
+      }
+    }
+    std::sort(xs.begin(), xs.end());
+    for (std::size_t i = 0; i + 1 < xs.size(); i += 2) BresenhamLine(s, xs[i], y, xs[i + 1], y, color);
+  }
+  for (int i = 0; i < n; ++i) {
+    const int prev = i ? i - 1 : n - 1;
+    const int y = py[static_cast<std::size_t>(i)];
+    if (miny < y && py[static_cast<std::size_t>(prev)] == y && y < maxy) {
+      BresenhamLine(s, px[static_cast<std::size_t>(i)], y, px[static_cast<std::size_t>(prev)], y, color);
+    }
+  }
+}
+
+// ---- pygame.gfxdraw (SDL2_gfx's SDL_gfxPrimitives.c) helpers; coordinates are Sint16 there ----
+
+inline int16_t GfxCoord(double v) { return static_cast<int16_t>(static_cast<uint16_t>(PyInt(v))); }
+
+// _putPixelAlpha on a 32-bit surface without alpha: each channel moves alpha/256 of the way to the
+// colour, in unsigned 32-bit arithmetic on the packed values (negative differences wrap).
+inline void PutPixelAlpha(Surface& s, int x, int y, uint32_t color, uint32_t alpha) {
+  if (!s.Inside(x, y)) return;
+  if (alpha == 255) {
+    s.Set(x, y, color);
+    return;
+  }
+  const uint32_t dc = s.Get(x, y);
+  uint32_t out = 0;
+  for (uint32_t shift : {16u, 8u, 0u}) {
+    const uint32_t mask = 0xffu << shift;
+    out |= ((dc & mask) + (((((color & mask) - (dc & mask)) >> shift) * alpha >> 8) << shift)) & mask;
+  }
+  s.Set(x, y, out);
+}
+
+// pixelColorWeightNolock with an opaque colour: alpha 255 * weight / 256.
+inline void PixelWeight(Surface& s, int x, int y, uint32_t color, uint32_t weight) {
+  PutPixelAlpha(s, x, y, color, (255u * weight) >> 8);
+}
+
+inline void GfxHLine(Surface& s, int16_t x1, int16_t x2, int16_t y, uint32_t color) {
+  if (x1 > x2) std::swap(x1, x2);
+  if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1) return;
+  const int a = std::max<int>(x1, 0), b = std::min<int>(x2, s.width() - 1);
+  for (int x = a; x <= b; ++x) s.Set(x, y, color);
+}
+
+inline void GfxVLine(Surface& s, int16_t x, int16_t y1, int16_t y2, uint32_t color) {
+  if (y1 > y2) std::swap(y1, y2);
+  if (x < 0 || x > s.width() - 1 || y2 < 0 || y1 > s.height() - 1) return;
+  const int a = std::max<int>(y1, 0), b = std::min<int>(y2, s.height() - 1);
+  for (int y = a; y <= b; ++y) s.Set(x, y, color);
+}
+
+// _clipLine: Cohen-Sutherland with a float32 slope and Sint16 truncation.
+inline bool GfxClipLine(const Surface& s, int16_t& x1, int16_t& y1, int16_t& x2, int16_t& y2) {
+  const int left = 0, right = s.width() - 1, top = 0, bottom = s.height() - 1;
+  auto encode = [&](int x, int y) {
+    int code = 0;
+    if (x < left) {
+      code |= 1;
+    } else if (x > right) {
+      code |= 2;
+    }
+    if (y < top) {
+      code |= 8;
+    } else if (y > bottom) {
+      code |= 4;
+    }
+    return code;
+  };
+  while (true) {
+    int code1 = encode(x1, y1), code2 = encode(x2, y2);
+    if (!(code1 | code2)) return true;
+    if (code1 & code2) return false;
+    if (!code1) {
+      std::swap(x1, x2);
+      std::swap(y1, y2);
+      std::swap(code1, code2);
+    }
+    const float m = x2 != x1 ? static_cast<float>(y2 - y1) / static_cast<float>(x2 - x1) : 1.0f;
+    if (code1 & 1) {
+      y1 = static_cast<int16_t>(y1 + static_cast<int16_t>(static_cast<float>(left - x1) * m));
+      x1 = static_cast<int16_t>(left);
+    } else if (code1 & 2) {
+      y1 = static_cast<int16_t>(y1 + static_cast<int16_t>(static_cast<float>(right - x1) * m));
+      x1 = static_cast<int16_t>(right);
+    } else if (code1 & 4) {
+      if (x2 != x1) x1 = static_cast<int16_t>(x1 + static_cast<int16_t>(static_cast<float>(bottom - y1) / m));
+      y1 = static_cast<int16_t>(bottom);
+    } else if (code1 & 8) {
+      if (x2 != x1) x1 = static_cast<int16_t>(x1 + static_cast<int16_t>(static_cast<float>(top - y1) / m));
+      y1 = static_cast<int16_t>(top);
+    }
+  }
+}
+
+// _aalineColor(..., draw_endpoint=0) with an opaque colour: Wu's line in 16.16 fixed point.
+inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, int16_t y2, uint32_t color) {
+  if (!GfxClipLine(s, x1, y1, x2, y2)) return;
+  int xx0 = x1, yy0 = y1, xx1 = x2, yy1 = y2;
+  if (yy0 > yy1) {
+    std::swap(yy0, yy1);
+    std::swap(xx0, xx1);
+  }
+  int dx = xx1 - xx0;
+  int dy = yy1 - yy0;
+  if (dx == 0) {
+    if (dy > 0) {
+      GfxVLine(s, x1, static_cast<int16_t>(yy0), static_cast<int16_t>(yy0 + dy), color);
+    } else {
+      PutPixelAlpha(s, x1, y1, color, 255);
+    }
+    return;
+  }
+  if (dy == 0) {
+    // pygame 2.6's SDL2_gfx draws the whole span whichever way it runs (the SDL 1.2 one drew only
+    // the first pixel of a right-to-left edge).
+    GfxHLine(s, x1, x2, y1, color);
+    return;
+  }
+  int xdir = 1;
+  if (dx < 0) {
+    xdir = -1;
+    dx = -dx;
+  }
+  uint32_t erracc = 0;
+  PutPixelAlpha(s, x1, y1, color, 255);
+  if (dy > dx) {
+    const uint32_t erradj = static_cast<uint32_t>((dx << 16) / dy) << 16;
+    int x0pxdir = xx0 + xdir;
+    while (--dy) {
+      const uint32_t before = erracc;
+      erracc += erradj;
+      if (erracc <= before) {
+        xx0 = x0pxdir;
+        x0pxdir += xdir;
+      }
+      yy0++;
+      const uint32_t wgt = (erracc >> 24) & 255;
+      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), color, 255 - wgt);
+      PixelWeight(s, static_cast<int16_t>(x0pxdir), static_cast<int16_t>(yy0), color, wgt);
+    }
+  } else {
+    const uint32_t erradj = static_cast<uint32_t>((dy << 16) / dx) << 16;
+    int y0p1 = yy0 + 1;
+    while (--dx) {
+      const uint32_t before = erracc;
+      erracc += erradj;
+      if (erracc <= before) {
+        yy0 = y0p1;
+        y0p1++;
+      }
+      xx0 += xdir;
+      const uint32_t wgt = (erracc >> 24) & 255;
+      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), color, 255 - wgt);
+      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(y0p1), color, wgt);
+    }
+  }
+}
+
+}  // namespace detail
+
+// ---- pygame.draw ----
+
+// pygame.draw.line(surface, color, a, b, width).
+inline void Line(Surface& s, Rgb color, Point a, Point b, int width = 1) {
+  if (width < 1) return;
+  detail::LineWidth(s, Surface::Map(color), detail::PyInt(a.x), detail::PyInt(a.y), detail::PyInt(b.x),
+                    detail::PyInt(b.y), width);
+}
+
+// pygame.draw.lines(surface, color, closed, points, width).
+inline void Lines(Surface& s, Rgb color, bool closed, const std::vector<Point>& points, int width = 1) {
+  const std::size_t n = points.size();
+  if (n < 2 || width < 1) return;
+  for (std::size_t i = 1; i < n; ++i) Line(s, color, points[i - 1], points[i], width);
+  if (closed && n > 2) Line(s, color, points[n - 1], points[0], width);
+}
+
+// pygame.draw.polygon(surface, color, points, width): filled when width == 0, else its outline.
+inline void Polygon(Surface& s, Rgb color, const std::vector<Point>& points, int width = 0) {
+  if (width) {
+    Lines(s, color, true, points, width);
+    return;
+  }
+  if (points.size() < 3) return;
+  std::vector<int> px, py;
+  for (const Point& p : points) {
+    px.push_back(detail::PyInt(p.x));
+    py.push_back(detail::PyInt(p.y));
+  }
+  detail::FillPolygon(s, px, py, Surface::Map(color));
+}
+
+// pygame.draw.aaline(surface, color, a, b) (blend=1; pygame takes the points as float32).
+inline void AaLine(Surface& s, Rgb color, Point a, Point b) {
+  detail::AaLine(s, Surface::Map(color), static_cast<float>(a.x), static_cast<float>(a.y), static_cast<float>(b.x),
+                 static_cast<float>(b.y));
+}
+
+// pygame.draw.aalines(surface, color, closed, points).
+inline void AaLines(Surface& s, Rgb color, bool closed, const std::vector<Point>& points) {
+  const std::size_t n = points.size();
+  if (n < 2) return;
+  for (std::size_t i = 1; i < n; ++i) AaLine(s, color, points[i - 1], points[i]);
+  if (closed && n > 2) AaLine(s, color, points[n - 1], points[0]);
+}
+
+// pygame.draw.circle(surface, color, center, radius), filled (width 0): midpoint circle, centre and
+// radius truncated to ints.
+inline void Circle(Surface& s, Rgb color, Point center, double radius) {
+  const int x0 = detail::PyInt(center.x), y0 = detail::PyInt(center.y);
+  const int r = detail::PyInt(radius);
+  if (r < 1) return;
+  const uint32_t c = Surface::Map(color);
+  int f = 1 - r, ddf_x = 0, ddf_y = -2 * r, x = 0, y = r;
+  while (x < y) {
+    if (f >= 0) {
+      y--;
+      ddf_y += 2;
+      f += ddf_y;
+    }
+    x++;
+    ddf_x += 2;
+    f += ddf_x + 1;
+    // Rows at +-y only when y is about to step (pygame's guard against overdraw).
+    if (f >= 0) {
+      detail::HorizontalLineClip(s, c, x0 - x, y0 + y - 1, x0 + x - 1);
+      detail::HorizontalLineClip(s, c, x0 - x, y0 - y, x0 + x - 1);
+    }
+    detail::HorizontalLineClip(s, c, x0 - y, y0 + x - 1, x0 + y - 1);
+    detail::HorizontalLineClip(s, c, x0 - y, y0 - x, x0 + y - 1);
+  }
+}
+
+// ---- pygame.gfxdraw ----
+
+// pygame.gfxdraw.aapolygon(surface, points, color) with an opaque colour.
+inline void GfxAaPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
+  const std::size_t n = points.size();
+  if (n < 3) return;
+  const uint32_t c = Surface::Map(color);
+  std::vector<int16_t> vx, vy;
+  for (const Point& p : points) {
+    vx.push_back(detail::GfxCoord(p.x));
+    vy.push_back(detail::GfxCoord(p.y));
+  }
+  for (std::size_t i = 1; i < n; ++i) detail::GfxAaLineNoEndpoint(s, vx[i - 1], vy[i - 1], vx[i], vy[i], c);
+  detail::GfxAaLineNoEndpoint(s, vx[n - 1], vy[n - 1], vx[0], vy[0], c);
+}
+
+// pygame.gfxdraw.filled_polygon(surface, points, color) with an opaque colour: SDL2_gfx's scanline
+// fill, edges crossed in 16.16 fixed point and rounded inwards.
+inline void GfxFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
+  const int n = static_cast<int>(points.size());
+  if (n < 3) return;
+  const uint32_t c = Surface::Map(color);
+  std::vector<int> vx, vy;
+  for (const Point& p : points) {
+    vx.push_back(detail::GfxCoord(p.x));
+    vy.push_back(detail::GfxCoord(p.y));
+  }
+  const int miny = *std::min_element(vy.begin(), vy.end());
+  const int maxy = *std::max_element(vy.begin(), vy.end());
+  std::vector<int> ints;
+  const int y_begin = std::max(miny, -1);
+  const int y_end = std::min(maxy, s.height());
+  for (int y = y_begin; y <= y_end; ++y) {
+    ints.clear();
+    for (int i = 0; i < n; ++i) {
+      const int ind1 = i ? i - 1 : n - 1, ind2 = i;
+      int y1 = vy[static_cast<std::size_t>(ind1)], y2 = vy[static_cast<std::size_t>(ind2)];
+      int x1, x2;
+      if (y1 < y2) {
+        x1 = vx[static_cast<std::size_t>(ind1)];
+        x2 = vx[static_cast<std::size_t>(ind2)];
+      } else if (y1 > y2) {
+        std::swap(y1, y2);
+        x1 = vx[static_cast<std::size_t>(ind2)];
+        x2 = vx[static_cast<std::size_t>(ind1)];
+      } else {
+        continue;
+      }
+      if ((y >= y1 && y < y2) || (y == maxy && y > y1 && y <= y2)) {
+        const int frac = detail::Wrap32(int64_t{65536} * (y - y1)) / (y2 - y1);
+        ints.push_back(detail::Wrap32(static_cast<int64_t>(frac) * (x2 - x1) + int64_t{65536} * x1));
+      }
+    }
+    std::sort(ints.begin(), ints.end());
+    for (std::size_t i = 0; i + 1 < ints.size(); i += 2) {
+      int xa = ints[i] + 1;
+      xa = (xa >> 16) + ((xa & 32768) >> 15);
+      int xb = ints[i + 1] - 1;
+      xb = (xb >> 16) + ((xb & 32768) >> 15);
+      detail::GfxHLine(s, static_cast<int16_t>(xa), static_cast<int16_t>(xb), static_cast<int16_t>(y), c);
+    }
+  }
+}
+
+// ---- pygame.transform.smoothscale ----
+
+namespace detail {
+
+// One 16-bit lane of the MMX/SSE code pygame 2.6 runs on x86-64 (its "SSE" smoothscale backend,
+// src_c/scale_mmx64_gcc.c), which rounds differently from its generic C filters.
+inline uint32_t MulHiU16(uint32_t a, uint32_t b) { return ((a & 0xffffu) * (b & 0xffffu)) >> 16; }
+// packuswb: a signed 16-bit lane saturated to 0..255.
+inline uint8_t PackUs(uint32_t lane) {
+  const auto v = static_cast<int16_t>(static_cast<uint16_t>(lane));
+  return static_cast<uint8_t>(std::clamp<int>(v, 0, 255));
+}
+inline uint32_t Channel(uint32_t pixel, int c) { return (pixel >> (8 * c)) & 0xffu; }
+
+// Area-averaging shrink along a line of `n` pixels read with stride `step`, into `m` pixels
+// (filter_shrink_X_SSE's arithmetic: 14-bit fixed point, 16-bit accumulators).
+inline void ShrinkLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const uint32_t recip = 0x40000000u / space;
+  uint32_t counter = space;
+  uint32_t acc[4] = {0, 0, 0, 0};
+  int out = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t px = src[static_cast<std::ptrdiff_t>(i) * step];
+    if (counter > 0x4000) {
+      for (int c = 0; c < 4; ++c) acc[c] = (acc[c] + Channel(px, c)) & 0xffffu;
+      counter -= 0x4000;
+      continue;
+    }
+    const uint32_t frac = (0x4000 - counter) & 0xffffu;
+    uint32_t value = 0;
+    for (int c = 0; c < 4; ++c) {
+      const uint32_t s4 = Channel(px, c) << 2;
+      const uint32_t head = (MulHiU16(s4, counter) + acc[c]) & 0xffffu;
+      acc[c] = MulHiU16(s4, frac);
+      value |= uint32_t{PackUs(MulHiU16(head, recip))} << (8 * c);
+    }
+    if (out < m) dst[static_cast<std::ptrdiff_t>(out++) * dst_step] = value;
+    counter = counter + space - 0x4000;
+  }
+}
+
+// Bilinear expand along a line (filter_expand_X_SSE_gcc / filter_expand_Y_SSE: 8-bit weights).
+inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
+  for (int x = 0; x < m; ++x) {
+    const int idx = x * (n - 1) / m;
+    const uint32_t w1 = static_cast<uint32_t>(0x100 * ((x * (n - 1)) % m) / m);
+    const uint32_t w0 = 0x100 - w1;
+    const uint32_t p0 = src[static_cast<std::ptrdiff_t>(idx) * step];
+    // With weight 0 the next pixel does not count (pygame reads past a 1-pixel line there).
+    const uint32_t p1 = w1 ? src[static_cast<std::ptrdiff_t>(idx + 1) * step] : 0u;
+    uint32_t value = 0;
+    for (int c = 0; c < 4; ++c) {
+      const uint32_t sum = ((Channel(p0, c) * w0) + (Channel(p1, c) * w1)) & 0xffffu;
+      value |= uint32_t{PackUs(sum >> 8)} << (8 * c);
+    }
+    dst[static_cast<std::ptrdiff_t>(x) * dst_step] = value;
+  }
+}
+
+// The shrink along Y keeps its accumulators per column across rows, exactly as along X.
+inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, int step, uint32_t* dst, int m,
+                      int dst_line_stride, int dst_step) {
+  for (int l = 0; l < lines; ++l) {
+    const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
+    uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
+    if (m < n) {
+      ShrinkLine(s, n, step, d, m, dst_step);
+    } else {
+      ExpandLine(s, n, step, d, m, dst_step);
+    }
+  }
+}
+
+}  // namespace detail
+
+// pygame.transform.smoothscale(surface, (width, height)) as pygame 2.6 computes it on x86-64 (its
+// default "SSE" backend): X first, then Y, each an area average when shrinking and a bilinear
+// filter when growing.
+inline Surface SmoothScale(const Surface& src, int width, int height) {
+  const int sw = src.width(), sh = src.height();
+  std::vector<uint32_t> tmp(static_cast<std::size_t>(width) * sh);
+  if (width == sw) {
+    std::copy(src.data(), src.data() + tmp.size(), tmp.begin());
+  } else {
+    detail::ScaleAxis(src.data(), sh, sw, sw, 1, tmp.data(), width, width, 1);
+  }
+  Surface dst(width, height);
+  if (height == sh) {
+    std::copy(tmp.begin(), tmp.end(), dst.data());
+  } else {
+    detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
+  }
+  return dst;
+}
+
+// ---- pygame.math ----
+
+// pygame.math.Vector2(p).rotate_rad(angle): the angle reduced to [0, 2 pi), quarter turns within
+// pygame's epsilon (1e-6) done exactly, any other angle with libm's sin and cos.
+inline Point RotateRad(Point p, double angle) {
+  constexpr double kTwoPi = 2 * 3.14159265358979323846;
+  constexpr double kHalfPi = 3.14159265358979323846 / 2;
+  constexpr double kEpsilon = 1e-6;
+  angle = std::fmod(angle, kTwoPi);
+  if (angle < 0) angle += kTwoPi;
+  if (std::fmod(angle + kEpsilon, kHalfPi) < 2 * kEpsilon) {
+    switch (static_cast<int>((angle + kEpsilon) / kHalfPi)) {
+      case 1: return {-p.y, p.x};
+      case 2: return {-p.x, -p.y};
+      case 3: return {p.y, -p.x};
+      default:  // 0 or 4: a whole turn
+        return p;
+    }
+  }
+  const double sin_value = std::sin(angle);
+  const double cos_value = std::cos(angle);
+  return {cos_value * p.x - sin_value * p.y, sin_value * p.x + cos_value * p.y};
+}
+
+}  // namespace pp::raster

@@ -1,0 +1,176 @@
+"""The C++ raster (native/envs/common/pygame_raster.h) against pygame itself, pixel for pixel.
+
+Gymnasium's Box2D ``render()`` draws with ``pygame.draw`` (polygon, line, lines, aaline, aalines,
+circle), ``pygame.gfxdraw`` (aapolygon, filled_polygon: SDL2_gfx) and ``pygame.transform.flip`` on a
+default ``pygame.Surface`` (32-bit, no alpha). The native side runs through the test hook
+``_native._pygame_raster(width, height, ops, flip_y, x0, out_width)``; every case draws the same ops
+on a pygame surface and the frames must be **equal** (no tolerance): random polygons and lines with
+float coordinates as the envs pass them, degenerate (repeated points, zero length, one row), off the
+surface, huge and tiny, drawn over each other so that the anti-aliased primitives blend with what is
+underneath. The oracle is the installed pygame (the ``test`` extra's ``pygame>=2.1.3``; checked with 2.6.1).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+import pygame  # noqa: E402
+from pygame import gfxdraw  # noqa: E402
+
+from parallel_pool import _native  # noqa: E402
+
+Op = tuple[str, tuple[int, int, int], list[tuple[float, float]], Any]
+
+PRIMITIVES = ["polygon", "line", "lines", "closed_lines", "aaline", "aalines", "circle", "aapolygon", "filled_polygon"]
+
+
+def test_the_reference_is_upstream_pygame_2_6_1() -> None:
+    """What gymnasium[box2d] installs, and what pygame_raster.h reproduces. pygame-ce (which
+    minigrid requires: the README installs minigrid with --no-deps) draws differently."""
+    assert not getattr(pygame, "IS_CE", False), "pygame-ce replaced pygame: reinstall pygame==2.6.1"
+    assert pygame.version.ver == "2.6.1"
+
+
+def pygame_frame(width: int, height: int, ops: list[Op], flip_y: bool = False) -> np.ndarray:
+    """The same ops drawn by pygame, as Gymnasium's render() returns a surface."""
+    surf = pygame.Surface((width, height))
+    for name, color, points, arg in ops:
+        if name == "fill":
+            surf.fill(color)
+        elif name == "polygon":
+            pygame.draw.polygon(surf, color, points, arg)
+        elif name == "line":
+            pygame.draw.line(surf, color, points[0], points[1], arg)
+        elif name == "lines":
+            pygame.draw.lines(surf, color, False, points, arg)
+        elif name == "closed_lines":
+            pygame.draw.lines(surf, color, True, points, arg)
+        elif name == "aaline":
+            pygame.draw.aaline(surf, color, points[0], points[1])
+        elif name == "aalines":
+            pygame.draw.aalines(surf, color, arg, points)
+        elif name == "circle":
+            pygame.draw.circle(surf, color, points[0], arg)
+        elif name == "aapolygon":
+            gfxdraw.aapolygon(surf, points, color)
+        elif name == "filled_polygon":
+            gfxdraw.filled_polygon(surf, points, color)
+        else:
+            raise ValueError(name)
+    if flip_y:
+        surf = pygame.transform.flip(surf, False, True)
+    return np.transpose(np.array(pygame.surfarray.pixels3d(surf)), axes=(1, 0, 2))
+
+
+def random_points(rng: np.random.Generator, n: int, width: int, height: int) -> list[tuple[float, float]]:
+    """Points mostly on or near the surface, sometimes far off it, integral, repeated or tiny."""
+    reach = float(rng.choice([1.5, 1.5, 4.0, 40.0, 400.0]))
+    lo = 0.5 - reach / 2
+    pts = [(float(rng.uniform(lo, lo + reach) * width), float(rng.uniform(lo, lo + reach) * height)) for _ in range(n)]
+    kind = rng.random()
+    if kind < 0.15:
+        pts = [(float(round(x)), float(round(y))) for x, y in pts]
+    elif kind < 0.25 and n > 1:
+        pts[1] = pts[0]  # a repeated vertex / zero-length segment
+    elif kind < 0.3:
+        pts = [(x, pts[0][1]) for x, _ in pts]  # all on one row
+    elif kind < 0.35:
+        pts = [(float(rng.uniform(0, 1)), float(rng.uniform(0, 1))) for _ in range(n)]  # within one pixel
+    return pts
+
+
+def random_op(rng: np.random.Generator, name: str, width: int, height: int) -> Op:
+    color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+    if name in ("line", "aaline"):
+        return (name, color, random_points(rng, 2, width, height), int(rng.choice([1, 1, 2, 3, 6])))
+    if name == "circle":
+        return (name, color, random_points(rng, 1, width, height), float(rng.uniform(0, max(width, height))))
+    if name in ("lines", "closed_lines", "aalines"):
+        arg: Any = bool(rng.integers(2)) if name == "aalines" else int(rng.choice([1, 1, 2, 5]))
+        return (name, color, random_points(rng, int(rng.integers(2, 8)), width, height), arg)
+    width_arg = int(rng.choice([0, 0, 0, 1, 2, 4])) if name == "polygon" else 0
+    return (name, color, random_points(rng, int(rng.integers(3, 9)), width, height), width_arg)
+
+
+@pytest.mark.parametrize("name", PRIMITIVES)
+def test_primitive_matches_pygame(name: str) -> None:
+    rng = np.random.default_rng(PRIMITIVES.index(name))
+    for case in range(80):
+        width, height = int(rng.integers(1, 70)), int(rng.integers(1, 50))
+        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+        ops: list[Op] = [("fill", background, [], 0)]
+        ops += [random_op(rng, name, width, height) for _ in range(6)]
+        expected = pygame_frame(width, height, ops)
+        actual = _native._pygame_raster(width, height, ops)
+        if not np.array_equal(actual, expected):
+            where = np.argwhere((actual != expected).any(axis=-1))
+            pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
+
+
+def test_mixed_scene_flipped_and_cropped_matches_pygame() -> None:
+    """All primitives over each other, read back flipped and cropped as BipedalWalker's render does."""
+    rng = np.random.default_rng(99)
+    for _ in range(20):
+        width, height = int(rng.integers(40, 200)), int(rng.integers(20, 120))
+        ops: list[Op] = [("fill", (215, 215, 255), [], 0)]
+        ops += [random_op(rng, str(rng.choice(PRIMITIVES)), width, height) for _ in range(25)]
+        expected = pygame_frame(width, height, ops, flip_y=True)
+        out_width = int(rng.integers(1, width + 1))
+        x0 = width - out_width
+        actual = _native._pygame_raster(width, height, ops, True, x0, out_width)
+        np.testing.assert_array_equal(actual, expected[:, x0:])
+
+
+def test_int16_coordinates_of_gfxdraw_wrap_as_in_sdl2_gfx() -> None:
+    """gfxdraw takes Sint16 coordinates: 65537.7 lands on x = 1, as pygame draws it."""
+    ops: list[Op] = [
+        ("aapolygon", (255, 0, 0), [(65537.7, 1.9), (65537.7, 6.9), (65538.0, 6.9)], 0),
+        ("filled_polygon", (0, 255, 0), [(65540.0, 1.0), (65545.0, 8.0), (65538.0, 8.0)], 0),
+    ]
+    np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
+
+
+def test_unknown_primitive_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown primitive"):
+        _native._pygame_raster(4, 4, [("ellipse", (1, 2, 3), [(0.0, 0.0)], 0)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_smoothscale_matches_pygame(seed: int) -> None:
+    """pygame.transform.smoothscale (pygame's default x86-64 "SSE" filters): CarRacing's sizes
+    (1000 x 800 to 96 x 96 and to 600 x 400), then random shrinks and expansions, noisy and flat."""
+    if pygame.transform.get_smoothscale_backend() != "SSE":
+        pytest.skip("the native smoothscale reproduces pygame's x86-64 default backend, SSE")
+    rng = np.random.default_rng(seed)
+    cases = [(1000, 800, 96, 96), (1000, 800, 600, 400)] if seed == 0 else []
+    cases += [tuple(int(v) for v in rng.integers(1, 200, 4)) for _ in range(60)]
+    for width, height, out_width, out_height in cases:
+        image = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+        if rng.random() < 0.3:
+            image[:] = image[:1, :1]  # one colour: the averages must give it back
+        surf = pygame.Surface((width, height))
+        pygame.surfarray.pixels3d(surf)[:] = image.transpose(1, 0, 2)
+        scaled = pygame.transform.smoothscale(surf, (out_width, out_height))
+        expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
+        actual = _native._pygame_smoothscale(image, out_width, out_height)
+        assert np.array_equal(actual, expected), (width, height, out_width, out_height)
+
+
+def test_rotate_rad_matches_pygame_vector2() -> None:
+    """pygame.math.Vector2.rotate_rad (CarRacing turns every vertex with it): quarter turns within
+    pygame's epsilon are exact swaps, any other angle goes through sin and cos."""
+    rng = np.random.default_rng(0)
+    points = [(float(x), float(y)) for x, y in rng.uniform(-500, 500, (50, 2))]
+    quarter = np.pi / 2
+    angles = [0.0, -0.0, quarter, -quarter, np.pi, 3 * quarter, 2 * np.pi, 4 * np.pi, -7 * quarter, 1e-7, -1e-7]
+    angles += [k * quarter + d for k in range(-4, 5) for d in (-2e-6, -9e-7, 9e-7, 2e-6)]
+    angles += [float(a) for a in rng.uniform(-20, 20, 40)]
+    for angle in angles:
+        expected = np.array([tuple(pygame.math.Vector2(p).rotate_rad(angle)) for p in points])
+        actual = _native._pygame_rotate_rad(points, angle)
+        assert np.array_equal(actual, expected), angle
