@@ -20,6 +20,7 @@
 #include "core/numpy_random.h"
 #include "core/spec.h"
 #include "envs/box2d/car_dynamics.h"
+#include "envs/common/pygame_raster.h"
 
 namespace pp::box2d {
 
@@ -28,6 +29,11 @@ struct CarRacingParams {
   static constexpr double kPi = 3.14159265358979323846;  // math.pi
   static constexpr int kStateW = 96;
   static constexpr int kStateH = 96;
+  static constexpr int kVideoW = 600;
+  static constexpr int kVideoH = 400;
+  static constexpr int kWindowW = 1000;
+  static constexpr int kWindowH = 800;
+  static constexpr double kZoom = 2.7;                 // camera zoom
   static constexpr double kScale = 6.0;                // track scale
   static constexpr double kTrackRad = 900 / kScale;    // the track is a heavily morphed circle
   static constexpr double kPlayfield = 2000 / kScale;  // game over boundary
@@ -42,6 +48,12 @@ struct CarRacingParams {
   static constexpr int kNoFreeze = 2500;
   static constexpr int kVelocityIterations = 6 * 30;
   static constexpr int kPositionIterations = 2 * 30;
+  static constexpr double kGrassDim = kPlayfield / 20.0;
+  // MAX_SHAPE_DIM: max(GRASS_DIM, TRACK_WIDTH, TRACK_DETAIL_STEP) * sqrt(2) * ZOOM * SCALE; the
+  // margin around the window within which a polygon with a vertex is drawn.
+  static double MaxShapeDim() {
+    return std::max({kGrassDim, kTrackWidth, kTrackDetailStep}) * std::sqrt(2.0) * kZoom * kScale;
+  }
 };
 
 // One point of the track's centre line: Gymnasium's (alpha, beta, x, y) tuple. alpha is the polar
@@ -214,6 +226,220 @@ struct RoadPoly {
   std::array<double, 3> color{};
 };
 
+// What CarRacing's frame shows: the world as the env holds it, read when the frame is drawn.
+struct CarRacingScene {
+  const Car* car = nullptr;
+  const std::vector<RoadPoly>* road_poly = nullptr;
+  const std::vector<Tile>* tiles = nullptr;  // the current colours of the road_poly tiles
+  std::array<double, 3> bg_color{};
+  std::array<double, 3> grass_color{};
+  double t = 0.0;       // Gymnasium's self.t (the zoom-in of the first second)
+  double reward = 0.0;  // Gymnasium's self.reward, the score in the corner
+};
+
+// Gymnasium's CarRacing._render(mode) on its 1000x800 surface, pixel for pixel: the same pygame
+// calls (raster::) in the same order on the same coordinates (Python floats, Box2D's float32
+// vertices widened), then smoothscaled to the observation's 96x96 or render()'s 600x400. The
+// surfaces live as long as the env: a step draws into them without allocating them again.
+class CarRacingCanvas {
+ public:
+  using P = CarRacingParams;
+
+  CarRacingCanvas() : surf_(P::kWindowW, P::kWindowH), max_shape_dim_(P::MaxShapeDim()) {}
+
+  // _render up to the smoothscale: state_pixels leaves the skid marks out (mode "state_pixels").
+  void Draw(const CarRacingScene& scene, bool state_pixels) {
+    const b2Body* hull = scene.car->hull();
+    surf_.Fill({0, 0, 0});  // a new pygame.Surface
+    angle_ = -static_cast<double>(hull->GetAngle());
+    // The zoom-in of the first second.
+    zoom_ = 0.1 * P::kScale * std::max(1 - scene.t, 0.0) + P::kZoom * P::kScale * std::min(scene.t, 1.0);
+    const double scroll_x = -static_cast<double>(hull->GetPosition().x) * zoom_;
+    const double scroll_y = -static_cast<double>(hull->GetPosition().y) * zoom_;
+    const raster::Point trans = raster::RotateRad({scroll_x, scroll_y}, angle_);
+    trans_ = {P::kWindowW / 2.0 + trans.x, P::kWindowH / 4.0 + trans.y};
+    RenderRoad(scene);
+    DrawCar(*scene.car, !state_pixels);
+    surf_.FlipVertical();
+    RenderIndicators(*scene.car);
+    DrawScore(scene.reward);
+  }
+
+  // _create_image_array(surf, (width, height)): smoothscale, as (height, width, 3) RGB rows.
+  void Scale(int width, int height, uint8_t* rgb) {
+    if (scaled_.width() != width || scaled_.height() != height) scaled_ = raster::Surface(width, height);
+    raster::SmoothScale(surf_, scaled_, scale_tmp_);
+    scaled_.WriteRgb(rgb, /*flip_y=*/false, 0, width);
+  }
+
+  const raster::Surface& surface() const { return surf_; }
+
+ private:
+  // pygame.math.Vector2(c).rotate_rad(angle) * zoom + translation, per coordinate.
+  raster::Point ToScreen(double x, double y) const {
+    const raster::Point r = raster::RotateRad({x, y}, angle_);
+    return {r.x * zoom_ + trans_.x, r.y * zoom_ + trans_.y};
+  }
+
+  // pygame takes a colour's components with C's (int) cast: what int() does to the floats of
+  // Gymnasium's colour arrays.
+  static raster::Rgb Color(const std::array<double, 3>& c) {
+    return {static_cast<uint8_t>(static_cast<int>(c[0])), static_cast<uint8_t>(static_cast<int>(c[1])),
+            static_cast<uint8_t>(static_cast<int>(c[2]))};
+  }
+
+  // _draw_colored_polygon: drawn when a vertex lies within MAX_SHAPE_DIM of the window (always
+  // without clip), anti-aliased outline first.
+  void DrawColoredPolygon(const std::array<std::array<double, 2>, 4>& poly, raster::Rgb color, bool clip) {
+    poly_.resize(4);
+    bool near = !clip;
+    for (std::size_t k = 0; k < 4; ++k) {
+      poly_[k] = ToScreen(poly[k][0], poly[k][1]);
+      near = near || (-max_shape_dim_ <= poly_[k].x && poly_[k].x <= P::kWindowW + max_shape_dim_ &&
+                      -max_shape_dim_ <= poly_[k].y && poly_[k].y <= P::kWindowH + max_shape_dim_);
+    }
+    if (!near) return;
+    raster::GfxAaPolygon(surf_, color, poly_);
+    raster::GfxFilledPolygon(surf_, color, poly_);
+  }
+
+  // _render_road: the field, the grass patches of a checkerboard, the road.
+  void RenderRoad(const CarRacingScene& scene) {
+    const double b = P::kPlayfield;
+    DrawColoredPolygon({{{b, b}, {b, -b}, {-b, -b}, {-b, b}}}, Color(scene.bg_color), /*clip=*/false);
+    const raster::Rgb grass = Color(scene.grass_color);
+    const double g = P::kGrassDim;
+    for (int x = -20; x < 20; x += 2) {
+      for (int y = -20; y < 20; y += 2) {
+        DrawColoredPolygon(
+            {{{g * x + g, g * y + 0}, {g * x + 0, g * y + 0}, {g * x + 0, g * y + g}, {g * x + g, g * y + g}}}, grass,
+            /*clip=*/true);
+      }
+    }
+    for (const RoadPoly& poly : *scene.road_poly) {
+      const std::array<double, 3>& color =
+          poly.tile >= 0 ? (*scene.tiles)[static_cast<std::size_t>(poly.tile)].color : poly.color;
+      DrawColoredPolygon(poly.vertices, Color(color), /*clip=*/true);
+    }
+  }
+
+  // Car.draw: the skid marks (2 pixels wide), then each wheel and the hull, fixture by fixture,
+  // and on each wheel the white stripe that shows its rotation.
+  void DrawCar(const Car& car, bool draw_particles) {
+    using C = CarParams;
+    if (draw_particles) {
+      for (const auto& particle : car.particles()) {
+        poly_.clear();
+        for (const auto& p : particle->poly) poly_.push_back(ToScreen(p[0], p[1]));
+        const raster::Rgb color = particle->grass ? raster::Rgb{102, 102, 0} : raster::Rgb{0, 0, 0};
+        raster::Lines(surf_, color, /*closed=*/false, poly_, 2);
+      }
+    }
+    auto draw_body = [&](const b2Body* body, raster::Rgb color, const Wheel* wheel) {
+      const b2Transform& xf = body->GetTransform();
+      // box2d-py lists a body's fixtures in creation order, the reverse of Box2D's list.
+      std::array<const b2Fixture*, 4> fixtures{};
+      std::size_t count = 0;
+      for (const b2Fixture* f = body->GetFixtureList(); f && count < fixtures.size(); f = f->GetNext()) {
+        fixtures[count++] = f;
+      }
+      for (std::size_t i = count; i-- > 0;) {
+        const auto* shape = static_cast<const b2PolygonShape*>(fixtures[i]->GetShape());
+        poly_.clear();
+        for (int k = 0; k < shape->m_count; ++k) {
+          const b2Vec2 v = b2Mul(xf, shape->m_vertices[k]);
+          poly_.push_back(ToScreen(v.x, v.y));
+        }
+        raster::Polygon(surf_, color, poly_);
+        if (wheel == nullptr) continue;
+        const double a1 = wheel->phase;
+        const double a2 = wheel->phase + 1.2;  // radians
+        const double s1 = std::sin(a1);
+        const double s2 = std::sin(a2);
+        double c1 = std::cos(a1);
+        double c2 = std::cos(a2);
+        if (s1 > 0 && s2 > 0) continue;
+        if (s1 > 0) c1 = NpSign(c1);
+        if (s2 > 0) c2 = NpSign(c2);
+        const double w = -C::kWheelW * C::kSize;
+        const double e = +C::kWheelW * C::kSize;
+        const std::array<std::array<double, 2>, 4> white = {{{w, C::kWheelR * c1 * C::kSize},
+                                                             {e, C::kWheelR * c1 * C::kSize},
+                                                             {e, C::kWheelR * c2 * C::kSize},
+                                                             {w, C::kWheelR * c2 * C::kSize}}};
+        poly_.clear();
+        for (const auto& p : white) {
+          // box2d-py takes the Python floats as float32 for `trans * v`.
+          const b2Vec2 v = b2Mul(xf, b2Vec2(static_cast<float>(p[0]), static_cast<float>(p[1])));
+          poly_.push_back(ToScreen(v.x, v.y));
+        }
+        raster::Polygon(surf_, {77, 77, 77}, poly_);  // WHEEL_WHITE
+      }
+    };
+    for (const Wheel& wheel : car.wheels()) draw_body(wheel.body, {0, 0, 0}, &wheel);  // WHEEL_COLOR
+    draw_body(car.hull(), {204, 0, 0}, nullptr);                                       // int(0.8 * 255)
+  }
+
+  // _render_indicators on the flipped surface: a black band, the speed, the four wheels' omega,
+  // the steering and the hull's angular velocity, each drawn when above 1e-4 in magnitude.
+  void RenderIndicators(const Car& car) {
+    constexpr double W = P::kWindowW, H = P::kWindowH;
+    constexpr double s = W / 40.0, h = H / 40.0;
+    poly_ = {{W, H}, {W, H - 5 * h}, {0, H - 5 * h}, {0, H}};
+    raster::Polygon(surf_, {0, 0, 0}, poly_);
+    auto vertical_ind = [&](double place, double val) {
+      poly_ = {{place * s, H - (h + h * val)},
+               {(place + 1) * s, H - (h + h * val)},
+               {(place + 1) * s, H - h},
+               {(place + 0) * s, H - h}};
+    };
+    auto horiz_ind = [&](double place, double val) {
+      poly_ = {{(place + 0) * s, H - 4 * h},
+               {(place + val) * s, H - 4 * h},
+               {(place + val) * s, H - 2 * h},
+               {(place + 0) * s, H - 2 * h}};
+    };
+    auto render_if_min = [&](double value, raster::Rgb color) {
+      if (std::abs(value) > 1e-4) raster::Polygon(surf_, color, poly_);
+    };
+    const b2Body* hull = car.hull();
+    const double vx = hull->GetLinearVelocity().x;
+    const double vy = hull->GetLinearVelocity().y;
+    const double true_speed = std::sqrt(vx * vx + vy * vy);
+    const auto& wheels = car.wheels();
+    vertical_ind(5, 0.02 * true_speed);
+    render_if_min(true_speed, {255, 255, 255});
+    // ABS sensors
+    vertical_ind(7, 0.01 * wheels[0].omega);
+    render_if_min(wheels[0].omega, {0, 0, 255});
+    vertical_ind(8, 0.01 * wheels[1].omega);
+    render_if_min(wheels[1].omega, {0, 0, 255});
+    vertical_ind(9, 0.01 * wheels[2].omega);
+    render_if_min(wheels[2].omega, {51, 0, 255});
+    vertical_ind(10, 0.01 * wheels[3].omega);
+    render_if_min(wheels[3].omega, {51, 0, 255});
+    const double joint_angle = wheels[0].joint->GetJointAngle();
+    horiz_ind(20, -10.0 * joint_angle);
+    render_if_min(joint_angle, {0, 255, 0});
+    const double angular_velocity = hull->GetAngularVelocity();
+    horiz_ind(30, -0.8 * angular_velocity);
+    render_if_min(angular_velocity, {255, 0, 0});
+  }
+
+  // The score: "%04i" % reward in freesansbold.ttf at 42 pt, white on black, centred at
+  // (60, WINDOW_H - WINDOW_H * 2.5 / 40.0). SCORE TEXT: the one call site of the text renderer.
+  void DrawScore(double /*reward*/) {}
+
+  raster::Surface surf_;
+  raster::Surface scaled_{1, 1};
+  std::vector<uint32_t> scale_tmp_;
+  std::vector<raster::Point> poly_;
+  const double max_shape_dim_;
+  double angle_ = 0.0;
+  double zoom_ = 0.0;
+  raster::Point trans_;
+};
+
 // Config: Gymnasium's constructor kwargs continuous, lap_complete_percent, domain_randomize and
 // verbose (accepted; Gymnasium only prints with it), the time limit, and
 //   expose_physics_state  adds the world's state to info (hull, wheels, track, tiles visited,
@@ -248,6 +474,7 @@ inline EnvSpec CarRacingSpec(const std::string& /*task_id*/, const Config& confi
   EnvSpec spec;
   spec.state = {Box("obs", Dtype::kUInt8, {P::kStateH, P::kStateW, 3}, {0.0}, {255.0}),
                 Box("info:lap_finished", Dtype::kBool, {})};
+  spec.render_shape = {P::kVideoH, P::kVideoW, 3};
   if (config.GetBool("expose_physics_state")) {
     // Fixed shapes: the track is padded with NaN to the most points a lap can have.
     spec.state.push_back(Box("info:hull", Dtype::kFloat64, {6}));  // x, y, angle, vx, vy, angular velocity
@@ -348,6 +575,13 @@ class CarRacingEnv final : public Env, private b2ContactListener {
     return Advance(true);
   }
 
+  // Gymnasium's render() in rgb_array mode: the frame of the world as it is now (the skid marks
+  // drawn, the score after this step's cost), 600x400.
+  void Render(uint8_t* rgb) override {
+    canvas_.Draw(Scene(reward_), /*state_pixels=*/false);
+    canvas_.Scale(P::kVideoW, P::kVideoH, rgb);
+  }
+
   // The world, for drawing it (and for tests).
   const Track& track() const { return track_; }
   const std::vector<Tile>& tiles() const { return tiles_; }
@@ -361,6 +595,10 @@ class CarRacingEnv final : public Env, private b2ContactListener {
 
  private:
   static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
+
+  CarRacingScene Scene(double shown_reward) const {
+    return CarRacingScene{car_.get(), &road_poly_, &tiles_, bg_color_, grass_color_, t_, shown_reward};
+  }
 
   // _reinit_colors(True): road and background uniform in [0, 210), grass one channel greener.
   void DrawColors() {
@@ -467,6 +705,8 @@ class CarRacingEnv final : public Env, private b2ContactListener {
     car_->Step(1.0 / P::kFps);
     world_->Step(static_cast<float>(1.0 / P::kFps), P::kVelocityIterations, P::kPositionIterations);
     t_ += 1.0 / P::kFps;
+    // Gymnasium draws the observation here, before the step's cost is taken from the score.
+    const double shown_reward = reward_;
 
     double step_reward = 0;
     bool terminated = false;
@@ -488,14 +728,15 @@ class CarRacingEnv final : public Env, private b2ContactListener {
         step_reward = -100;
       }
     }
-    WriteOutputs(lap_finished);
+    WriteOutputs(lap_finished, shown_reward);
     return StepResult{step_reward, terminated, has_action && TimeLimitReached()};
   }
 
-  void WriteOutputs(bool lap_finished) {
+  void WriteOutputs(bool lap_finished, double shown_reward) {
     Slot out = Allocate();
-    // The frame is not drawn yet: this env is registered only under an internal id until it is.
-    std::memset(out.Get<uint8_t>(obs_index_), 0, static_cast<std::size_t>(P::kStateH * P::kStateW * 3));
+    // self._render("state_pixels"): the 96x96 frame without skid marks.
+    canvas_.Draw(Scene(shown_reward), /*state_pixels=*/true);
+    canvas_.Scale(P::kStateW, P::kStateH, out.Get<uint8_t>(obs_index_));
     *out.Get<bool>(lap_finished_index_) = lap_finished;
     if (!expose_) return;
     const b2Body* hull = car_->hull();
@@ -599,6 +840,7 @@ class CarRacingEnv final : public Env, private b2ContactListener {
   int64_t tile_visited_count_ = 0;
   double t_ = 0.0;
   bool new_lap_ = false;
+  CarRacingCanvas canvas_;
 };
 
 }  // namespace pp::box2d

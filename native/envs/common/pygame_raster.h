@@ -39,6 +39,14 @@ class Surface {
   // The packed pixels, row by row (width() per row).
   const uint32_t* data() const { return pixels_.data(); }
   uint32_t* data() { return pixels_.data(); }
+  // pygame.transform.flip(surface, False, True), in place.
+  void FlipVertical() {
+    for (int y = 0, z = height_ - 1; y < z; ++y, --z) {
+      std::swap_ranges(pixels_.begin() + static_cast<std::ptrdiff_t>(Index(0, y)),
+                       pixels_.begin() + static_cast<std::ptrdiff_t>(Index(0, y + 1)),
+                       pixels_.begin() + static_cast<std::ptrdiff_t>(Index(0, z)));
+    }
+  }
   // pygame.draw.rect over the whole surface, or Surface.fill.
   void Fill(Rgb c) { std::fill(pixels_.begin(), pixels_.end(), Map(c)); }
 
@@ -760,20 +768,28 @@ inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, in
 // pygame.transform.smoothscale(surface, (width, height)) as pygame 2.6 computes it on x86-64 (its
 // default "SSE" backend): X first, then Y, each an area average when shrinking and a bilinear
 // filter when growing.
-inline Surface SmoothScale(const Surface& src, int width, int height) {
+// Into `dst` (of the target size), with `tmp` as the scratch line buffer: what an env that scales
+// every step calls, so that nothing is allocated once both have grown to size.
+inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>& tmp) {
   const int sw = src.width(), sh = src.height();
-  std::vector<uint32_t> tmp(static_cast<std::size_t>(width) * sh);
+  const int width = dst.width(), height = dst.height();
+  tmp.resize(static_cast<std::size_t>(width) * sh);
   if (width == sw) {
     std::copy(src.data(), src.data() + tmp.size(), tmp.begin());
   } else {
     detail::ScaleAxis(src.data(), sh, sw, sw, 1, tmp.data(), width, width, 1);
   }
-  Surface dst(width, height);
   if (height == sh) {
     std::copy(tmp.begin(), tmp.end(), dst.data());
   } else {
     detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
   }
+}
+
+inline Surface SmoothScale(const Surface& src, int width, int height) {
+  Surface dst(width, height);
+  std::vector<uint32_t> tmp;
+  SmoothScale(src, dst, tmp);
   return dst;
 }
 
