@@ -250,14 +250,17 @@ class CarRacingCanvas {
   // _render up to the smoothscale: state_pixels leaves the skid marks out (mode "state_pixels").
   void Draw(const CarRacingScene& scene, bool state_pixels) {
     const b2Body* hull = scene.car->hull();
-    surf_.Fill({0, 0, 0});  // a new pygame.Surface
     angle_ = -static_cast<double>(hull->GetAngle());
     // The zoom-in of the first second.
     zoom_ = 0.1 * P::kScale * std::max(1 - scene.t, 0.0) + P::kZoom * P::kScale * std::min(scene.t, 1.0);
     const double scroll_x = -static_cast<double>(hull->GetPosition().x) * zoom_;
     const double scroll_y = -static_cast<double>(hull->GetPosition().y) * zoom_;
-    const raster::Point trans = raster::RotateRad({scroll_x, scroll_y}, angle_);
+    rotation_ = raster::Rotation(angle_);
+    const raster::Point trans = rotation_({scroll_x, scroll_y});
     trans_ = {P::kWindowW / 2.0 + trans.x, P::kWindowH / 4.0 + trans.y};
+    // A new pygame.Surface is black; the field drawn first covers it all but near the edge of the
+    // playfield and while zoomed out, so only then is the black needed.
+    if (!FieldCoversWindow()) surf_.Fill({0, 0, 0});
     RenderRoad(scene);
     DrawCar(*scene.car, !state_pixels);
     surf_.FlipVertical();
@@ -277,7 +280,7 @@ class CarRacingCanvas {
  private:
   // pygame.math.Vector2(c).rotate_rad(angle) * zoom + translation, per coordinate.
   raster::Point ToScreen(double x, double y) const {
-    const raster::Point r = raster::RotateRad({x, y}, angle_);
+    const raster::Point r = rotation_({x, y});
     return {r.x * zoom_ + trans_.x, r.y * zoom_ + trans_.y};
   }
 
@@ -303,10 +306,40 @@ class CarRacingCanvas {
     raster::GfxFilledPolygon(surf_, color, poly_);
   }
 
+  // The playfield's corners on the screen.
+  std::array<std::array<double, 2>, 4> Field() const {
+    const double b = P::kPlayfield;
+    return {{{b, b}, {b, -b}, {-b, -b}, {-b, b}}};
+  }
+
+  // Whether the field's polygon (a square, drawn filled) contains the window with 4 pixels to
+  // spare: gfxdraw truncates its vertices and rounds its edges' crossings by a pixel at most, so
+  // it then writes every pixel of the window, and its anti-aliased edges none.
+  bool FieldCoversWindow() const {
+    const auto field = Field();
+    std::array<raster::Point, 4> q;
+    for (std::size_t k = 0; k < 4; ++k) {
+      q[k] = ToScreen(field[k][0], field[k][1]);
+      if (!(std::abs(q[k].x) < 30000 && std::abs(q[k].y) < 30000)) return false;  // Sint16 coordinates
+    }
+    const double corners[4][2] = {
+        {0, 0}, {P::kWindowW - 1, 0}, {0, P::kWindowH - 1}, {P::kWindowW - 1, P::kWindowH - 1}};
+    const double cx = (q[0].x + q[2].x) / 2, cy = (q[0].y + q[2].y) / 2;  // the centre: inside
+    for (std::size_t k = 0; k < 4; ++k) {
+      const raster::Point a = q[k], b = q[(k + 1) % 4];
+      const double ex = b.x - a.x, ey = b.y - a.y;
+      const double length = std::sqrt(ex * ex + ey * ey);
+      const double inside = ex * (cy - a.y) - ey * (cx - a.x) > 0 ? 1.0 : -1.0;  // the side the centre is on
+      for (const auto& c : corners) {
+        if (!(inside * (ex * (c[1] - a.y) - ey * (c[0] - a.x)) >= 4.0 * length)) return false;
+      }
+    }
+    return true;
+  }
+
   // _render_road: the field, the grass patches of a checkerboard, the road.
   void RenderRoad(const CarRacingScene& scene) {
-    const double b = P::kPlayfield;
-    DrawColoredPolygon({{{b, b}, {b, -b}, {-b, -b}, {-b, b}}}, Color(scene.bg_color), /*clip=*/false);
+    DrawColoredPolygon(Field(), Color(scene.bg_color), /*clip=*/false);
     const raster::Rgb grass = Color(scene.grass_color);
     const double g = P::kGrassDim;
     for (int x = -20; x < 20; x += 2) {
@@ -436,6 +469,7 @@ class CarRacingCanvas {
   std::vector<raster::Point> poly_;
   const double max_shape_dim_;
   double angle_ = 0.0;
+  raster::Rotation rotation_{0.0};
   double zoom_ = 0.0;
   raster::Point trans_;
 };
