@@ -667,6 +667,10 @@ py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, doub
 }
 
 }  // namespace
+
+// pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
+void RegisterPygameTextHooks(py::module_& m);
+
 }  // namespace pp
 
 PYBIND11_MODULE(_native, m) {
@@ -743,6 +747,8 @@ PYBIND11_MODULE(_native, m) {
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
   m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
+  // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
+  RegisterPygameTextHooks(m);
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());
