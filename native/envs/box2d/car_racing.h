@@ -8,9 +8,11 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "core/spec.h"
 #include "envs/box2d/car_dynamics.h"
 #include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_text.h"
 
 namespace pp::box2d {
 
@@ -226,6 +229,24 @@ struct RoadPoly {
   std::array<double, 3> color{};
 };
 
+// The score's font, pygame's default (freesansbold.ttf) at 42 points: loaded when the first env
+// needs it and then shared by every env of the process (a text::Font is immutable and calls no
+// FreeType after its construction, so the pool's threads read it at once).
+class ScoreFont {
+ public:
+  static constexpr int kSize = 42;
+  explicit ScoreFont(std::string path) : path_(std::move(path)) {}
+  const text::Font& Get() {
+    std::call_once(once_, [this] { font_ = std::make_unique<const text::Font>(path_, kSize); });
+    return *font_;
+  }
+
+ private:
+  std::string path_;
+  std::once_flag once_;
+  std::unique_ptr<const text::Font> font_;
+};
+
 // What CarRacing's frame shows: the world as the env holds it, read when the frame is drawn.
 struct CarRacingScene {
   const Car* car = nullptr;
@@ -245,7 +266,8 @@ class CarRacingCanvas {
  public:
   using P = CarRacingParams;
 
-  CarRacingCanvas() : surf_(P::kWindowW, P::kWindowH), max_shape_dim_(P::MaxShapeDim()) {}
+  explicit CarRacingCanvas(const text::Font& font)
+      : font_(font), surf_(P::kWindowW, P::kWindowH), max_shape_dim_(P::MaxShapeDim()) {}
 
   // _render up to the smoothscale: state_pixels leaves the skid marks out (mode "state_pixels").
   void Draw(const CarRacingScene& scene, bool state_pixels) {
@@ -459,10 +481,25 @@ class CarRacingCanvas {
     render_if_min(angular_velocity, {255, 0, 0});
   }
 
-  // The score: "%04i" % reward in freesansbold.ttf at 42 pt, white on black, centred at
-  // (60, WINDOW_H - WINDOW_H * 2.5 / 40.0). SCORE TEXT: the one call site of the text renderer.
-  void DrawScore(double /*reward*/) {}
+  // The score: font.render("%04i" % reward, True, white, black), blitted centred at
+  // (60, WINDOW_H - WINDOW_H * 2.5 / 40.0) = (60, 750). "%04i" takes int() of the float (towards
+  // zero) and pads with zeros after the sign. The text is rendered again only when it changes.
+  void DrawScore(double reward) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%04lld", static_cast<long long>(std::trunc(reward)));
+    if (score_text_ != text) {
+      score_ = font_.Render(text, {255, 255, 255}, raster::Rgb{0, 0, 0});
+      score_text_ = text;
+    }
+    constexpr int kCenterX = 60;
+    constexpr int kCenterY = static_cast<int>(P::kWindowH - P::kWindowH * 2.5 / 40.0);
+    // Rect.center = (x, y) puts the corner at (x - w / 2, y - h / 2), C's int division.
+    text::Blit(surf_, score_, kCenterX - score_.width / 2, kCenterY - score_.height / 2);
+  }
 
+  const text::Font& font_;
+  std::string score_text_;
+  text::TextSurface score_;
   raster::Surface surf_;
   raster::Surface scaled_{1, 1};
   std::vector<uint32_t> scale_tmp_;
@@ -539,7 +576,7 @@ class CarRacingEnv final : public Env, private b2ContactListener {
  public:
   using P = CarRacingParams;
 
-  CarRacingEnv(const EnvSpec& spec, int env_id)
+  CarRacingEnv(const EnvSpec& spec, int env_id, const std::shared_ptr<ScoreFont>& font)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         lap_finished_index_(spec.StateIndex("info:lap_finished")),
@@ -550,7 +587,8 @@ class CarRacingEnv final : public Env, private b2ContactListener {
         expose_(spec.config.GetBool("expose_physics_state")),
         // Gymnasium makes one world (no gravity: seen from above) and keeps it across resets,
         // destroying and re-creating the bodies; so do we, in the same order.
-        world_(std::make_unique<b2World>(b2Vec2(0.0f, 0.0f))) {
+        world_(std::make_unique<b2World>(b2Vec2(0.0f, 0.0f))),
+        canvas_(font->Get()) {
     world_->SetContactListener(this);
     if (expose_) {
       hull_index_ = spec.StateIndex("info:hull");
