@@ -258,18 +258,47 @@ struct CarRacingScene {
   double reward = 0.0;  // Gymnasium's self.reward, the score in the corner
 };
 
+// The surfaces a frame is drawn on and scaled into: one set per thread, shared by every env the
+// thread draws (a frame is drawn from scratch, so an env leaves nothing in them for the next). A
+// pool of many envs keeps a few 1000x800 surfaces warm in the cache, not one per env, and a step
+// allocates nothing once they have grown.
+struct CarRacingSurfaces {
+  raster::Surface window{CarRacingParams::kWindowW, CarRacingParams::kWindowH};
+  raster::Surface state{CarRacingParams::kStateW, CarRacingParams::kStateH};
+  raster::Surface video{1, 1};  // made on the thread's first render()
+  std::vector<uint32_t> scale_tmp;
+
+  static CarRacingSurfaces& OfThisThread() {
+    static thread_local CarRacingSurfaces surfaces;
+    return surfaces;
+  }
+};
+
 // Gymnasium's CarRacing._render(mode) on its 1000x800 surface, pixel for pixel: the same pygame
 // calls (raster::) in the same order on the same coordinates (Python floats, Box2D's float32
-// vertices widened), then smoothscaled to the observation's 96x96 or render()'s 600x400. The
-// surfaces live as long as the env: a step draws into them without allocating them again.
+// vertices widened), then smoothscaled to the observation's 96x96 or render()'s 600x400.
 class CarRacingCanvas {
  public:
   using P = CarRacingParams;
 
-  explicit CarRacingCanvas(const text::Font& font)
-      : font_(font), surf_(P::kWindowW, P::kWindowH), max_shape_dim_(P::MaxShapeDim()) {}
+  explicit CarRacingCanvas(const text::Font& font) : font_(font), max_shape_dim_(P::MaxShapeDim()) {}
 
-  // _render up to the smoothscale: state_pixels leaves the skid marks out (mode "state_pixels").
+  // _render(mode) into `rgb`, (height, width, 3): mode "state_pixels" (the observation, 96x96)
+  // leaves the skid marks out, "rgb_array" (600x400) draws them.
+  void Frame(const CarRacingScene& scene, bool state_pixels, int width, int height, uint8_t* rgb) {
+    CarRacingSurfaces& surfaces = CarRacingSurfaces::OfThisThread();
+    surf_ = &surfaces.window;
+    Draw(scene, state_pixels);
+    // _create_image_array(surf, (width, height)): smoothscale, transposed to rows.
+    raster::Surface& scaled = state_pixels ? surfaces.state : surfaces.video;
+    if (scaled.width() != width || scaled.height() != height) scaled = raster::Surface(width, height);
+    raster::SmoothScale(*surf_, scaled, surfaces.scale_tmp);
+    scaled.WriteRgb(rgb, /*flip_y=*/false, 0, width);
+    surf_ = nullptr;
+  }
+
+ private:
+  // _render up to the smoothscale.
   void Draw(const CarRacingScene& scene, bool state_pixels) {
     const b2Body* hull = scene.car->hull();
     angle_ = -static_cast<double>(hull->GetAngle());
@@ -282,24 +311,14 @@ class CarRacingCanvas {
     trans_ = {P::kWindowW / 2.0 + trans.x, P::kWindowH / 4.0 + trans.y};
     // A new pygame.Surface is black; the field drawn first covers it all but near the edge of the
     // playfield and while zoomed out, so only then is the black needed.
-    if (!FieldCoversWindow()) surf_.Fill({0, 0, 0});
+    if (!FieldCoversWindow()) surf_->Fill({0, 0, 0});
     RenderRoad(scene);
     DrawCar(*scene.car, !state_pixels);
-    surf_.FlipVertical();
+    surf_->FlipVertical();
     RenderIndicators(*scene.car);
     DrawScore(scene.reward);
   }
 
-  // _create_image_array(surf, (width, height)): smoothscale, as (height, width, 3) RGB rows.
-  void Scale(int width, int height, uint8_t* rgb) {
-    if (scaled_.width() != width || scaled_.height() != height) scaled_ = raster::Surface(width, height);
-    raster::SmoothScale(surf_, scaled_, scale_tmp_);
-    scaled_.WriteRgb(rgb, /*flip_y=*/false, 0, width);
-  }
-
-  const raster::Surface& surface() const { return surf_; }
-
- private:
   // pygame.math.Vector2(c).rotate_rad(angle) * zoom + translation, per coordinate.
   raster::Point ToScreen(double x, double y) const {
     const raster::Point r = rotation_({x, y});
@@ -324,8 +343,8 @@ class CarRacingCanvas {
                       -max_shape_dim_ <= poly_[k].y && poly_[k].y <= P::kWindowH + max_shape_dim_);
     }
     if (!near) return;
-    raster::GfxAaPolygon(surf_, color, poly_);
-    raster::GfxFilledPolygon(surf_, color, poly_);
+    raster::GfxAaPolygon(*surf_, color, poly_);
+    raster::GfxFilledPolygon(*surf_, color, poly_);
   }
 
   // The playfield's corners on the screen.
@@ -387,7 +406,7 @@ class CarRacingCanvas {
         poly_.clear();
         for (const auto& p : particle->poly) poly_.push_back(ToScreen(p[0], p[1]));
         const raster::Rgb color = particle->grass ? raster::Rgb{102, 102, 0} : raster::Rgb{0, 0, 0};
-        raster::Lines(surf_, color, /*closed=*/false, poly_, 2);
+        raster::Lines(*surf_, color, /*closed=*/false, poly_, 2);
       }
     }
     auto draw_body = [&](const b2Body* body, raster::Rgb color, const Wheel* wheel) {
@@ -405,7 +424,7 @@ class CarRacingCanvas {
           const b2Vec2 v = b2Mul(xf, shape->m_vertices[k]);
           poly_.push_back(ToScreen(v.x, v.y));
         }
-        raster::Polygon(surf_, color, poly_);
+        raster::Polygon(*surf_, color, poly_);
         if (wheel == nullptr) continue;
         const double a1 = wheel->phase;
         const double a2 = wheel->phase + 1.2;  // radians
@@ -428,7 +447,7 @@ class CarRacingCanvas {
           const b2Vec2 v = b2Mul(xf, b2Vec2(static_cast<float>(p[0]), static_cast<float>(p[1])));
           poly_.push_back(ToScreen(v.x, v.y));
         }
-        raster::Polygon(surf_, {77, 77, 77}, poly_);  // WHEEL_WHITE
+        raster::Polygon(*surf_, {77, 77, 77}, poly_);  // WHEEL_WHITE
       }
     };
     for (const Wheel& wheel : car.wheels()) draw_body(wheel.body, {0, 0, 0}, &wheel);  // WHEEL_COLOR
@@ -441,7 +460,7 @@ class CarRacingCanvas {
     constexpr double W = P::kWindowW, H = P::kWindowH;
     constexpr double s = W / 40.0, h = H / 40.0;
     poly_ = {{W, H}, {W, H - 5 * h}, {0, H - 5 * h}, {0, H}};
-    raster::Polygon(surf_, {0, 0, 0}, poly_);
+    raster::Polygon(*surf_, {0, 0, 0}, poly_);
     auto vertical_ind = [&](double place, double val) {
       poly_ = {{place * s, H - (h + h * val)},
                {(place + 1) * s, H - (h + h * val)},
@@ -455,7 +474,7 @@ class CarRacingCanvas {
                {(place + 0) * s, H - 2 * h}};
     };
     auto render_if_min = [&](double value, raster::Rgb color) {
-      if (std::abs(value) > 1e-4) raster::Polygon(surf_, color, poly_);
+      if (std::abs(value) > 1e-4) raster::Polygon(*surf_, color, poly_);
     };
     const b2Body* hull = car.hull();
     const double vx = hull->GetLinearVelocity().x;
@@ -494,15 +513,13 @@ class CarRacingCanvas {
     constexpr int kCenterX = 60;
     constexpr int kCenterY = static_cast<int>(P::kWindowH - P::kWindowH * 2.5 / 40.0);
     // Rect.center = (x, y) puts the corner at (x - w / 2, y - h / 2), C's int division.
-    text::Blit(surf_, score_, kCenterX - score_.width / 2, kCenterY - score_.height / 2);
+    text::Blit(*surf_, score_, kCenterX - score_.width / 2, kCenterY - score_.height / 2);
   }
 
   const text::Font& font_;
   std::string score_text_;
   text::TextSurface score_;
-  raster::Surface surf_;
-  raster::Surface scaled_{1, 1};
-  std::vector<uint32_t> scale_tmp_;
+  raster::Surface* surf_ = nullptr;  // this thread's window surface, while a frame is drawn
   std::vector<raster::Point> poly_;
   const double max_shape_dim_;
   double angle_ = 0.0;
@@ -650,8 +667,7 @@ class CarRacingEnv final : public Env, private b2ContactListener {
   // Gymnasium's render() in rgb_array mode: the frame of the world as it is now (the skid marks
   // drawn, the score after this step's cost), 600x400.
   void Render(uint8_t* rgb) override {
-    canvas_.Draw(Scene(reward_), /*state_pixels=*/false);
-    canvas_.Scale(P::kVideoW, P::kVideoH, rgb);
+    canvas_.Frame(Scene(reward_), /*state_pixels=*/false, P::kVideoW, P::kVideoH, rgb);
   }
 
   // The world, for drawing it (and for tests).
@@ -807,8 +823,7 @@ class CarRacingEnv final : public Env, private b2ContactListener {
   void WriteOutputs(bool lap_finished, double shown_reward) {
     Slot out = Allocate();
     // self._render("state_pixels"): the 96x96 frame without skid marks.
-    canvas_.Draw(Scene(shown_reward), /*state_pixels=*/true);
-    canvas_.Scale(P::kStateW, P::kStateH, out.Get<uint8_t>(obs_index_));
+    canvas_.Frame(Scene(shown_reward), /*state_pixels=*/true, P::kStateW, P::kStateH, out.Get<uint8_t>(obs_index_));
     *out.Get<bool>(lap_finished_index_) = lap_finished;
     if (!expose_) return;
     const b2Body* hull = car_->hull();
