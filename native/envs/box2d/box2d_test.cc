@@ -149,7 +149,7 @@ void CheckCarRacing(const pp::Registry& registry, bool continuous, bool domain_r
   const std::map<std::string, pp::ConfigValue> config = {{"expose_physics_state", true},
                                                          {"continuous", continuous},
                                                          {"domain_randomize", domain_randomize},
-                                                         {"max_episode_steps", int64_t{150}}};
+                                                         {"max_episode_steps", int64_t{60}}};
   Runner a(registry, kCarRacing, 7, config);
   Runner b(registry, kCarRacing, 7, config);
   Runner other(registry, kCarRacing, 8, config);
@@ -187,7 +187,7 @@ void CheckCarRacing(const pp::Registry& registry, bool continuous, bool domain_r
   }
   std::printf("%s (continuous=%d, domain_randomize=%d): %d steps, %d episodes\n", kCarRacing, continuous,
               domain_randomize, steps, episodes);
-  CHECK(episodes >= steps / 175);
+  CHECK(episodes >= steps / 70);
 }
 
 }  // namespace
@@ -203,8 +203,9 @@ int main() {
   CheckTask(registry, "BipedalWalkerHardcore-v3", 600);
   const bool car_racing = !fonts_dir.empty();
   if (car_racing) {
-    CheckCarRacing(registry, true, false, 700);
-    CheckCarRacing(registry, false, true, 700);
+    // Each step draws two 1000x800 frames: a few hundred steps keep the sanitizer runs short.
+    CheckCarRacing(registry, true, false, 180);
+    CheckCarRacing(registry, false, true, 180);
   } else {  // without the score's font, the task is left out
     CHECK(registry.Find(kCarRacing) == nullptr);
     std::printf("%s: left out (no font in this build)\n", kCarRacing);
@@ -217,7 +218,7 @@ int main() {
          {"LunarLander-v3", "LunarLanderContinuous-v3", "BipedalWalker-v3", "BipedalWalkerHardcore-v3"}) {
       threads.emplace_back([&registry, task] { CheckTask(registry, task, 400); });
     }
-    if (car_racing) threads.emplace_back([&registry] { CheckCarRacing(registry, false, false, 400); });
+    if (car_racing) threads.emplace_back([&registry] { CheckCarRacing(registry, false, false, 140); });
     for (std::thread& t : threads) t.join();
   }
   if (g_failures != 0) {
