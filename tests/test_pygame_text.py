@@ -113,6 +113,8 @@ def test_carracing_score_blitted_where_carracing_puts_it() -> None:
         rendered = pygame_render(PYGAME_FREESANSBOLD, 42, text, WHITE, BLACK)
         rect = rendered.get_rect()
         rect.center = (60, 800 - 800 * 2.5 / 40.0)
+        # Rect's center setter: x = cx - w / 2, y = cy - h / 2 in C ints (what CarRacing's C++ computes).
+        assert (rect.x, rect.y) == (60 - rect.w // 2, 750 - rect.h // 2)
         surface.blit(rendered, rect)
         expected = pygame.surfarray.array3d(surface).transpose(1, 0, 2)
         actual = _native._pygame_text_blit(FREESANSBOLD, 42, text, WHITE, BLACK, background, rect.x, rect.y)

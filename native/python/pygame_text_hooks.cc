@@ -61,7 +61,7 @@ py::array PygameText(const std::string& font_path, int size, const std::string& 
       std::copy(rgba.begin(), rgba.end(), p);
     }
   }
-  return std::move(out);
+  return out;
 }
 
 // _pygame_text_blit(font_path, size, text, fg, bg, frame, x, y): the rendered text blitted at (x, y) onto
@@ -81,7 +81,7 @@ py::array PygameTextBlit(const std::string& font_path, int size, const std::stri
   text::Blit(surface, Render(font_path, size, s, fg, bg), x, y);
   py::array_t<uint8_t> out({h, w, 3});
   surface.WriteRgb(out.mutable_data(), false, 0, w);
-  return std::move(out);
+  return out;
 }
 
 // _pygame_alpha_blend(src_rgba, dst_rgb): text::detail::BlendOpaque pixel by pixel, (n, 4) and (n, 3)
@@ -103,7 +103,7 @@ py::array PygameAlphaBlend(const py::array_t<uint8_t, py::array::c_style | py::a
     o[1] = static_cast<uint8_t>(r >> 8);
     o[2] = static_cast<uint8_t>(r);
   }
-  return std::move(out);
+  return out;
 }
 
 }  // namespace

@@ -107,16 +107,24 @@ class Gsub {
   explicit Gsub(std::vector<uint8_t> table) : t_(std::move(table)) {
     if (t_.empty()) return;
     const std::size_t scripts = U16(t_, 4), features = U16(t_, 6), lookups = U16(t_, 8);
-    std::size_t lang_sys = 0;
+    if (U16(t_, 2) != 0 && U32(t_, 10) != 0) {
+      throw std::runtime_error(
+          "pygame_text: the font's GSUB has feature variations, which this header does not reproduce");
+    }
+    // The first script found; in it the default language system, else one tagged 'dflt', else none.
+    std::size_t script = 0;
     for (const char* want : {"zzzz", "DFLT", "dflt", "latn"}) {
-      const uint16_t n = U16(t_, scripts);
-      for (int i = 0; i < n && lang_sys == 0; ++i) {
+      for (int i = 0; i < U16(t_, scripts) && script == 0; ++i) {
         const std::size_t rec = scripts + 2 + 6 * i;
-        if (std::string_view(reinterpret_cast<const char*>(&t_[rec]), 4) != want) continue;
-        const std::size_t script = scripts + U16(t_, rec + 4);
-        if (U16(t_, script) != 0) lang_sys = script + U16(t_, script);
+        if (std::string_view(reinterpret_cast<const char*>(&t_[rec]), 4) == want) script = scripts + U16(t_, rec + 4);
       }
-      if (lang_sys != 0) break;
+      if (script != 0) break;
+    }
+    if (script == 0) return;
+    std::size_t lang_sys = U16(t_, script) != 0 ? script + U16(t_, script) : 0;
+    for (int i = 0; i < U16(t_, script + 2) && lang_sys == 0; ++i) {
+      const std::size_t rec = script + 4 + 6 * i;
+      if (std::string_view(reinterpret_cast<const char*>(&t_[rec]), 4) == "dflt") lang_sys = script + U16(t_, rec + 4);
     }
     if (lang_sys == 0) return;
     static constexpr std::string_view kEnabled[] = {"rvrn", "ltra", "ltrm", "rand", "abvm", "blwm",
@@ -291,7 +299,12 @@ class Font {
 
     std::vector<uint32_t> indices;
     for (uint32_t c = kFirstChar; c <= kLastChar; ++c) {
-      char_glyph_[c - kFirstChar] = FT_Get_Char_Index(face, c);
+      // hb-ft's nominal glyph: the charmap's, or for a symbol font its U+F0xx alias.
+      FT_UInt glyph = FT_Get_Char_Index(face, c);
+      if (glyph == 0 && face->charmap != nullptr && face->charmap->encoding == FT_ENCODING_MS_SYMBOL) {
+        glyph = FT_Get_Char_Index(face, 0xF000u + c);
+      }
+      char_glyph_[c - kFirstChar] = glyph;
       indices.push_back(char_glyph_[c - kFirstChar]);
     }
     indices = gsub_.Closure(indices);
