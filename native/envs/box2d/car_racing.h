@@ -312,8 +312,13 @@ class CarRacingCanvas {
     // A new pygame.Surface is black; the field drawn first covers it all but near the edge of the
     // playfield and while zoomed out, so only then is the black needed.
     if (!FieldCoversWindow()) surf_->Fill({0, 0, 0});
+    // After the flip, _render_indicators paints rows [H - 5 h, H) black first, opaquely: the rows
+    // [0, 5 h) of the world, so the world's drawing there is never seen (nothing reads a pixel of
+    // another row) and is left out.
+    surf_->KeepWritesIn(kIndicatorBandRows, P::kWindowH);
     RenderRoad(scene);
     DrawCar(*scene.car, !state_pixels);
+    surf_->KeepWritesIn(0, P::kWindowH);
     surf_->FlipVertical();
     RenderIndicators(*scene.car);
     DrawScore(scene.reward);
@@ -453,6 +458,8 @@ class CarRacingCanvas {
     for (const Wheel& wheel : car.wheels()) draw_body(wheel.body, {0, 0, 0}, &wheel);  // WHEEL_COLOR
     draw_body(car.hull(), {204, 0, 0}, nullptr);                                       // int(0.8 * 255)
   }
+
+  static constexpr int kIndicatorBandRows = 5 * (P::kWindowH / 40);  // 5 h
 
   // _render_indicators on the flipped surface: a black band, the speed, the four wheels' omega,
   // the steering and the hull's angular velocity, each drawn when above 1e-4 in magnitude.

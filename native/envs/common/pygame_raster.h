@@ -36,10 +36,20 @@ class Surface {
   static uint32_t Map(Rgb c) { return uint32_t{c.r} << 16 | uint32_t{c.g} << 8 | uint32_t{c.b}; }
   bool Inside(int x, int y) const { return x >= 0 && x < width_ && y >= 0 && y < height_; }
   uint32_t Get(int x, int y) const { return pixels_[Index(x, y)]; }
-  // Writes the pixel if it is on the surface (pygame clips every write to the surface).
+  // Writes the pixel if it is on the surface (pygame clips every write to the surface) and in the
+  // rows writes are kept to.
   void Set(int x, int y, uint32_t value) {
-    if (Inside(x, y)) pixels_[Index(x, y)] = value;
+    if (Inside(x, y) && Writable(y)) pixels_[Index(x, y)] = value;
   }
+  // Drops every write outside rows [first, end) until called again (KeepWritesIn(0, height())
+  // restores them): for a caller that knows those rows will be painted over, opaquely, before
+  // anything reads them. Only writes are dropped: every primitive's geometry (its clipping to the
+  // surface, its rounding) stays the same, so the rows kept get the same pixels as without it.
+  void KeepWritesIn(int first, int end) {
+    write_first_ = first;
+    write_end_ = end;
+  }
+  bool Writable(int y) const { return y >= write_first_ && y < write_end_; }
   // The packed pixels in memory, width() per row: row y is memory row y, or height() - 1 - y when
   // bottom_up() (after an odd number of FlipVertical()).
   const uint32_t* data() const { return pixels_.data(); }
@@ -77,6 +87,8 @@ class Surface {
   int width_;
   int height_;
   bool bottom_up_ = false;
+  int write_first_ = 0;
+  int write_end_ = height_;
   std::vector<uint32_t> pixels_;
 };
 
@@ -94,7 +106,7 @@ inline int Wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>
 // ---- pygame.draw (src_c/draw.c) helpers ----
 
 inline void HorizontalLineClip(Surface& s, uint32_t color, int x1, int y, int x2) {
-  if (y < 0 || y >= s.height()) return;
+  if (y < 0 || y >= s.height() || !s.Writable(y)) return;
   if (x2 < x1) std::swap(x1, x2);
   x1 = std::max(x1, 0);
   x2 = std::min(x2, s.width() - 1);
@@ -436,7 +448,7 @@ inline void PixelWeight(Surface& s, int x, int y, uint32_t color, uint32_t weigh
 
 inline void GfxHLine(Surface& s, int16_t x1, int16_t x2, int16_t y, uint32_t color) {
   if (x1 > x2) std::swap(x1, x2);
-  if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1) return;
+  if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1 || !s.Writable(y)) return;
   const int a = std::max<int>(x1, 0), b = std::min<int>(x2, s.width() - 1);
   std::fill_n(s.Row(y) + a, b - a + 1, color);
 }
