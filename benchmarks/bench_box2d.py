@@ -1,4 +1,4 @@
-"""LunarLander-v3 and BipedalWalker-v3: parallel_pool against EnvPool 1.2.5 and Gymnasium.
+"""LunarLander-v3, BipedalWalker-v3 and CarRacing-v3: parallel_pool against EnvPool 1.2.5 and Gymnasium.
 
 Measures env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against
 Gymnasium's AsyncVectorEnv (Gymnasium's own Box2D envs on box2d-py) and EnvPool's sync and async
@@ -9,7 +9,10 @@ EnvPool and to Gymnasium, checks the issue's target (ours >= 1.2x EnvPool in eve
 against sync and async against async) and optionally appends everything to a JSON file.
 
 Random actions from a fixed generator, the same for every method; episodes end (landers crash,
-walkers fall) and reset as they do in training.
+walkers fall, cars reach the time limit or leave the playfield) and reset as they do in training.
+EnvPool 1.2.5's CarRacing is ``CarRacing-v2`` (runners.ENVPOOL_TASK_IDS): the same task, its 96x96
+frame drawn its own way (OpenCV), where ours and Gymnasium's draw Gymnasium's 1000x800 frame and
+smoothscale it, as the observation must be Gymnasium's pixel for pixel.
 
 Usage:
     python benchmarks/bench_box2d.py                        # ~6 minutes on 2 cores
@@ -24,7 +27,7 @@ import sys
 
 import parallel_pool_bench as bench
 
-TASKS = ("LunarLander-v3", "BipedalWalker-v3")
+TASKS = ("LunarLander-v3", "BipedalWalker-v3", "CarRacing-v3")
 NUM_ENVS = (1, 8, 32)
 METHODS = ("pp-sync", "pp-async", "gym-async", "envpool-sync", "envpool-async")
 # The issue's target: each of our modes at this multiple of EnvPool's same mode, in every cell.

@@ -1,8 +1,8 @@
 // Standalone checks of the Box2D envs through the env-author API (no pool, no Python), for the
 // sanitizer builds: worlds built, stepped, torn down and rebuilt over many episodes, determinism,
-// render() (frames in bounds and deterministic; their pixels are checked against Gymnasium's
-// in tests/test_box2d_render.py), and worlds stepped on several threads at once, as the pool's
-// workers step them.
+// render() and CarRacing's observation (frames in bounds and deterministic; their pixels are
+// checked against Gymnasium's in tests/test_box2d_render.py and tests/test_car_racing.py), and
+// worlds stepped on several threads at once, as the pool's workers step them.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -35,7 +35,7 @@ std::atomic<int> g_failures{0};  // CHECKs run on several threads too
 class Runner {
  public:
   Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed,
-         const std::map<std::string, pp::ConfigValue>& config)
+         const std::map<std::string, pp::ConfigValue>& config = {})
       : task_(registry.Find(task_id)),
         spec_(pp::MakeSpec(*task_, config)),
         alloc_(spec_),
@@ -65,10 +65,22 @@ class Runner {
     env_->BeginStep();
     return env_->Step(pp::Action(action_rows_));
   }
+  // A state field as float64 values (CarRacing's world, under expose_physics_state).
+  std::vector<double> Field(const std::string& name) const {
+    const int index = spec_.StateIndex(name);
+    const double* f = alloc_.Get<double>(index);
+    return std::vector<double>(f, f + spec_.state[static_cast<std::size_t>(index)].NumElements());
+  }
   std::vector<uint8_t> Render() {
     std::vector<uint8_t> frame(static_cast<std::size_t>(spec_.render_shape.at(0)) * spec_.render_shape.at(1) * 3);
     env_->Render(frame.data());
     return frame;
+  }
+  // A uint8 state field's bytes (CarRacing's frame).
+  std::vector<uint8_t> Bytes(const std::string& name) const {
+    const int index = spec_.StateIndex(name);
+    const uint8_t* f = alloc_.Get<uint8_t>(index);
+    return std::vector<uint8_t>(f, f + spec_.state[static_cast<std::size_t>(index)].NumElements());
   }
   std::vector<float> Obs() const {
     const float* obs = alloc_.Get<float>(obs_index_);
@@ -123,15 +135,81 @@ void CheckTask(const pp::Registry& registry, const std::string& task_id, int ste
   CHECK(episodes >= 2);  // worlds were torn down and rebuilt
 }
 
+bool NotUniform(const std::vector<uint8_t>& frame) {
+  return std::any_of(frame.begin(), frame.end(), [&](uint8_t v) { return v != frame[0]; });
+}
+
+constexpr const char* kCarRacing = "CarRacing-v3";
+
+// CarRacing: its world (hull and wheels) and its frames (the observation every step, render()
+// every 7th), two envs of one seed in lockstep. Every discrete action in turn drives the car on and
+// off the road; short episodes tear the track and the car down (with their live contacts) and
+// rebuild them many times.
+void CheckCarRacing(const pp::Registry& registry, bool continuous, bool domain_randomize, int steps) {
+  const std::map<std::string, pp::ConfigValue> config = {{"expose_physics_state", true},
+                                                         {"continuous", continuous},
+                                                         {"domain_randomize", domain_randomize},
+                                                         {"max_episode_steps", int64_t{60}}};
+  Runner a(registry, kCarRacing, 7, config);
+  Runner b(registry, kCarRacing, 7, config);
+  Runner other(registry, kCarRacing, 8, config);
+  a.Reset();
+  b.Reset();
+  other.Reset();
+  // The track is NaN-padded: compared bit for bit.
+  const std::vector<double> track_a = a.Field("info:track");
+  const std::vector<double> track_b = b.Field("info:track");
+  CHECK(std::memcmp(track_a.data(), track_b.data(), track_a.size() * sizeof(double)) == 0);
+  CHECK(a.Field("info:hull") == b.Field("info:hull"));
+  CHECK(a.Field("info:hull") != other.Field("info:hull"));
+  CHECK(a.Bytes("obs") == b.Bytes("obs") && a.Bytes("obs") != other.Bytes("obs") && NotUniform(a.Bytes("obs")));
+  int episodes = 0;
+  for (int k = 0; k < steps; ++k) {
+    const pp::StepResult ra = a.Step(k / 7);
+    const pp::StepResult rb = b.Step(k / 7);
+    CHECK(a.Field("info:hull") == b.Field("info:hull") && a.Field("info:wheels") == b.Field("info:wheels"));
+    CHECK(ra.reward == rb.reward && ra.terminated == rb.terminated && ra.truncated == rb.truncated);
+    const std::vector<double> hull = a.Field("info:hull");
+    CHECK(std::all_of(hull.begin(), hull.end(), [](double x) { return std::isfinite(x); }));
+    const std::vector<uint8_t> obs = a.Bytes("obs");
+    CHECK(obs == b.Bytes("obs") && NotUniform(obs));
+    if (k % 7 == 0) {
+      const std::vector<uint8_t> frame = a.Render();
+      CHECK(frame == b.Render() && NotUniform(frame));
+    }
+    if (ra.terminated || ra.truncated) {
+      ++episodes;
+      a.Reset();
+      b.Reset();
+      CHECK(a.Field("info:colors") == b.Field("info:colors"));
+      CHECK(a.Bytes("obs") == b.Bytes("obs"));
+    }
+  }
+  std::printf("%s (continuous=%d, domain_randomize=%d): %d steps, %d episodes\n", kCarRacing, continuous,
+              domain_randomize, steps, episodes);
+  CHECK(episodes >= steps / 70);
+}
+
 }  // namespace
 
 int main() {
   pp::Registry registry;
-  pp::RegisterBox2d(registry);
+  // PP_FONTS_DIR: the build tree's fonts/, empty when the build leaves pygame's font out.
+  const std::string fonts_dir = PP_FONTS_DIR;
+  pp::RegisterBox2d(registry, fonts_dir);
   CheckTask(registry, "LunarLander-v3", 600);
   CheckTask(registry, "LunarLanderContinuous-v3", 600);
   CheckTask(registry, "BipedalWalker-v3", 600);
   CheckTask(registry, "BipedalWalkerHardcore-v3", 600);
+  const bool car_racing = !fonts_dir.empty();
+  if (car_racing) {
+    // Each step draws two 1000x800 frames: a few hundred steps keep the sanitizer runs short.
+    CheckCarRacing(registry, true, false, 180);
+    CheckCarRacing(registry, false, true, 180);
+  } else {  // without the score's font, the task is left out
+    CHECK(registry.Find(kCarRacing) == nullptr);
+    std::printf("%s: left out (no font in this build)\n", kCarRacing);
+  }
   // Every task at once, one thread each, as a pool's workers step envs: Box2D's globals (its lazily
   // filled tables, its call counters) must not be shared unsynchronised (the TSan preset checks).
   {
@@ -140,6 +218,7 @@ int main() {
          {"LunarLander-v3", "LunarLanderContinuous-v3", "BipedalWalker-v3", "BipedalWalkerHardcore-v3"}) {
       threads.emplace_back([&registry, task] { CheckTask(registry, task, 400); });
     }
+    if (car_racing) threads.emplace_back([&registry] { CheckCarRacing(registry, false, false, 140); });
     for (std::thread& t : threads) t.join();
   }
   if (g_failures != 0) {

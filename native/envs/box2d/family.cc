@@ -4,4 +4,8 @@
 
 #include "envs/box2d/register.h"
 
-PP_REGISTER_FAMILY(registry) { pp::RegisterBox2d(*registry); }
+// pygame's freesansbold.ttf, for CarRacing's score, is installed with the package (its fonts/ is
+// always there; the font is, unless the build left it out).
+PP_FAMILY_RESOURCES("fonts_dir parallel_pool fonts\n")
+
+PP_REGISTER_FAMILY(registry) { pp::RegisterBox2d(*registry, registry->Resource("fonts_dir")); }

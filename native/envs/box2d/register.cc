@@ -4,8 +4,13 @@
 
 #include <Box2D/Box2D.h>
 
+#include <filesystem>
+#include <memory>
+#include <string>
+
 #include "core/task_maker.h"
 #include "envs/box2d/bipedal_walker.h"
+#include "envs/box2d/car_racing.h"
 #include "envs/box2d/lunar_lander.h"
 
 namespace pp {
@@ -32,7 +37,7 @@ void FillBox2dGlobalTables() {
 
 }  // namespace
 
-void RegisterBox2d(Registry& registry) {
+void RegisterBox2d(Registry& registry, const std::string& fonts_dir) {
   FillBox2dGlobalTables();
   using namespace box2d;
   // Time limits and thresholds from gymnasium/envs/__init__.py.
@@ -43,6 +48,13 @@ void RegisterBox2d(Registry& registry) {
       MakeTask<BipedalWalkerEnv>("BipedalWalker-v3", "box2d", BipedalWalkerDefaults(false), BipedalWalkerSpec, 300.0));
   registry.Add(MakeTask<BipedalWalkerEnv>("BipedalWalkerHardcore-v3", "box2d", BipedalWalkerDefaults(true),
                                           BipedalWalkerSpec, 300.0));
+  // CarRacing's frame shows its score in pygame's font: without the font, the frame would not be
+  // Gymnasium's, and the task is left out.
+  const std::string font_path = fonts_dir + "/freesansbold.ttf";
+  if (std::filesystem::is_regular_file(font_path)) {
+    registry.Add(MakeTask<CarRacingEnv>("CarRacing-v3", "box2d", CarRacingDefaults(), CarRacingSpec, 900.0,
+                                        std::make_shared<box2d::ScoreFont>(font_path)));
+  }
 }
 
 }  // namespace pp

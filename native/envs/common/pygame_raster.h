@@ -9,6 +9,10 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace pp::raster {
 
 struct Rgb {
@@ -33,13 +37,31 @@ class Surface {
   static uint32_t Map(Rgb c) { return uint32_t{c.r} << 16 | uint32_t{c.g} << 8 | uint32_t{c.b}; }
   bool Inside(int x, int y) const { return x >= 0 && x < width_ && y >= 0 && y < height_; }
   uint32_t Get(int x, int y) const { return pixels_[Index(x, y)]; }
-  // Writes the pixel if it is on the surface (pygame clips every write to the surface).
+  // Writes the pixel if it is on the surface (pygame clips every write to the surface) and in the
+  // rows writes are kept to.
   void Set(int x, int y, uint32_t value) {
-    if (Inside(x, y)) pixels_[Index(x, y)] = value;
+    if (Inside(x, y) && Writable(y)) pixels_[Index(x, y)] = value;
   }
-  // The packed pixels, row by row (width() per row).
+  // Drops every write outside rows [first, end) until called again (KeepWritesIn(0, height())
+  // restores them): for a caller that knows those rows will be painted over, opaquely, before
+  // anything reads them. Only writes are dropped: every primitive's geometry (its clipping to the
+  // surface, its rounding) stays the same, so the rows kept get the same pixels as without it.
+  void KeepWritesIn(int first, int end) {
+    write_first_ = first;
+    write_end_ = end;
+  }
+  bool Writable(int y) const { return y >= write_first_ && y < write_end_; }
+  // The packed pixels in memory, width() per row: row y is memory row y, or height() - 1 - y when
+  // bottom_up() (after an odd number of FlipVertical()).
   const uint32_t* data() const { return pixels_.data(); }
   uint32_t* data() { return pixels_.data(); }
+  bool bottom_up() const { return bottom_up_; }
+  // Row y's width() pixels.
+  uint32_t* Row(int y) { return pixels_.data() + static_cast<std::ptrdiff_t>(MemoryRow(y)) * width_; }
+  const uint32_t* Row(int y) const { return pixels_.data() + static_cast<std::ptrdiff_t>(MemoryRow(y)) * width_; }
+  // pygame.transform.flip(surface, False, True), in place: the rows swap ends in O(1) (the memory
+  // stays; which end row 0 is at changes).
+  void FlipVertical() { bottom_up_ = !bottom_up_; }
   // pygame.draw.rect over the whole surface, or Surface.fill.
   void Fill(Rgb c) { std::fill(pixels_.begin(), pixels_.end(), Map(c)); }
 
@@ -61,9 +83,13 @@ class Surface {
   }
 
  private:
-  std::size_t Index(int x, int y) const { return static_cast<std::size_t>(y) * width_ + x; }
+  int MemoryRow(int y) const { return bottom_up_ ? height_ - 1 - y : y; }
+  std::size_t Index(int x, int y) const { return static_cast<std::size_t>(MemoryRow(y)) * width_ + x; }
   int width_;
   int height_;
+  bool bottom_up_ = false;
+  int write_first_ = 0;
+  int write_end_ = height_;
   std::vector<uint32_t> pixels_;
 };
 
@@ -81,11 +107,11 @@ inline int Wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>
 // ---- pygame.draw (src_c/draw.c) helpers ----
 
 inline void HorizontalLineClip(Surface& s, uint32_t color, int x1, int y, int x2) {
-  if (y < 0 || y >= s.height()) return;
+  if (y < 0 || y >= s.height() || !s.Writable(y)) return;
   if (x2 < x1) std::swap(x1, x2);
   x1 = std::max(x1, 0);
   x2 = std::min(x2, s.width() - 1);
-  for (int x = x1; x <= x2; ++x) s.Set(x, y, color);
+  if (x1 <= x2) std::fill_n(s.Row(y) + x1, x2 - x1 + 1, color);
 }
 
 // Bresenham from (x1, y1) to (x2, y2), both drawn (draw.c's draw_line).
@@ -94,9 +120,8 @@ inline void BresenhamLine(Surface& s, int x1, int y1, int x2, int y2, uint32_t c
     s.Set(x1, y1, color);
     return;
   }
-  if (y1 == y2) {
-    const int step = x1 < x2 ? 1 : -1;
-    for (int i = 0; i <= std::abs(x1 - x2); ++i) s.Set(x1 + step * i, y1, color);
+  if (y1 == y2) {  // the pixels of the row between both ends, those on the surface
+    HorizontalLineClip(s, color, x1, y1, x2);
     return;
   }
   if (x1 == x2) {
@@ -424,9 +449,9 @@ inline void PixelWeight(Surface& s, int x, int y, uint32_t color, uint32_t weigh
 
 inline void GfxHLine(Surface& s, int16_t x1, int16_t x2, int16_t y, uint32_t color) {
   if (x1 > x2) std::swap(x1, x2);
-  if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1) return;
+  if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1 || !s.Writable(y)) return;
   const int a = std::max<int>(x1, 0), b = std::min<int>(x2, s.width() - 1);
-  for (int x = a; x <= b; ++x) s.Set(x, y, color);
+  std::fill_n(s.Row(y) + a, b - a + 1, color);
 }
 
 inline void GfxVLine(Surface& s, int16_t x, int16_t y1, int16_t y2, uint32_t color) {
@@ -697,32 +722,98 @@ inline uint8_t PackUs(uint32_t lane) {
 inline uint32_t Channel(uint32_t pixel, int c) { return (pixel >> (8 * c)) & 0xffu; }
 
 // Area-averaging shrink along a line of `n` pixels read with stride `step`, into `m` pixels
-// (filter_shrink_X_SSE's arithmetic: 14-bit fixed point, 16-bit accumulators).
-inline void ShrinkLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
+// (filter_shrink_X_SSE's arithmetic: 14-bit fixed point, 16-bit accumulators): lines `a` and `b` at
+// once (b == a and db == da for one line).
+#if defined(__SSE2__)
+// The arithmetic of pygame's MMX code (paddw, pmulhuw, packuswb) on 16-bit lanes, as there: four
+// lanes (the channels) per line, two lines per register. Where the outputs fall depends on n and m
+// only: the loop runs from one output's boundary pixel to the next (the pixels between are summed).
+inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step, uint32_t* da, uint32_t* db, int m,
+                           int dst_step) {
   const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
   const uint32_t recip = 0x40000000u / space;
+  auto lanes = [](uint32_t v) { return _mm_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(v))); };
+  auto load = [&](int i) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(i) * step;
+    return _mm_unpacklo_epi8(
+        _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(a[at])), _mm_cvtsi32_si128(static_cast<int>(b[at]))),
+        _mm_setzero_si128());
+  };
+  const __m128i recip_v = lanes(recip);
+  __m128i acc = _mm_setzero_si128();
   uint32_t counter = space;
-  uint32_t acc[4] = {0, 0, 0, 0};
-  int out = 0;
-  for (int i = 0; i < n; ++i) {
-    const uint32_t px = src[static_cast<std::ptrdiff_t>(i) * step];
-    if (counter > 0x4000) {
-      for (int c = 0; c < 4; ++c) acc[c] = (acc[c] + Channel(px, c)) & 0xffffu;
+  int i = 0;
+  const __m128i zero = _mm_setzero_si128();
+  for (int out = 0; out < m; ++out) {
+    // The pixels wholly inside this output: each takes 0x4000 off the counter. (The 16-bit sums
+    // wrap as pygame's do; the order of the additions does not change them.)
+    if (step == 1 && counter > 0x4000) {  // along a row: two pixels of a line per load
+      const int k = std::min(static_cast<int>((counter - 1) / 0x4000), n - i);
+      __m128i sa = zero, sb = zero;  // lanes 0-3: even pixels of the run, 4-7: odd ones
+      int j = 0;
+      for (; j + 2 <= k; j += 2) {
+        sa = _mm_add_epi16(sa, _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + i + j)), zero));
+        sb = _mm_add_epi16(sb, _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + i + j)), zero));
+      }
+      if (j < k) {
+        sa = _mm_add_epi16(sa, _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(a[i + j])), zero));
+        sb = _mm_add_epi16(sb, _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(b[i + j])), zero));
+      }
+      sa = _mm_add_epi16(sa, _mm_srli_si128(sa, 8));
+      sb = _mm_add_epi16(sb, _mm_srli_si128(sb, 8));
+      acc = _mm_add_epi16(acc, _mm_unpacklo_epi64(sa, sb));
+      i += k;
+      counter -= static_cast<uint32_t>(k) * 0x4000;
+    }
+    while (counter > 0x4000 && i < n) {
+      acc = _mm_add_epi16(acc, load(i++));
       counter -= 0x4000;
-      continue;
     }
+    if (i == n) return;  // fewer outputs than m: the rest stay as they were
     const uint32_t frac = (0x4000 - counter) & 0xffffu;
-    uint32_t value = 0;
-    for (int c = 0; c < 4; ++c) {
-      const uint32_t s4 = Channel(px, c) << 2;
-      const uint32_t head = (MulHiU16(s4, counter) + acc[c]) & 0xffffu;
-      acc[c] = MulHiU16(s4, frac);
-      value |= uint32_t{PackUs(MulHiU16(head, recip))} << (8 * c);
-    }
-    if (out < m) dst[static_cast<std::ptrdiff_t>(out++) * dst_step] = value;
+    const __m128i s4 = _mm_slli_epi16(load(i++), 2);
+    const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, lanes(counter)), acc);
+    acc = _mm_mulhi_epu16(s4, lanes(frac));
+    const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), _mm_setzero_si128());
+    da[static_cast<std::ptrdiff_t>(out) * dst_step] = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
+    db[static_cast<std::ptrdiff_t>(out) * dst_step] =
+        static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
     counter = counter + space - 0x4000;
   }
 }
+#else
+// The same arithmetic, one channel at a time.
+inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step, uint32_t* da, uint32_t* db, int m,
+                           int dst_step) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const uint32_t recip = 0x40000000u / space;
+  for (int line = 0; line < 2; ++line) {
+    const uint32_t* src = line ? b : a;
+    uint32_t* dst = line ? db : da;
+    uint32_t counter = space;
+    uint32_t acc[4] = {0, 0, 0, 0};
+    int out = 0;
+    for (int i = 0; i < n; ++i) {
+      const uint32_t px = src[static_cast<std::ptrdiff_t>(i) * step];
+      if (counter > 0x4000) {
+        for (int c = 0; c < 4; ++c) acc[c] = (acc[c] + Channel(px, c)) & 0xffffu;
+        counter -= 0x4000;
+        continue;
+      }
+      const uint32_t frac = (0x4000 - counter) & 0xffffu;
+      uint32_t value = 0;
+      for (int c = 0; c < 4; ++c) {
+        const uint32_t s4 = Channel(px, c) << 2;
+        const uint32_t head = (MulHiU16(s4, counter) + acc[c]) & 0xffffu;
+        acc[c] = MulHiU16(s4, frac);
+        value |= uint32_t{PackUs(MulHiU16(head, recip))} << (8 * c);
+      }
+      if (out < m) dst[static_cast<std::ptrdiff_t>(out++) * dst_step] = value;
+      counter = counter + space - 0x4000;
+    }
+  }
+}
+#endif
 
 // Bilinear expand along a line (filter_expand_X_SSE_gcc / filter_expand_Y_SSE: 8-bit weights).
 inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
@@ -748,10 +839,13 @@ inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, in
   for (int l = 0; l < lines; ++l) {
     const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
     uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
-    if (m < n) {
-      ShrinkLine(s, n, step, d, m, dst_step);
-    } else {
+    if (m >= n) {
       ExpandLine(s, n, step, d, m, dst_step);
+    } else if (l + 1 < lines) {  // this line and the next
+      ShrinkLinePair(s, s + line_stride, n, step, d, d + dst_line_stride, m, dst_step);
+      ++l;
+    } else {
+      ShrinkLinePair(s, s, n, step, d, d, m, dst_step);
     }
   }
 }
@@ -761,20 +855,32 @@ inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, in
 // pygame.transform.smoothscale(surface, (width, height)) as pygame 2.6 computes it on x86-64 (its
 // default "SSE" backend): X first, then Y, each an area average when shrinking and a bilinear
 // filter when growing.
-inline Surface SmoothScale(const Surface& src, int width, int height) {
+// Into `dst` (of the target size), with `tmp` as the scratch line buffer: what an env that scales
+// every step calls, so that nothing is allocated once both have grown to size.
+inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>& tmp) {
   const int sw = src.width(), sh = src.height();
-  std::vector<uint32_t> tmp(static_cast<std::size_t>(width) * sh);
+  const int width = dst.width(), height = dst.height();
+  tmp.resize(static_cast<std::size_t>(width) * sh);
+  // Row 0 and the step to the next row, in memory.
+  const uint32_t* row0 = src.Row(0);
+  const int row_stride = src.bottom_up() ? -sw : sw;
   if (width == sw) {
-    std::copy(src.data(), src.data() + tmp.size(), tmp.begin());
+    for (int y = 0; y < sh; ++y)
+      std::copy(src.Row(y), src.Row(y) + sw, tmp.begin() + static_cast<std::ptrdiff_t>(y) * sw);
   } else {
-    detail::ScaleAxis(src.data(), sh, sw, sw, 1, tmp.data(), width, width, 1);
+    detail::ScaleAxis(row0, sh, sw, row_stride, 1, tmp.data(), width, width, 1);
   }
-  Surface dst(width, height);
   if (height == sh) {
     std::copy(tmp.begin(), tmp.end(), dst.data());
   } else {
     detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
   }
+}
+
+inline Surface SmoothScale(const Surface& src, int width, int height) {
+  Surface dst(width, height);
+  std::vector<uint32_t> tmp;
+  SmoothScale(src, dst, tmp);
   return dst;
 }
 
@@ -911,25 +1017,40 @@ inline void Rect(Surface& s, Rgb color, int x, int y, int width, int height, int
 // ---- pygame.math ----
 
 // pygame.math.Vector2(p).rotate_rad(angle): the angle reduced to [0, 2 pi), quarter turns within
-// pygame's epsilon (1e-6) done exactly, any other angle with libm's sin and cos.
-inline Point RotateRad(Point p, double angle) {
-  constexpr double kTwoPi = 2 * 3.14159265358979323846;
-  constexpr double kHalfPi = 3.14159265358979323846 / 2;
-  constexpr double kEpsilon = 1e-6;
-  angle = std::fmod(angle, kTwoPi);
-  if (angle < 0) angle += kTwoPi;
-  if (std::fmod(angle + kEpsilon, kHalfPi) < 2 * kEpsilon) {
-    switch (static_cast<int>((angle + kEpsilon) / kHalfPi)) {
+// pygame's epsilon (1e-6) done exactly, any other angle with libm's sin and cos. A Rotation does the
+// angle's part once for the many points a frame rotates by the same angle (the same values).
+class Rotation {
+ public:
+  explicit Rotation(double angle) {
+    constexpr double kTwoPi = 2 * 3.14159265358979323846;
+    constexpr double kHalfPi = 3.14159265358979323846 / 2;
+    constexpr double kEpsilon = 1e-6;
+    angle = std::fmod(angle, kTwoPi);
+    if (angle < 0) angle += kTwoPi;
+    if (std::fmod(angle + kEpsilon, kHalfPi) < 2 * kEpsilon) {
+      quarter_turns_ = static_cast<int>((angle + kEpsilon) / kHalfPi) % 4;  // 4: a whole turn
+    } else {
+      sin_ = std::sin(angle);
+      cos_ = std::cos(angle);
+    }
+  }
+
+  Point operator()(Point p) const {
+    switch (quarter_turns_) {
+      case 0: return p;
       case 1: return {-p.y, p.x};
       case 2: return {-p.x, -p.y};
       case 3: return {p.y, -p.x};
-      default:  // 0 or 4: a whole turn
-        return p;
+      default: return {cos_ * p.x - sin_ * p.y, sin_ * p.x + cos_ * p.y};
     }
   }
-  const double sin_value = std::sin(angle);
-  const double cos_value = std::cos(angle);
-  return {cos_value * p.x - sin_value * p.y, sin_value * p.x + cos_value * p.y};
-}
+
+ private:
+  int quarter_turns_ = -1;  // -1: any other angle
+  double sin_ = 0.0;
+  double cos_ = 1.0;
+};
+
+inline Point RotateRad(Point p, double angle) { return Rotation(angle)(p); }
 
 }  // namespace pp::raster
