@@ -10,9 +10,9 @@ against sync and async against async) and optionally appends everything to a JSO
 
 Random actions from a fixed generator, the same for every method; episodes end (landers crash,
 walkers fall, cars reach the time limit or leave the playfield) and reset as they do in training.
-EnvPool 1.2.5's CarRacing is ``CarRacing-v2`` (runners.ENVPOOL_TASK_IDS): the same task, its 96x96
-frame drawn its own way (OpenCV), where ours and Gymnasium's draw Gymnasium's 1000x800 frame and
-smoothscale it, as the observation must be Gymnasium's pixel for pixel.
+EnvPool 1.2.5's ``CarRacing-v3`` draws its 96x96 frame its own way (OpenCV), where ours and
+Gymnasium's draw Gymnasium's 1000x800 frame and smoothscale it, as the observation must be
+Gymnasium's pixel for pixel.
 
 Usage:
     python benchmarks/bench_box2d.py                        # ~6 minutes on 2 cores

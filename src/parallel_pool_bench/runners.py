@@ -23,7 +23,6 @@ import parallel_pool
 __all__ = [
     "ACTION_BATCHES",
     "DEFAULT_METHODS",
-    "ENVPOOL_TASK_IDS",
     "GYMNASIUM_METHODS",
     "MAX_SUBPROCESSES",
     "METHODS",
@@ -59,10 +58,6 @@ DEFAULT_METHODS = tuple(METHODS)
 # ALE/Pong-v5 in AtariPreprocessing and FrameStackObservation, as benchmarks/bench_atari.py
 # passes it).
 GymnasiumEquivalents = Mapping[str, Callable[[], gymnasium.Env]]
-
-# Task ids EnvPool 1.2.5 has under another version: its CarRacing is CarRacing-v2 (the same task,
-# Gymnasium 0.x's id; EnvPool draws its 96x96 frame its own way, with OpenCV).
-ENVPOOL_TASK_IDS: dict[str, str] = {"CarRacing-v3": "CarRacing-v2"}
 
 # Distinct pre-drawn action batches a method cycles through: enough that the actions look random
 # to the env, few enough that 256 envs of an 8-dim Box take a few MB.
@@ -201,7 +196,7 @@ def check_available(
             return "envpool not installed"
         import envpool
 
-        if ENVPOOL_TASK_IDS.get(task_id, task_id) not in envpool.list_all_envs():
+        if task_id not in envpool.list_all_envs():
             return f"EnvPool has no env {task_id!r}"
     if method.startswith("ale-"):
         if parallel_pool.tasks.task_info(task_id)["family"] != "atari":
@@ -304,7 +299,7 @@ def make_runner(
 
         batch = num_envs if method == "envpool-sync" else async_batch_size(num_envs, async_fraction)
         envpool_env = envpool.make(
-            ENVPOOL_TASK_IDS.get(task_id, task_id), env_type="gymnasium", num_envs=num_envs, batch_size=batch,
+            task_id, env_type="gymnasium", num_envs=num_envs, batch_size=batch,
             num_threads=num_threads, seed=seed,
         )
         actions = draw_actions(envpool_env.action_space, batch, ACTION_BATCHES, seed)
