@@ -236,14 +236,18 @@ class ScoreFont {
  public:
   static constexpr int kSize = 42;
   explicit ScoreFont(std::string path) : path_(std::move(path)) {}
+  // Loaded by the first env made (a lock, not std::call_once: its thunk is a std:: template
+  // instance, which libstdc++ gives default visibility, and the family library must export only
+  // its two entry points; tests/test_families.py checks).
   const text::Font& Get() {
-    std::call_once(once_, [this] { font_ = std::make_unique<const text::Font>(path_, kSize); });
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (!font_) font_ = std::make_unique<const text::Font>(path_, kSize);
     return *font_;
   }
 
  private:
   std::string path_;
-  std::once_flag once_;
+  std::mutex mu_;
   std::unique_ptr<const text::Font> font_;
 };
 
