@@ -44,8 +44,7 @@ class BlackjackEnv final : public Env {
         action_index_(spec.ActionIndex("action")),
         natural_(spec.config.GetBool("natural")),
         sab_(spec.config.GetBool("sab")),
-        sheet_(std::move(sheet)),
-        surface_(kScreenW, kScreenH) {}
+        sheet_(std::move(sheet)) {}
 
   void Reset() override {
     dealer_ = {DrawCard(), DrawCard()};
@@ -88,6 +87,9 @@ class BlackjackEnv final : public Env {
   // the face-down one, "Player", the player's sum in the large font and "usable ace" if there is one.
   // pygame's blit returns the drawn rect (clipped to the screen): the layout follows its bottoms.
   void Render(uint8_t* rgb) override {
+    // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
+    // window-sized surface between frames.
+    raster::Surface surface(kScreenW, kScreenH);
     static constexpr raster::Rgb kWhite{255, 255, 255};
     // The fonts and cards come from the registration's sheet at this env's first frame (made once
     // per process there: 53 card PNGs and two fonts, ~0.3 s), so pools that never render skip them.
@@ -99,26 +101,26 @@ class BlackjackEnv final : public Env {
     SpritePtr& card = cards_[static_cast<std::size_t>(dealer_suit_ * 13 + dealer_face_)];
     if (!card)
       card = sheet_->Scaled(std::string(1, kSuits[dealer_suit_]) + kValues[dealer_face_] + ".png", kCardW, kCardH);
-    surface_.Fill({7, 99, 36});
+    surface.Fill({7, 99, 36});
     auto bottom = [](int y, int height) { return std::min(y + height, kScreenH); };
     auto centered = [](const text::TextSurface& t) { return kScreenW / 2 - t.width / 2; };
     const text::TextSurface dealer_text = small_font_->Render("Dealer: " + std::to_string(dealer_[0]), kWhite);
-    text::Blit(surface_, dealer_text, kSpacing, kSpacing);
+    text::Blit(surface, dealer_text, kSpacing, kSpacing);
     const int card_y = bottom(kSpacing, dealer_text.height) + kSpacing;
-    raster::Blit(surface_, *card, kScreenW / 2 - kCardW - kSpacing / 2, card_y);
-    raster::Blit(surface_, *hidden_card_, kScreenW / 2 + kSpacing / 2, card_y);
+    raster::Blit(surface, *card, kScreenW / 2 - kCardW - kSpacing / 2, card_y);
+    raster::Blit(surface, *hidden_card_, kScreenW / 2 + kSpacing / 2, card_y);
     // (spacing, bottom + 1.5 * spacing): blit truncates the float 37.5 offset's sum.
     const int player_y = bottom(card_y, kCardH) + kSpacing * 3 / 2;
     const text::TextSurface player_text = small_font_->Render("Player", kWhite);
-    text::Blit(surface_, player_text, kSpacing, player_y);
+    text::Blit(surface, player_text, kSpacing, player_y);
     const text::TextSurface sum_text = large_font_->Render(std::to_string(SumHand(player_)), kWhite);
     const int sum_y = bottom(player_y, player_text.height) + kSpacing;
-    text::Blit(surface_, sum_text, centered(sum_text), sum_y);
+    text::Blit(surface, sum_text, centered(sum_text), sum_y);
     if (UsableAce(player_)) {
       const text::TextSurface ace_text = small_font_->Render("usable ace", kWhite);
-      text::Blit(surface_, ace_text, centered(ace_text), bottom(sum_y, sum_text.height) + kSpacing / 2);
+      text::Blit(surface, ace_text, centered(ace_text), bottom(sum_y, sum_text.height) + kSpacing / 2);
     }
-    surface_.WriteRgb(rgb, false, 0, kScreenW);
+    surface.WriteRgb(rgb, false, 0, kScreenW);
   }
 
  private:
@@ -166,7 +168,6 @@ class BlackjackEnv final : public Env {
   // Rendering only (Render runs while no step of this env does): the screen and what it is drawn
   // from, fetched from the shared, read-only sheet on first use.
   const SpriteSheetPtr sheet_;
-  raster::Surface surface_;
   FontPtr small_font_, large_font_;
   SpritePtr hidden_card_;
   std::array<SpritePtr, 52> cards_;  // suit * 13 + face

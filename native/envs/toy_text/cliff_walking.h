@@ -73,8 +73,7 @@ class CliffWalkingEnv final : public Env {
         prob_index_(spec.StateIndex("info:prob")),
         action_index_(spec.ActionIndex("action")),
         table_(TableFromFlat(spec.tables.at("P"), CliffMap::kNumStates, 4)),
-        initial_(StartOnly()),
-        surface_(CliffMap::kCols * CliffMap::kCell, CliffMap::kRows * CliffMap::kCell) {
+        initial_(StartOnly()) {
     auto load = [&](const char* name) { return sheet->Scaled(name, CliffMap::kCell, CliffMap::kCell); };
     elves_ = {load("elf_up.png"), load("elf_right.png"), load("elf_down.png"), load("elf_left.png")};
     start_ = load("stool.png");
@@ -104,20 +103,23 @@ class CliffWalkingEnv final : public Env {
   // mountain, the cliff, the cliff's edge above it, stool and cookie, and the elf (facing the last
   // action, down after a reset) drawn 0.1 cell higher, under the cells drawn after it.
   void Render(uint8_t* rgb) override {
+    // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
+    // window-sized surface between frames.
+    raster::Surface surface(CliffMap::kCols * CliffMap::kCell, CliffMap::kRows * CliffMap::kCell);
     using M = CliffMap;
     for (int s = 0; s < M::kNumStates; ++s) {
       const int row = s / M::kCols, col = s % M::kCols;
       const int x = col * M::kCell, y = row * M::kCell;
       const int checker = (row % 2) ^ (col % 2);
-      raster::Blit(surface_, *mountain_bg_[checker], x, y);
-      if (M::Cliff(row, col)) raster::Blit(surface_, *cliff_, x, y);
-      if (row < M::kRows - 1 && M::Cliff(row + 1, col)) raster::Blit(surface_, *near_cliff_[checker], x, y);
-      if (s == M::kStart) raster::Blit(surface_, *start_, x, y);
-      if (s == M::kNumStates - 1) raster::Blit(surface_, *goal_, x, y);
+      raster::Blit(surface, *mountain_bg_[checker], x, y);
+      if (M::Cliff(row, col)) raster::Blit(surface, *cliff_, x, y);
+      if (row < M::kRows - 1 && M::Cliff(row + 1, col)) raster::Blit(surface, *near_cliff_[checker], x, y);
+      if (s == M::kStart) raster::Blit(surface, *start_, x, y);
+      if (s == M::kNumStates - 1) raster::Blit(surface, *goal_, x, y);
       // (x, y - 0.1 * 60): y - 6.000000000000001 rounds to the integer y - 6 in doubles.
-      if (s == state_) raster::Blit(surface_, *elves_[last_action_ < 0 ? 2 : last_action_], x, y - M::kCell / 10);
+      if (s == state_) raster::Blit(surface, *elves_[last_action_ < 0 ? 2 : last_action_], x, y - M::kCell / 10);
     }
-    surface_.WriteRgb(rgb, false, 0, surface_.width());
+    surface.WriteRgb(rgb, false, 0, surface.width());
   }
 
  private:
@@ -140,7 +142,6 @@ class CliffWalkingEnv final : public Env {
   const InitialStates initial_;
   int64_t state_ = 0;
   int last_action_ = -1;            // Gymnasium's lastaction, -1 for None: the elf's facing
-  raster::Surface surface_;         // Gymnasium's window surface (rendering only)
   std::array<SpritePtr, 4> elves_;  // facing UP, RIGHT, DOWN, LEFT
   std::array<SpritePtr, 2> mountain_bg_, near_cliff_;
   SpritePtr start_, goal_, cliff_;

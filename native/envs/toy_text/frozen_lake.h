@@ -170,14 +170,13 @@ class FrozenLakeEnv final : public Env {
         obs_index_(spec.StateIndex("obs")),
         prob_index_(spec.StateIndex("info:prob")),
         action_index_(spec.ActionIndex("action")),
-        board_(FrozenLakeBoard(spec.config)),
-        surface_(spec.render_shape.at(1), spec.render_shape.at(0)) {
+        board_(FrozenLakeBoard(spec.config)) {
     if (!board_.empty()) Build(TableFromFlat(spec.tables.at("P"), NumStates(), 4));
     // cell_size = window_size // (ncol, nrow); a random map is 8 x 8.
     const int nrow = board_.empty() ? 8 : static_cast<int>(board_.size());
     const int ncol = board_.empty() ? 8 : static_cast<int>(board_[0].size());
-    cell_w_ = surface_.width() / ncol;
-    cell_h_ = surface_.height() / nrow;
+    cell_w_ = spec.render_shape.at(1) / ncol;
+    cell_h_ = spec.render_shape.at(0) / nrow;
     auto load = [&](const char* name) { return sheet->Scaled(name, cell_w_, cell_h_); };
     hole_ = load("hole.png");
     cracked_hole_ = load("cracked_hole.png");
@@ -216,27 +215,30 @@ class FrozenLakeEnv final : public Env {
   // the cracked hole where it fell in. Columns and rows past ncol * cell_w stay black, as in
   // Gymnasium's window (never drawn there).
   void Render(uint8_t* rgb) override {
+    // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
+    // window-sized surface between frames.
+    raster::Surface surface(spec().render_shape.at(1), spec().render_shape.at(0));
     const int nrow = static_cast<int>(board_.size()), ncol = static_cast<int>(board_[0].size());
     for (int y = 0; y < nrow; ++y) {
       for (int x = 0; x < ncol; ++x) {
         const int px = x * cell_w_, py = y * cell_h_;
-        raster::Blit(surface_, *ice_, px, py);
+        raster::Blit(surface, *ice_, px, py);
         const char letter = board_[y][x];
         if (letter == 'H') {
-          raster::Blit(surface_, *hole_, px, py);
+          raster::Blit(surface, *hole_, px, py);
         } else if (letter == 'G') {
-          raster::Blit(surface_, *goal_, px, py);
+          raster::Blit(surface, *goal_, px, py);
         } else if (letter == 'S') {
-          raster::Blit(surface_, *start_, px, py);
+          raster::Blit(surface, *start_, px, py);
         }
-        raster::Rect(surface_, {180, 200, 230}, px, py, cell_w_, cell_h_, 1);
+        raster::Rect(surface, {180, 200, 230}, px, py, cell_w_, cell_h_, 1);
       }
     }
     const int row = static_cast<int>(state_ / ncol), col = static_cast<int>(state_ % ncol);
     const raster::Sprite& agent =
         board_[row][col] == 'H' ? *cracked_hole_ : *elves_[last_action_ < 0 ? 1 : last_action_];
-    raster::Blit(surface_, agent, col * cell_w_, row * cell_h_);
-    surface_.WriteRgb(rgb, false, 0, surface_.width());
+    raster::Blit(surface, agent, col * cell_w_, row * cell_h_);
+    surface.WriteRgb(rgb, false, 0, surface.width());
   }
 
  private:
@@ -264,8 +266,7 @@ class FrozenLakeEnv final : public Env {
   std::optional<TransitionTable> table_;
   std::optional<InitialStates> initial_;
   int64_t state_ = 0;
-  int last_action_ = -1;     // Gymnasium's lastaction, -1 for None: the elf's facing
-  raster::Surface surface_;  // Gymnasium's window surface (rendering only)
+  int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
   int cell_w_ = 0, cell_h_ = 0;
   SpritePtr hole_, cracked_hole_, ice_, goal_, start_;
   std::array<SpritePtr, 4> elves_;  // facing LEFT, DOWN, RIGHT, UP

@@ -144,8 +144,7 @@ class TaxiEnv final : public Env {
         action_index_(spec.ActionIndex("action")),
         fickle_passenger_(spec.config.GetBool("fickle_passenger")),
         table_(TableFromFlat(spec.tables.at("P"), TaxiMap::kNumStates, TaxiMap::kNumActions)),
-        initial_(InitialWeights()),
-        surface_(TaxiMap::kWindowW, TaxiMap::kWindowH) {
+        initial_(InitialWeights()) {
     auto load = [&](const char* name) { return sheet->Scaled(name, TaxiMap::kCell, TaxiMap::kCell); };
     taxis_ = {load("cab_front.png"), load("cab_rear.png"), load("cab_right.png"), load("cab_left.png")};
     passenger_ = load("passenger.png");
@@ -193,6 +192,9 @@ class TaxiEnv final : public Env {
   // hotel (alpha 170, half a cell high) in the order that keeps the lower one in front. As in
   // Gymnasium, the taxi's orientation is the last move seen by a render (a state of rendering).
   void Render(uint8_t* rgb) override {
+    // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
+    // window-sized surface between frames.
+    raster::Surface surface(TaxiMap::kWindowW, TaxiMap::kWindowH);
     using M = TaxiMap;
     static constexpr raster::Rgb kLocColors[4] = {{255, 0, 0}, {0, 255, 0}, {255, 255, 0}, {0, 0, 255}};
     const int rows = static_cast<int>(M::kRows.size()), cols = 11;
@@ -200,20 +202,20 @@ class TaxiEnv final : public Env {
     for (int y = 0; y < rows; ++y) {
       for (int x = 0; x < cols; ++x) {
         const int cx = x * M::kCell, cy = y * M::kCell;
-        raster::Blit(surface_, *background_, cx, cy);
+        raster::Blit(surface, *background_, cx, cy);
         const char c = at(y, x);
         if (c == '|' && (y == 0 || at(y - 1, x) != '|')) {
-          raster::Blit(surface_, *median_vert_[0], cx, cy);
+          raster::Blit(surface, *median_vert_[0], cx, cy);
         } else if (c == '|' && (y == rows - 1 || at(y + 1, x) != '|')) {
-          raster::Blit(surface_, *median_vert_[2], cx, cy);
+          raster::Blit(surface, *median_vert_[2], cx, cy);
         } else if (c == '|') {
-          raster::Blit(surface_, *median_vert_[1], cx, cy);
+          raster::Blit(surface, *median_vert_[1], cx, cy);
         } else if (c == '-' && (x == 0 || at(y, x - 1) != '-')) {
-          raster::Blit(surface_, *median_horiz_[0], cx, cy);
+          raster::Blit(surface, *median_horiz_[0], cx, cy);
         } else if (c == '-' && (x == cols - 1 || at(y, x + 1) != '-')) {
-          raster::Blit(surface_, *median_horiz_[2], cx, cy);
+          raster::Blit(surface, *median_horiz_[2], cx, cy);
         } else if (c == '-') {
-          raster::Blit(surface_, *median_horiz_[1], cx, cy);
+          raster::Blit(surface, *median_horiz_[1], cx, cy);
         }
       }
     }
@@ -221,21 +223,21 @@ class TaxiEnv final : public Env {
     auto surf_x = [](int col) { return (col * 2 + 1) * M::kCell; };
     auto surf_y = [](int row) { return (row + 1) * M::kCell; };
     for (int i = 0; i < 4; ++i) {
-      raster::BlitFilled(surface_, kLocColors[i], M::kCell, M::kCell, surf_x(M::kLocs[i].second),
+      raster::BlitFilled(surface, kLocColors[i], M::kCell, M::kCell, surf_x(M::kLocs[i].second),
                          surf_y(M::kLocs[i].first) + 10, 128);
     }
     const auto [row, col, pass, dest] = M::Decode(state_);
-    if (pass < 4) raster::Blit(surface_, *passenger_, surf_x(M::kLocs[pass].second), surf_y(M::kLocs[pass].first));
+    if (pass < 4) raster::Blit(surface, *passenger_, surf_x(M::kLocs[pass].second), surf_y(M::kLocs[pass].first));
     if (last_action_ >= 0 && last_action_ <= 3) orientation_ = last_action_;
     const int dest_x = surf_x(M::kLocs[dest].second), dest_y = surf_y(M::kLocs[dest].first) - M::kCell / 2;
     if (surf_y(M::kLocs[dest].first) <= surf_y(row)) {
-      raster::Blit(surface_, *destination_, dest_x, dest_y, 170);
-      raster::Blit(surface_, *taxis_[orientation_], surf_x(col), surf_y(row));
+      raster::Blit(surface, *destination_, dest_x, dest_y, 170);
+      raster::Blit(surface, *taxis_[orientation_], surf_x(col), surf_y(row));
     } else {
-      raster::Blit(surface_, *taxis_[orientation_], surf_x(col), surf_y(row));
-      raster::Blit(surface_, *destination_, dest_x, dest_y, 170);
+      raster::Blit(surface, *taxis_[orientation_], surf_x(col), surf_y(row));
+      raster::Blit(surface, *destination_, dest_x, dest_y, 170);
     }
-    surface_.WriteRgb(rgb, false, 0, surface_.width());
+    surface.WriteRgb(rgb, false, 0, surface.width());
   }
 
  private:
@@ -277,7 +279,6 @@ class TaxiEnv final : public Env {
   bool fickle_step_ = false;
   int last_action_ = -1;            // Gymnasium's lastaction, -1 for None
   int orientation_ = 0;             // Gymnasium's taxi_orientation: set at reset, updated by render()
-  raster::Surface surface_;         // Gymnasium's window surface (rendering only)
   std::array<SpritePtr, 4> taxis_;  // facing SOUTH (front), NORTH (rear), EAST (right), WEST (left)
   std::array<SpritePtr, 3> median_horiz_, median_vert_;
   SpritePtr passenger_, destination_, background_;
