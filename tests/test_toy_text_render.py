@@ -203,3 +203,17 @@ def test_render_shape_and_mode(task_id: str, kwargs: dict[str, Any], shape: tupl
         env.close()
     with pytest.raises(ValueError, match="render_mode"):
         parallel_pool.make(task_id, num_envs=1, render_mode="human", **kwargs)
+
+
+def test_the_family_needs_only_the_folder_every_gymnasium_has() -> None:
+    # Gymnasium 1.4 redrew the toy-text art (other file names under img/, no font/). The family
+    # declares only gymnasium's envs/toy_text, so its tasks load and step with any Gymnasium from 1.1
+    # on; only render() needs 1.1-1.3's files and says so (native/envs/toy_text/toy_text_test.cc
+    # renders without them).
+    from parallel_pool import _native, families
+
+    (library,) = [path for path in families.installed_families() if os.path.basename(path) == "toy_text.so"]
+    assert [tuple(r) for r in _native.library_resources(library)] == [("toy_text_dir", "gymnasium", "envs/toy_text")]
+    with parallel_pool.make_gymnasium("FrozenLake-v1", num_envs=2) as env:
+        env.reset(seed=0)
+        assert env.render().shape == (2, 256, 256, 3)

@@ -73,15 +73,8 @@ class CliffWalkingEnv final : public Env {
         prob_index_(spec.StateIndex("info:prob")),
         action_index_(spec.ActionIndex("action")),
         table_(TableFromFlat(spec.tables.at("P"), CliffMap::kNumStates, 4)),
-        initial_(StartOnly()) {
-    auto load = [&](const char* name) { return sheet->Scaled(name, CliffMap::kCell, CliffMap::kCell); };
-    elves_ = {load("elf_up.png"), load("elf_right.png"), load("elf_down.png"), load("elf_left.png")};
-    start_ = load("stool.png");
-    goal_ = load("cookie.png");
-    mountain_bg_ = {load("mountain_bg1.png"), load("mountain_bg2.png")};
-    near_cliff_ = {load("mountain_near-cliff1.png"), load("mountain_near-cliff2.png")};
-    cliff_ = load("mountain_cliff.png");
-  }
+        initial_(StartOnly()),
+        sheet_(std::move(sheet)) {}
 
   void Reset() override {
     state_ = initial_.Sample(np_random());  // always the start, but it draws as Gymnasium does
@@ -103,6 +96,7 @@ class CliffWalkingEnv final : public Env {
   // mountain, the cliff, the cliff's edge above it, stool and cookie, and the elf (facing the last
   // action, down after a reset) drawn 0.1 cell higher, under the cells drawn after it.
   void Render(uint8_t* rgb) override {
+    if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
     raster::Surface surface(CliffMap::kCols * CliffMap::kCell, CliffMap::kRows * CliffMap::kCell);
@@ -141,7 +135,22 @@ class CliffWalkingEnv final : public Env {
   const TransitionTable table_;
   const InitialStates initial_;
   int64_t state_ = 0;
-  int last_action_ = -1;            // Gymnasium's lastaction, -1 for None: the elf's facing
+  int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
+  // The sprites are read at the first render(), not at construction: a Gymnasium without these
+  // files (1.4 redrew the art) must fail render() only (sprites.h says why).
+  void LoadSprites() {
+    auto load = [&](const char* name) { return sheet_->Scaled(name, CliffMap::kCell, CliffMap::kCell); };
+    elves_ = {load("elf_up.png"), load("elf_right.png"), load("elf_down.png"), load("elf_left.png")};
+    start_ = load("stool.png");
+    goal_ = load("cookie.png");
+    mountain_bg_ = {load("mountain_bg1.png"), load("mountain_bg2.png")};
+    near_cliff_ = {load("mountain_near-cliff1.png"), load("mountain_near-cliff2.png")};
+    cliff_ = load("mountain_cliff.png");
+    sprites_loaded_ = true;
+  }
+
+  const SpriteSheetPtr sheet_;
+  bool sprites_loaded_ = false;
   std::array<SpritePtr, 4> elves_;  // facing UP, RIGHT, DOWN, LEFT
   std::array<SpritePtr, 2> mountain_bg_, near_cliff_;
   SpritePtr start_, goal_, cliff_;

@@ -4,11 +4,13 @@
 
 #include "envs/toy_text/register.h"
 
-// render() draws Gymnasium's own sprites and font, read from the installed gymnasium (never copied here).
-PP_FAMILY_RESOURCES(
-    "img_dir gymnasium envs/toy_text/img\n"
-    "font_dir gymnasium envs/toy_text/font\n")
+// render() draws Gymnasium's own sprites and font, read from the installed gymnasium (never copied here):
+// its img/ and font/ folders under envs/toy_text. Only envs/toy_text itself is declared, which every
+// Gymnasium has: Gymnasium 1.4 redrew the art and dropped font/, and a missing sprite must fail only
+// render() (with a message saying so), never the loading of the family and its tasks.
+PP_FAMILY_RESOURCES("toy_text_dir gymnasium envs/toy_text\n")
 
 PP_REGISTER_FAMILY(registry) {
-  pp::RegisterToyText(*registry, registry->Resource("img_dir"), registry->Resource("font_dir"));
+  const std::string dir = registry->Resource("toy_text_dir");
+  pp::RegisterToyText(*registry, dir + "/img", dir + "/font");
 }

@@ -170,20 +170,14 @@ class FrozenLakeEnv final : public Env {
         obs_index_(spec.StateIndex("obs")),
         prob_index_(spec.StateIndex("info:prob")),
         action_index_(spec.ActionIndex("action")),
-        board_(FrozenLakeBoard(spec.config)) {
+        board_(FrozenLakeBoard(spec.config)),
+        sheet_(std::move(sheet)) {
     if (!board_.empty()) Build(TableFromFlat(spec.tables.at("P"), NumStates(), 4));
     // cell_size = window_size // (ncol, nrow); a random map is 8 x 8.
     const int nrow = board_.empty() ? 8 : static_cast<int>(board_.size());
     const int ncol = board_.empty() ? 8 : static_cast<int>(board_[0].size());
     cell_w_ = spec.render_shape.at(1) / ncol;
     cell_h_ = spec.render_shape.at(0) / nrow;
-    auto load = [&](const char* name) { return sheet->Scaled(name, cell_w_, cell_h_); };
-    hole_ = load("hole.png");
-    cracked_hole_ = load("cracked_hole.png");
-    ice_ = load("ice.png");
-    goal_ = load("goal.png");
-    start_ = load("stool.png");
-    elves_ = {load("elf_left.png"), load("elf_down.png"), load("elf_right.png"), load("elf_up.png")};
   }
 
   void Reset() override {
@@ -215,6 +209,7 @@ class FrozenLakeEnv final : public Env {
   // the cracked hole where it fell in. Columns and rows past ncol * cell_w stay black, as in
   // Gymnasium's window (never drawn there).
   void Render(uint8_t* rgb) override {
+    if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
     raster::Surface surface(spec().render_shape.at(1), spec().render_shape.at(0));
@@ -268,6 +263,21 @@ class FrozenLakeEnv final : public Env {
   int64_t state_ = 0;
   int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
   int cell_w_ = 0, cell_h_ = 0;
+  // The sprites are read at the first render(), not at construction: a Gymnasium without these
+  // files (1.4 redrew the art) must fail render() only (sprites.h says why).
+  void LoadSprites() {
+    auto load = [&](const char* name) { return sheet_->Scaled(name, cell_w_, cell_h_); };
+    hole_ = load("hole.png");
+    cracked_hole_ = load("cracked_hole.png");
+    ice_ = load("ice.png");
+    goal_ = load("goal.png");
+    start_ = load("stool.png");
+    elves_ = {load("elf_left.png"), load("elf_down.png"), load("elf_right.png"), load("elf_up.png")};
+    sprites_loaded_ = true;
+  }
+
+  const SpriteSheetPtr sheet_;
+  bool sprites_loaded_ = false;
   SpritePtr hole_, cracked_hole_, ice_, goal_, start_;
   std::array<SpritePtr, 4> elves_;  // facing LEFT, DOWN, RIGHT, UP
 };

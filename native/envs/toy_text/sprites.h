@@ -2,9 +2,11 @@
 // where gymnasium is installed), loaded once per registration and shared read-only by every env.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -34,7 +36,7 @@ class SpriteSheet {
     if (it != scaled_.end()) return it->second;
     auto loaded = loaded_.find(name);
     if (loaded == loaded_.end()) {
-      png::Image image = png::Load(img_dir_ + "/" + name);
+      png::Image image = png::Load(Require(img_dir_ + "/" + name));
       loaded =
           loaded_.emplace(name, raster::Sprite{image.width, image.height, image.alpha, std::move(image.argb)}).first;
     }
@@ -50,12 +52,25 @@ class SpriteSheet {
     auto key = std::make_pair(name, size);
     auto it = fonts_.find(key);
     if (it != fonts_.end()) return it->second;
-    FontPtr font = std::make_shared<const text::Font>(font_dir_ + "/" + name, size);
+    FontPtr font = std::make_shared<const text::Font>(Require(font_dir_ + "/" + name), size);
     fonts_.emplace(std::move(key), font);
     return font;
   }
 
  private:
+  // The frames are those of Gymnasium 1.1 to 1.3, whose art these files are. Gymnasium 1.4 redrew the
+  // toy-text art under other names (and dropped font/): there the tasks run, and render() says why it
+  // cannot draw.
+  static const std::string& Require(const std::string& path) {
+    if (!std::filesystem::is_regular_file(path)) {
+      throw std::runtime_error(
+          "toy-text render() draws the sprites and font of Gymnasium 1.1 to 1.3, and " + path +
+          " is not in the installed gymnasium (Gymnasium 1.4 redrew the toy-text art; frames of its art "
+          "are not supported yet): install gymnasium<1.4 to render these tasks");
+    }
+    return path;
+  }
+
   const std::string img_dir_;
   const std::string font_dir_;
   std::mutex mu_;

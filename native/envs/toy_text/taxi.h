@@ -144,17 +144,8 @@ class TaxiEnv final : public Env {
         action_index_(spec.ActionIndex("action")),
         fickle_passenger_(spec.config.GetBool("fickle_passenger")),
         table_(TableFromFlat(spec.tables.at("P"), TaxiMap::kNumStates, TaxiMap::kNumActions)),
-        initial_(InitialWeights()) {
-    auto load = [&](const char* name) { return sheet->Scaled(name, TaxiMap::kCell, TaxiMap::kCell); };
-    taxis_ = {load("cab_front.png"), load("cab_rear.png"), load("cab_right.png"), load("cab_left.png")};
-    passenger_ = load("passenger.png");
-    destination_ = load("hotel.png");
-    median_horiz_ = {load("gridworld_median_left.png"), load("gridworld_median_horiz.png"),
-                     load("gridworld_median_right.png")};
-    median_vert_ = {load("gridworld_median_top.png"), load("gridworld_median_vert.png"),
-                    load("gridworld_median_bottom.png")};
-    background_ = load("taxi_background.png");
-  }
+        initial_(InitialWeights()),
+        sheet_(std::move(sheet)) {}
 
   void Reset() override {
     state_ = initial_.Sample(np_random());
@@ -192,6 +183,7 @@ class TaxiEnv final : public Env {
   // hotel (alpha 170, half a cell high) in the order that keeps the lower one in front. As in
   // Gymnasium, the taxi's orientation is the last move seen by a render (a state of rendering).
   void Render(uint8_t* rgb) override {
+    if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
     raster::Surface surface(TaxiMap::kWindowW, TaxiMap::kWindowH);
@@ -277,8 +269,25 @@ class TaxiEnv final : public Env {
   const InitialStates initial_;
   int64_t state_ = 0;
   bool fickle_step_ = false;
-  int last_action_ = -1;            // Gymnasium's lastaction, -1 for None
-  int orientation_ = 0;             // Gymnasium's taxi_orientation: set at reset, updated by render()
+  int last_action_ = -1;  // Gymnasium's lastaction, -1 for None
+  int orientation_ = 0;   // Gymnasium's taxi_orientation: set at reset, updated by render()
+  // The sprites are read at the first render(), not at construction: a Gymnasium without these
+  // files (1.4 redrew the art) must fail render() only (sprites.h says why).
+  void LoadSprites() {
+    auto load = [&](const char* name) { return sheet_->Scaled(name, TaxiMap::kCell, TaxiMap::kCell); };
+    taxis_ = {load("cab_front.png"), load("cab_rear.png"), load("cab_right.png"), load("cab_left.png")};
+    passenger_ = load("passenger.png");
+    destination_ = load("hotel.png");
+    median_horiz_ = {load("gridworld_median_left.png"), load("gridworld_median_horiz.png"),
+                     load("gridworld_median_right.png")};
+    median_vert_ = {load("gridworld_median_top.png"), load("gridworld_median_vert.png"),
+                    load("gridworld_median_bottom.png")};
+    background_ = load("taxi_background.png");
+    sprites_loaded_ = true;
+  }
+
+  const SpriteSheetPtr sheet_;
+  bool sprites_loaded_ = false;
   std::array<SpritePtr, 4> taxis_;  // facing SOUTH (front), NORTH (rear), EAST (right), WEST (left)
   std::array<SpritePtr, 3> median_horiz_, median_vert_;
   SpritePtr passenger_, destination_, background_;
