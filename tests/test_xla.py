@@ -312,6 +312,24 @@ def test_bad_values_are_raised_when_run() -> None:
         env.close()
 
 
+def test_an_env_that_raises_is_raised_by_jax_and_the_pool_goes_on() -> None:
+    """The plain API's EnvError, here the call's error: naming the env and its message."""
+    env = parallel_pool.make("Faulty-v0", num_envs=2, fault_env_id=1, raise_on_step=3)
+    try:
+        env.reset()
+        handle, recv, send, step = env.xla()
+        step_jit = jax.jit(step)
+        for _ in range(2):
+            handle, _ = step_jit(handle, jnp.zeros(2, jnp.int32))
+        with pytest.raises(jax.errors.JaxRuntimeError, match=r"1 env\(s\) raised: env 1: Faulty-v0: Step\(\) raised"):
+            step_jit(handle, jnp.zeros(2, jnp.int32))[0].block_until_ready()
+        # The batch was received (as the plain API's): the next step goes on, env 1 reset.
+        handle, (obs, reward, terminated, truncated, info) = step_jit(handle, jnp.zeros(2, jnp.int32))
+        assert np.asarray(info["elapsed_step"]).tolist() == [4, 0]
+    finally:
+        env.close()
+
+
 def test_a_closed_pool_gives_a_clear_error() -> None:
     env = make("CartPole-v1", "gymnasium", num_envs=2)
     env.reset()
