@@ -4,8 +4,9 @@ A jitted rollout (``jax.lax.scan``/``fori_loop`` over ``step``, or over ``recv``
 mode) must equal the plain API's rollout of a pool made with the same seed and fed the same actions,
 array by array, in every front-end's form: exactly, in JAX's dtypes (float64 fields arrive as float32
 with JAX's default 32-bit mode, as NumPy's astype rounds them; as float64 with 64-bit types on). Bad
-input is refused with a clear error when traced or when run; nothing crashes. Skipped only where
-jax is not installed (the test extra installs it).
+input is refused with a clear error when traced or when run; nothing crashes. jax, flax and optax
+are in the test extra, so they are imported as every test dependency is (tests/test_ci.py forbids
+skipping a missing one).
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import parallel_pool
 from parallel_pool import _native
-
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
 
 STEPS = 60
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool import _native, tasks
+from parallel_pool import _native, tasks, xla
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
 from parallel_pool.spec import EnvSpec
@@ -192,9 +192,7 @@ class BasePoolEnv:
             )
         if importlib.util.find_spec("jax") is None:
             raise ImportError('xla() needs jax: pip install "parallel-pool[jax]"')
-        from parallel_pool.xla import make_xla
-
-        return make_xla(self)
+        return xla.make_xla(self)
 
     def _xla_result(self, arrays: tuple) -> Any:
         """The JAX arrays of one batch (xla()'s recv and step) in this front-end's return form,

@@ -21,20 +21,21 @@ as their uint8 bytes. Per-player fields (a row count that changes per batch) and
 dynamic shapes. Bad input is refused when the function is traced (shapes and dtypes) or raised by
 JAX when the call runs (out-of-range actions, env ids in flight, a closed pool); nothing crashes.
 
-Importing this module imports jax; ``import parallel_pool`` does not.
+jax is imported when ``xla()`` is first called: ``import parallel_pool`` never imports it.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from parallel_pool import _native
 from parallel_pool.spec import FieldInfo
+
+if TYPE_CHECKING:
+    import jax
 
 HANDLE_BYTES = 8  # the pool's number in native/python/pool_handles.h, as bytes
 
@@ -42,7 +43,7 @@ _registered = False
 _register_lock = threading.Lock()
 
 
-def _register_targets() -> None:
+def _register_targets(jax: Any) -> None:
     """Registers the custom-call targets with JAX, once per process (they serve every pool)."""
     global _registered
     with _register_lock:
@@ -61,6 +62,10 @@ class XlaFunctions:
     """Builds the jittable calls of one pool; ``make_xla`` returns its ``(handle, recv, send, step)``."""
 
     def __init__(self, env: Any) -> None:
+        import jax  # here, not at the top: importing parallel_pool must not import jax
+        import jax.numpy as jnp
+
+        self._jax, self._jnp = jax, jnp
         self._env = env
         native = env._native
         native.check_open()
@@ -80,22 +85,22 @@ class XlaFunctions:
         self._actions: list[FieldInfo] = list(env.spec.action_fields)
         self._num_envs: int = env.num_envs
         self._batch_size: int = env.batch_size
-        _register_targets()
+        _register_targets(jax)
         self.handle = np.frombuffer(native.xla_handle(), dtype=np.uint8).copy()
 
     # --- what the calls take and return, in JAX's dtypes of the moment (64-bit types on or off) ---
     def _handle_type(self) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct((HANDLE_BYTES,), jnp.uint8)
+        return self._jax.ShapeDtypeStruct((HANDLE_BYTES,), self._jnp.uint8)
 
     def _result_types(self) -> list[jax.ShapeDtypeStruct]:
         return [
-            jax.ShapeDtypeStruct((self._batch_size, *shape), jax.dtypes.canonicalize_dtype(dtype))
+            self._jax.ShapeDtypeStruct((self._batch_size, *shape), self._jax.dtypes.canonicalize_dtype(dtype))
             for _, dtype, shape in self._fields
         ]
 
     def _check_handle(self, handle: Any) -> jax.Array:
-        handle = jnp.asarray(handle)
-        if handle.shape != (HANDLE_BYTES,) or handle.dtype != jnp.uint8:
+        handle = self._jnp.asarray(handle)
+        if handle.shape != (HANDLE_BYTES,) or handle.dtype != self._jnp.uint8:
             raise TypeError(
                 f"handle must be the uint8 array of shape ({HANDLE_BYTES},) that xla() returned (or a call returned), "
                 f"got {handle.dtype} of shape {_field_shape(handle.shape)}"
@@ -104,17 +109,18 @@ class XlaFunctions:
 
     def _env_ids(self, env_id: Any) -> jax.Array:
         if env_id is None:
-            return jnp.arange(self._num_envs, dtype=jnp.int32)
-        ids = jnp.asarray(env_id)
+            return self._jnp.arange(self._num_envs, dtype=self._jnp.int32)
+        ids = self._jnp.asarray(env_id)
         if ids.ndim != 1:
             raise ValueError(f"env_id must be a 1-d array of env ids, got shape {_field_shape(ids.shape)}")
-        if ids.shape[0] > 0 and not jnp.issubdtype(ids.dtype, jnp.integer):
+        if ids.shape[0] > 0 and not self._jnp.issubdtype(ids.dtype, self._jnp.integer):
             raise TypeError(f"env_id must be integers, got dtype {ids.dtype}")
-        return ids.astype(jnp.int32)
+        return ids.astype(self._jnp.int32)
 
     def _action_arrays(self, action: Any, n: int) -> list[jax.Array]:
         """One array per action field, checked against the field's shape and kind and cast to the
         field's JAX dtype, as the plain API checks and casts its NumPy actions."""
+        jnp = self._jnp
         fields = self._actions
         keys = [f.key for f in fields]
         if len(fields) == 1 and not isinstance(action, dict):
@@ -146,7 +152,7 @@ class XlaFunctions:
                 raise ValueError(
                     f"action '{field.key}' must have shape {expect} for {n} env(s), got {_field_shape(array.shape)}"
                 )
-            arrays.append(array.astype(jax.dtypes.canonicalize_dtype(field.dtype)))
+            arrays.append(array.astype(self._jax.dtypes.canonicalize_dtype(field.dtype)))
         return arrays
 
     # --- the calls ---
@@ -154,13 +160,13 @@ class XlaFunctions:
         handle = self._check_handle(handle)
         ids = self._env_ids(env_id)
         actions = self._action_arrays(action, ids.shape[0])
-        call = jax.ffi.ffi_call("parallel_pool_send", self._handle_type(), has_side_effect=True)
+        call = self._jax.ffi.ffi_call("parallel_pool_send", self._handle_type(), has_side_effect=True)
         return call(handle, ids, *actions)
 
     def recv(self, handle: Any) -> tuple[jax.Array, Any]:
         handle = self._check_handle(handle)
         results = [self._handle_type(), *self._result_types()]
-        call = jax.ffi.ffi_call("parallel_pool_recv", results, has_side_effect=True)
+        call = self._jax.ffi.ffi_call("parallel_pool_recv", results, has_side_effect=True)
         out = call(handle)
         return out[0], self._env._xla_result(tuple(out[1:]))
 
@@ -169,7 +175,7 @@ class XlaFunctions:
         ids = self._env_ids(env_id)
         actions = self._action_arrays(action, ids.shape[0])
         results = [self._handle_type(), *self._result_types()]
-        call = jax.ffi.ffi_call("parallel_pool_step", results, has_side_effect=True)
+        call = self._jax.ffi.ffi_call("parallel_pool_step", results, has_side_effect=True)
         out = call(handle, ids, *actions)
         return out[0], self._env._xla_result(tuple(out[1:]))
 
