@@ -225,6 +225,11 @@ def test_async_step_with_env_ids() -> None:
         handle, (obs, reward, terminated, truncated, info) = jax.jit(step)(handle, jnp.zeros(2, jnp.int32), ids)
         assert obs.shape == (2, 4) and reward.shape == (2,) and info["env_id"].shape == (2,)
         assert set(np.asarray(info["env_id"]).tolist()) <= set(range(4))
+        # Outside jit too (JAX runs the custom calls eagerly).
+        handle = send(handle, np.ones(2, np.int64), info["env_id"])
+        handle, (obs, reward, terminated, truncated, info) = recv(handle)
+        assert obs.shape == (2, 4) and set(np.asarray(info["env_id"]).tolist()) <= set(range(4))
+        assert ours._native.outstanding == 2  # the two envs not received
     finally:
         ours.close()
 
@@ -336,6 +341,7 @@ def test_a_closed_pool_gives_a_clear_error() -> None:
     handle, recv, send, step = env.xla()
     step_jit = jax.jit(step)
     handle, _ = step_jit(handle, jnp.zeros(2, jnp.int32))
+    handle.block_until_ready()  # JAX dispatches asynchronously: the step is done before close()
     env.close()
     with pytest.raises(jax.errors.JaxRuntimeError, match="parallel_pool: the pool is closed"):
         step_jit(handle, jnp.zeros(2, jnp.int32))[0].block_until_ready()
