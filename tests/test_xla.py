@@ -234,6 +234,34 @@ def test_async_step_with_env_ids() -> None:
         ours.close()
 
 
+def test_calls_are_neither_dropped_nor_merged() -> None:
+    """Side effects: a send whose returned handle is unused still runs, and two recvs given the
+    same handle both run (XLA would otherwise drop the one and merge the other two)."""
+    env = make("CartPole-v1", "gymnasium", num_envs=4, batch_size=2)
+    try:
+        env.async_reset()
+        handle, recv, send, step = env.xla()
+
+        @jax.jit
+        def two_recvs(handle: Any) -> Any:
+            (_, first), (_, second) = recv(handle), recv(handle)
+            return first[4]["env_id"], second[4]["env_id"]
+
+        first, second = two_recvs(handle)
+        assert sorted(np.concatenate([first, second]).tolist()) == [0, 1, 2, 3]
+        assert env._native.outstanding == 0
+
+        @jax.jit
+        def send_and_forget(handle: Any) -> Any:
+            send(handle, jnp.zeros(4, jnp.int32))
+            return jnp.int32(0)
+
+        send_and_forget(handle).block_until_ready()
+        assert env._native.outstanding == 4
+    finally:
+        env.close()
+
+
 def test_episode_stats_are_always_in_info() -> None:
     """The plain API adds info["episode"] only when an episode ended; xla()'s info always has it
     (a traced function's keys cannot depend on values), with _episode saying which rows ended."""
