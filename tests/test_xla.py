@@ -93,6 +93,27 @@ def test_a_jitted_scan_over_step_equals_the_plain_rollout(task: str, env_type: s
         plain.close()
 
 
+def test_dm_discount_is_zero_on_a_lost_life() -> None:
+    """dm_env's TimeStep from xla(): Atari's zero_discount_on_life_loss as the plain API computes it."""
+    steps, kwargs = 200, {"num_envs": 1, "seed": 0, "zero_discount_on_life_loss": True}
+    ours, plain = parallel_pool.make_dm("Breakout-v5", **kwargs), parallel_pool.make_dm("Breakout-v5", **kwargs)
+    try:
+        actions = np.random.default_rng(0).integers(0, 4, (steps, 1))
+        ours.reset()
+        plain.reset()
+        handle, recv, send, step = ours.xla()
+        handle, results = jax.jit(lambda h, a: jax.lax.scan(step, h, a))(handle, jnp.asarray(actions))
+        lost = 0
+        for t in range(steps):
+            expected = plain.step(actions[t])
+            assert_same(row(results, t), expected, f"Breakout dm step {t}")
+            lost += int(expected.observation.life_loss[0] and expected.step_type[0] == 1)
+        assert lost > 0 and not np.asarray(results.discount).all()
+    finally:
+        ours.close()
+        plain.close()
+
+
 def test_with_64_bit_types_the_arrays_keep_their_dtypes() -> None:
     """float64 rewards (Atari's info["reward"] too) and int64 actions cross unconverted."""
     ours, plain = make("Pong-v5", "gymnasium", num_envs=2), make("Pong-v5", "gymnasium", num_envs=2)
