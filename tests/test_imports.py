@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
     {"options"},  # kwargs: pool options, env config, autoreset modes, seeds
     {"spec"},  # EnvSpec: fields, spaces, dm_env specs
     {"unpack"},  # native results -> (obs, reward, terminated, truncated, info)
+    {"xla"},  # xla(): send/recv/step as XLA custom calls (imports jax only when called)
     {"base"},  # BasePoolEnv
     {"gymnasium_env", "dm_env"},  # front-ends
     {"vector"},  # the VectorEnv view over the Gymnasium front-end

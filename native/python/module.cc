@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +22,7 @@
 #include "core/registry.h"
 #include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
+#include "python/pool_handles.h"
 
 namespace py = pybind11;
 
@@ -189,7 +191,7 @@ class PyPool {
     options.seeds = std::move(seeds);
     options.autoreset_mode = ParseAutoresetMode(autoreset_mode);
     options.episode_stats = episode_stats;
-    pool_ = std::make_unique<Pool>(task, std::move(spec), std::move(options));
+    pool_ = std::make_shared<Pool>(task, std::move(spec), std::move(options));
     for (const BlockField& f : pool_->layout().fields()) {
       if (f.shape.size() > kMaxDims) throw py::value_error("field '" + f.name + "' has too many dimensions");
       dtypes_.push_back(py::dtype(DtypeName(f.dtype)));
@@ -199,9 +201,31 @@ class PyPool {
     all_ids_.resize(static_cast<std::size_t>(num_envs));
     for (int i = 0; i < num_envs; ++i) all_ids_[static_cast<std::size_t>(i)] = i;
   }
+  ~PyPool() {
+    if (handle_id_ != 0) PoolHandles::Global().Remove(handle_id_);
+  }
+  PyPool(const PyPool&) = delete;
+  PyPool& operator=(const PyPool&) = delete;
 
   py::dict spec() const { return SpecToDict(pool_->spec()); }
   py::list field_names() const { return py::cast(names_); }
+  // (name, dtype, row shape, per_player) of each output field, in field_names' order: the arrays
+  // recv returns, for callers that must know them before any batch arrives (xla()).
+  py::list field_layout() const {
+    py::list out;
+    for (const BlockField& f : pool_->layout().fields())
+      out.append(py::make_tuple(f.name, DtypeName(f.dtype), py::tuple(py::cast(f.shape)), f.per_player));
+    return out;
+  }
+  // The pool's handle for XLA custom calls (xla_ffi.cc): the bytes of its number in PoolHandles,
+  // the same number on every call; it finds nothing once this object is gone.
+  py::bytes xla_handle() {
+    pool_->CheckOpen();
+    if (handle_id_ == 0) handle_id_ = PoolHandles::Global().Add(pool_);
+    char bytes[sizeof handle_id_];
+    std::memcpy(bytes, &handle_id_, sizeof handle_id_);
+    return py::bytes(bytes, sizeof bytes);
+  }
   int num_envs() const { return pool_->options().num_envs; }
   int batch_size() const { return pool_->batch_size(); }
   int num_threads() const { return pool_->options().num_threads; }
@@ -490,7 +514,9 @@ class PyPool {
 
   static constexpr std::size_t kMaxDims = 31;  // NumPy's limit is 32 dimensions, one is the batch
 
-  std::unique_ptr<Pool> pool_;
+  // Shared with the XLA custom calls in progress (PoolHandles::Find), which may outlive this object.
+  std::shared_ptr<Pool> pool_;
+  uint64_t handle_id_ = 0;  // 0: no XLA handle yet
   std::vector<py::dtype> dtypes_;
   std::vector<std::string> names_;
   std::vector<py::dtype> action_dtypes_;
@@ -737,6 +763,10 @@ py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::
 
 // pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
 void RegisterPygameTextHooks(py::module_& m);
+#ifdef PP_WITH_XLA
+// xla_ffi.cc: _xla_targets(), the XLA custom-call handlers of xla().
+void RegisterXlaTargets(py::module_& m);
+#endif
 
 }  // namespace pp
 
@@ -791,6 +821,8 @@ PYBIND11_MODULE(_native, m) {
            py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"), py::arg("episode_stats"))
       .def_property_readonly("spec", &PyPool::spec)
       .def_property_readonly("field_names", &PyPool::field_names)
+      .def_property_readonly("field_layout", &PyPool::field_layout)
+      .def("xla_handle", &PyPool::xla_handle)
       .def_property_readonly("num_envs", &PyPool::num_envs)
       .def_property_readonly("batch_size", &PyPool::batch_size)
       .def_property_readonly("num_threads", &PyPool::num_threads)
@@ -819,6 +851,9 @@ PYBIND11_MODULE(_native, m) {
   m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));
   // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
   RegisterPygameTextHooks(m);
+#ifdef PP_WITH_XLA
+  RegisterXlaTargets(m);
+#endif
   m.def("_numpy_ziggurat_tables", [] {
     const py::array_t<uint64_t> k(256, NumpyGenerator::ZigguratK());
     const py::array_t<double> w(256, NumpyGenerator::ZigguratW());

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
 
-from parallel_pool import _native, tasks
+from parallel_pool import _native, tasks, xla
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
 from parallel_pool.spec import EnvSpec
@@ -166,6 +167,37 @@ class BasePoolEnv:
     def _convert(self, arrays: tuple, reset: bool) -> Any:
         """The native arrays of a batch in this front-end's return form (``EnvError.result``)."""
         return arrays
+
+    def xla(self) -> tuple[Any, Any, Any, Any]:
+        """EnvPool's XLA interface: ``handle, recv, send, step = env.xla()``, pure functions that run
+        inside ``jax.jit`` and ``jax.lax`` loops on the CPU (``parallel_pool.xla`` says what each takes
+        and returns). Needs jax (``pip install "parallel-pool[jax]"``) and a build with
+        ``PP_WITH_XLA`` (the default); importing parallel_pool never imports jax.
+
+        Example (``env`` a sync pool of CartPole-v1, reset first)::
+
+            handle, recv, send, step = env.xla()
+
+            @jax.jit
+            def rollout(handle):
+                def body(handle, _):
+                    handle, (obs, reward, terminated, truncated, info) = step(handle, jnp.zeros(env.num_envs, int))
+                    return handle, reward
+                return jax.lax.scan(body, handle, None, length=100)
+        """
+        if not hasattr(_native, "_xla_targets"):
+            raise RuntimeError(
+                "xla() is not in this build of parallel_pool: it was configured with PP_WITH_XLA=OFF; "
+                "reinstall with it ON (the default) to use it"
+            )
+        if importlib.util.find_spec("jax") is None:
+            raise ImportError('xla() needs jax: pip install "parallel-pool[jax]"')
+        return xla.make_xla(self)
+
+    def _xla_result(self, arrays: tuple) -> Any:
+        """The JAX arrays of one batch (xla()'s recv and step) in this front-end's return form,
+        built only of what JAX traces (no key that depends on the values)."""
+        raise NotImplementedError(f"{type(self).__name__} has no xla() result form")
 
     def render(self, env_id: Any = None) -> np.ndarray:
         """The current RGB frame of each env in ``env_id`` (all envs if None), as a

@@ -70,21 +70,30 @@ class DmEnv(BasePoolEnv):
     def discount_spec(self) -> Any:
         return dm_env.specs.BoundedArray((), np.float32, 0.0, 1.0, name="discount")
 
-    def _time_step(self, arrays: tuple) -> dm_env.TimeStep:
-        obs, reward, terminated, truncated, info = self._unpacker.unpack(arrays)
-        step_type = np.where(info["elapsed_step"] == 0, dm_env.StepType.FIRST, dm_env.StepType.MID)
-        step_type = np.where(terminated | truncated, dm_env.StepType.LAST, step_type).astype(np.int32)
-        discount = (~terminated).astype(np.float32)
+    def _time_step(self, arrays: tuple, xp: Any = np) -> dm_env.TimeStep:
+        """The batch's TimeStep, computed with the array module ``xp``: NumPy, or jax.numpy for
+        xla()'s traced arrays (then with the keys of ``Unpacker.unpack_traced``)."""
+        unpack = self._unpacker.unpack if xp is np else self._unpacker.unpack_traced
+        obs, reward, terminated, truncated, info = unpack(arrays)
+        first, mid, last = int(dm_env.StepType.FIRST), int(dm_env.StepType.MID), int(dm_env.StepType.LAST)
+        step_type = xp.where(info["elapsed_step"] == 0, first, mid)
+        step_type = xp.where(terminated | truncated, last, step_type).astype(xp.int32)
+        discount = (~terminated).astype(xp.float32)
         # Envs that write info["life_loss"] (Atari with zero_discount_on_life_loss) want discount 0 on
         # a lost life even when the episode goes on (EnvPool's dm_env behaviour).
         if "life_loss" in info:
-            discount[np.asarray(info["life_loss"], dtype=bool)] = 0.0
+            discount = xp.where(info["life_loss"].astype(bool), xp.float32(0.0), discount)
         values = [obs] if not isinstance(obs, dict) else list(obs.values())
         values += [arrays[i] for i in self._info_fields]
         return dm_env.TimeStep(step_type, reward, discount, self._observation_type(*values))
 
     def _convert(self, arrays: tuple, reset: bool) -> Any:
         return self._time_step(arrays)
+
+    def _xla_result(self, arrays: tuple) -> dm_env.TimeStep:
+        import jax.numpy as jnp  # xla() only; importing parallel_pool does not import jax
+
+        return self._time_step(arrays, jnp)
 
     def reset(self, env_id: Any = None, *, seed: Any = None) -> dm_env.TimeStep:
         """Resets every env (or those in ``env_id``); every row is ``FIRST``."""

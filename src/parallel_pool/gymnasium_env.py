@@ -84,6 +84,9 @@ class GymnasiumEnv(BasePoolEnv, VectorEnv, gymnasium.Env):  # type: ignore[misc]
             return self._unpacker.obs(arrays), self._unpacker.info(arrays)
         return self._unpack(arrays)
 
+    def _xla_result(self, arrays: tuple) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        return self._unpacker.unpack_traced(arrays)
+
     def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Waits for the next ``batch_size`` results; ``TimeoutError`` after ``timeout`` seconds.
 
@@ -112,3 +115,8 @@ class GymEnv(GymnasiumEnv):
             return obs, reward, terminated, truncated, info
 
         self._unpack = unpack_with_time_limit
+
+    def _xla_result(self, arrays: tuple) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self._unpacker.unpack_traced(arrays)
+        info["TimeLimit.truncated"] = truncated & ~terminated  # JAX arrays: operators, not NumPy's ufuncs
+        return obs, reward, terminated, truncated, info

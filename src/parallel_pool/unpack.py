@@ -117,6 +117,21 @@ class Unpacker:
         info["final_info"] = final_info
         info["_final_info"] = mask
 
+    def unpack_traced(self, arrays: tuple) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """``unpack`` for arrays whose values are not known yet (JAX tracers, xla()): the same
+        structure on every batch. Every info key is there (``episode``/``_episode`` too, masked),
+        text fields stay uint8 bytes, and there is no same_step entry (xla() refuses that mode)."""
+        if isinstance(self._obs, int):
+            obs: Any = arrays[self._obs]
+        elif self._tuple_obs:
+            obs = tuple(arrays[i] for _, i in self._obs)
+        else:
+            obs = {key: arrays[i] for key, i in self._obs}
+        info = dict(zip(self._info_keys, self._info_getter(arrays)))
+        for group, entries in self._groups.items():
+            info[group] = {key: arrays[i] for key, i in entries}
+        return obs, arrays[self._reward], arrays[self._terminated], arrays[self._truncated], info
+
     def unpack(self, arrays: tuple) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._simple:
             # One obs array and flat info: the common case, without the general path's branches.

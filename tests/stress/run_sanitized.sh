@@ -8,7 +8,8 @@
 # The sanitized package goes to build/py-<sanitizer>/site (its CMake build to .../build, so a second
 # run is incremental) and shadows any installed parallel_pool through PYTHONPATH; nothing installed
 # is touched. It has the engine, the binding and the classic-control and tutorial families (the
-# ones the script steps), not MuJoCo or Atari, whose libraries (libmujoco, ALE) are not instrumented.
+# ones the script steps), not MuJoCo or Atari, whose libraries (libmujoco, ALE) are not instrumented,
+# nor xla() (whose headers come from a download; the script does not use it).
 # PYTHON (default: python) must have numpy, gymnasium and dm-env, and the build requirements
 # (scikit-build-core, pybind11): the build does not download them. CXX (default g++) names the
 # compiler whose sanitizer runtime is preloaded; it must be the one CMake builds with.
@@ -48,7 +49,7 @@ site="build/py-$sanitizer/site"
 env -u LD_PRELOAD "$python" -m pip install --quiet --no-deps --no-build-isolation --upgrade --target "$site" \
   -C "build-dir=build/py-$sanitizer/build" -C cmake.build-type=RelWithDebInfo \
   -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
-  -C cmake.define.PP_WITH_MUJOCO=OFF -C cmake.define.PP_WITH_ATARI=OFF \
+  -C cmake.define.PP_WITH_MUJOCO=OFF -C cmake.define.PP_WITH_ATARI=OFF -C cmake.define.PP_WITH_XLA=OFF \
   -C "cmake.define.CMAKE_CXX_FLAGS=$flags" .
 
 # libstdc++ right after the runtime: Python does not link it, and the runtime's interceptors (of
