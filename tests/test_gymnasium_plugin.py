@@ -299,6 +299,20 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert plugin.enabled() is True
 
 
+def test_install_after_gymnasium_registers_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Gymnasium is imported here already: install() registers now instead of waiting for an import
+    # that will not come, and adds no finder. Switched off, it does neither.
+    calls = []
+    monkeypatch.setattr(plugin, "register", lambda gym: calls.append(gym) or 0)
+    monkeypatch.setenv(plugin.SWITCH, "0")
+    plugin.install()
+    assert calls == []
+    monkeypatch.delenv(plugin.SWITCH)
+    plugin.install()
+    assert calls == [gymnasium]
+    assert all(not isinstance(f, plugin.AfterImport) for f in sys.meta_path)
+
+
 def test_the_installed_plugin_is_this_checkout() -> None:
     # The installed module is the one in src/ (the suite tests what it ships), and its manifest is
     # the installed package's.
