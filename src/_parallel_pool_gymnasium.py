@@ -16,8 +16,8 @@ that Gymnasium 0.26-0.29 had; 1.1 to 1.4 have none), so this module is what regi
   ``make_vec`` imports parallel_pool through the entry point, which loads the native libraries.
 - ``import parallel_pool`` registers every task too (aliases that ``parallel_pool.register`` adds
   included) and skips the ids already registered, so nothing is registered twice.
-- Nothing here breaks start-up or Gymnasium's import: a failure registers nothing (``failure`` says
-  why) and ``import parallel_pool`` still registers everything.
+- Nothing here breaks start-up or Gymnasium's import: a failure (a missing or broken manifest) stops
+  the registration, ``failure`` says why, and ``import parallel_pool`` still registers everything.
 - ``PARALLEL_POOL_GYMNASIUM_PLUGIN=0`` switches it off (the finder is not installed).
 """
 
@@ -57,7 +57,7 @@ class AfterImport:
         if fullname != self.name:
             return None
         self.remove()
-        for finder in sys.meta_path:  # the finders after this one, which find the module as usual
+        for finder in sys.meta_path:  # the other finders (this one is gone), which find it as usual
             find = getattr(finder, "find_spec", None)
             spec = find(fullname, path, target) if find is not None else None
             if spec is not None:
@@ -138,7 +138,8 @@ def register(gymnasium: "Any", path: "str | None" = None) -> int:
     """Registers every task of the manifest at ``path`` (default: the installed one) with ``gymnasium``
     as ``parallel_pool/<task id>``, skipping ids already registered; returns how many it added.
 
-    Never raises: a failure registers nothing more, returns 0 and is described in ``failure``.
+    Never raises: a failure stops the registration (the manifest is read whole first, so a missing or
+    malformed one registers nothing), returns 0 and is described in ``failure``.
     """
     global failure, registered
     import json
