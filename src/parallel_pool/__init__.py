@@ -6,6 +6,13 @@ Example:
     >>> obs, info = env.reset()
     >>> obs, reward, terminated, truncated, info = env.step(np.zeros(4, dtype=np.int64))
     >>> env.close()
+
+Importing the package loads every env family (``families/*.so``) and registers each task with
+Gymnasium as ``parallel_pool/<task id>`` (``factory.register_with_gymnasium``). The installed
+Gymnasium plug-in (``_parallel_pool_gymnasium``, from a .pth file) registers the same ids when
+Gymnasium is imported, from the build-time task manifest, so that
+``gymnasium.make_vec("parallel_pool/CartPole-v1", num_envs=4)`` needs no ``import parallel_pool``;
+the ids it registered are skipped here.
 """
 
 from __future__ import annotations

@@ -110,7 +110,10 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
 def register_with_gymnasium(task_ids: Iterable[str]) -> None:
     """Registers each task as ``parallel_pool/<task id>`` with Gymnasium (once; a known id is skipped).
 
-    Reads each task's metadata (its reward threshold) without building its spec.
+    Reads each task's metadata (its reward threshold) without building its spec. The Gymnasium
+    plug-in (``_parallel_pool_gymnasium``) registers the installed tasks the same way, from the
+    build-time manifest, when Gymnasium is imported; the ids it registered are skipped here.
+    ``gymnasium.make`` (one env) raises an error that names ``make_vec``.
     """
     for task_id in task_ids:
         env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
@@ -118,6 +121,7 @@ def register_with_gymnasium(task_ids: Iterable[str]) -> None:
             continue
         gymnasium.register(
             id=env_id,
+            entry_point="parallel_pool.vector:make_single_env",
             vector_entry_point="parallel_pool.vector:make_vector_env",
             kwargs={"task_id": task_id},
             max_episode_steps=None,

@@ -6,9 +6,10 @@ Batched spaces, ``metadata["autoreset_mode"]``, Gymnasium's ``reset(seed, option
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
+from gymnasium.error import Error as GymnasiumError
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
@@ -122,3 +123,13 @@ def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, num_envs: int) -> Any
 def make_vector_env(num_envs: int = 1, task_id: str = "", **kwargs: Any) -> ParallelPoolVectorEnv:
     """Gymnasium's ``vector_entry_point`` for ``parallel_pool/<task_id>``."""
     return ParallelPoolVectorEnv(task_id, num_envs=num_envs, **kwargs)
+
+
+def make_single_env(task_id: str = "", **kwargs: Any) -> NoReturn:
+    """Gymnasium's ``entry_point`` for ``parallel_pool/<task_id>``: a pool has no single-env form, so
+    ``gymnasium.make`` says what to call instead (rather than Gymnasium's "entry_point is not specified")."""
+    raise GymnasiumError(
+        f"parallel_pool/{task_id} is a batch of envs stepped by a native pool, and has no single-env form: "
+        f"use gymnasium.make_vec('parallel_pool/{task_id}', num_envs=...) or "
+        f"parallel_pool.make('{task_id}', num_envs=...) (num_envs=1 for one env)"
+    )
