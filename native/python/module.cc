@@ -590,7 +590,9 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
 // (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
 // RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
 // pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
-// radius (circle). Not part of the API.
+// radius (circle). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon then
+// filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps
+// the writes that follow to those rows (Surface::KeepWritesIn). Not part of the API.
 py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
   if (out_width == 0) out_width = width;
   if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
@@ -627,6 +629,11 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
       raster::GfxAaPolygon(surface, color, points);
     } else if (name == "filled_polygon") {
       raster::GfxFilledPolygon(surface, color, points);
+    } else if (name == "aa_filled_polygon") {  // aapolygon, then filled_polygon (CarRacing's polygons)
+      raster::GfxAaFilledPolygon(surface, color, points);
+    } else if (name == "keep_rows") {  // Surface::KeepWritesIn(first, end): arg is (first, end)
+      const auto rows = arg.cast<std::pair<int, int>>();
+      surface.KeepWritesIn(rows.first, rows.second);
     } else {
       throw py::value_error("unknown primitive '" + name + "'");
     }
@@ -636,10 +643,11 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
   return std::move(frame);
 }
 
-// _pygame_smoothscale(frame, width, height): raster::SmoothScale of an (h, w, 3) uint8 frame, as
-// pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py).
+// _pygame_smoothscale(frame, width, height, sse2_only): raster::SmoothScale of an (h, w, 3) uint8
+// frame, as pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py);
+// sse2_only keeps it to the SSE2 code where the CPU would take the AVX2 one.
 py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& frame, int width,
-                            int height) {
+                            int height, bool sse2_only) {
   if (frame.ndim() != 3 || frame.shape(2) != 3) throw py::value_error("frame must be (height, width, 3) uint8");
   if (width < 1 || height < 1) throw py::value_error("width and height must be >= 1");
   const int h = static_cast<int>(frame.shape(0)), w = static_cast<int>(frame.shape(1));
@@ -648,7 +656,8 @@ py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x, p += 3) surface.Set(x, y, raster::Surface::Map({p[0], p[1], p[2]}));
   }
-  const raster::Surface scaled = raster::SmoothScale(surface, width, height);
+  const raster::Surface scaled = raster::SmoothScale(
+      surface, width, height, sse2_only ? raster::detail::Simd::kSse2 : raster::detail::Simd::kAuto);
   py::array_t<uint8_t> out({height, width, 3});
   scaled.WriteRgb(out.mutable_data(), false, 0, width);
   return std::move(out);
@@ -812,7 +821,8 @@ PYBIND11_MODULE(_native, m) {
   // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
   m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
-  m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
+  m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"),
+        py::arg("sse2_only") = false);
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
   // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
   m.def("_png_decode", &PngDecode, py::arg("path"));

@@ -352,8 +352,7 @@ class CarRacingCanvas {
                       -max_shape_dim_ <= poly_[k].y && poly_[k].y <= P::kWindowH + max_shape_dim_);
     }
     if (!near) return;
-    raster::GfxAaPolygon(*surf_, color, poly_);
-    raster::GfxFilledPolygon(*surf_, color, poly_);
+    raster::GfxAaFilledPolygon(*surf_, color, poly_);  // gfxdraw.aapolygon, then gfxdraw.filled_polygon
   }
 
   // The playfield's corners on the screen.

@@ -12,8 +12,45 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// An AVX2 variant of smoothscale's X shrink, compiled for AVX2 whatever the build's flags and taken
+// only where the CPU has it (the same integers as the SSE2 code; a wheel still runs on any x86-64).
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
+#define PP_RASTER_AVX2 1
+#include <immintrin.h>
+#endif
 
 namespace pp::raster {
+
+namespace detail {
+
+#if defined(PP_RASTER_AVX2)
+// Whether this CPU runs the AVX2 code (asked once).
+inline bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+__attribute__((target("avx2"))) inline void FillPixelsAvx2(uint32_t* p, std::size_t count, uint32_t value) {
+  const __m256i v = _mm256_set1_epi32(static_cast<int>(value));
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i), v);
+  for (; i < count; ++i) p[i] = value;
+}
+#endif
+
+// std::fill_n(p, count, value): the pixels of a span, in 32-byte stores where the CPU has AVX2 (the
+// fills of CarRacing's 1000x800 frame are store-bound; std::fill_n makes 16-byte ones).
+inline void FillPixels(uint32_t* p, std::size_t count, uint32_t value) {
+#if defined(PP_RASTER_AVX2)
+  if (CpuHasAvx2()) {
+    FillPixelsAvx2(p, count, value);
+    return;
+  }
+#endif
+  std::fill_n(p, count, value);
+}
+
+}  // namespace detail
 
 struct Rgb {
   uint8_t r = 0, g = 0, b = 0;
@@ -51,6 +88,8 @@ class Surface {
     write_end_ = end;
   }
   bool Writable(int y) const { return y >= write_first_ && y < write_end_; }
+  int write_first() const { return write_first_; }
+  int write_end() const { return write_end_; }
   // The packed pixels in memory, width() per row: row y is memory row y, or height() - 1 - y when
   // bottom_up() (after an odd number of FlipVertical()).
   const uint32_t* data() const { return pixels_.data(); }
@@ -63,7 +102,7 @@ class Surface {
   // stays; which end row 0 is at changes).
   void FlipVertical() { bottom_up_ = !bottom_up_; }
   // pygame.draw.rect over the whole surface, or Surface.fill.
-  void Fill(Rgb c) { std::fill(pixels_.begin(), pixels_.end(), Map(c)); }
+  void Fill(Rgb c) { detail::FillPixels(pixels_.data(), pixels_.size(), Map(c)); }
 
   // Writes columns [x0, x0 + out_width) as RGB rows, bottom row first when flip_y: what
   // np.transpose(pixels3d(pygame.transform.flip(surf, False, flip_y)), (1, 0, 2))[:, x0:x0 + out_width]
@@ -111,7 +150,7 @@ inline void HorizontalLineClip(Surface& s, uint32_t color, int x1, int y, int x2
   if (x2 < x1) std::swap(x1, x2);
   x1 = std::max(x1, 0);
   x2 = std::min(x2, s.width() - 1);
-  if (x1 <= x2) std::fill_n(s.Row(y) + x1, x2 - x1 + 1, color);
+  if (x1 <= x2) FillPixels(s.Row(y) + x1, static_cast<std::size_t>(x2 - x1 + 1), color);
 }
 
 // Bresenham from (x1, y1) to (x2, y2), both drawn (draw.c's draw_line).
@@ -427,19 +466,21 @@ inline int16_t GfxCoord(double v) { return static_cast<int16_t>(static_cast<uint
 
 // _putPixelAlpha on a 32-bit surface without alpha: each channel moves alpha/256 of the way to the
 // colour, in unsigned 32-bit arithmetic on the packed values (negative differences wrap).
+// (A pixel whose write would be dropped is not read either: nothing else changes.)
 inline void PutPixelAlpha(Surface& s, int x, int y, uint32_t color, uint32_t alpha) {
-  if (!s.Inside(x, y)) return;
+  if (!s.Inside(x, y) || !s.Writable(y)) return;
+  uint32_t& pixel = s.Row(y)[x];
   if (alpha == 255) {
-    s.Set(x, y, color);
+    pixel = color;
     return;
   }
-  const uint32_t dc = s.Get(x, y);
+  const uint32_t dc = pixel;
   uint32_t out = 0;
   for (uint32_t shift : {16u, 8u, 0u}) {
     const uint32_t mask = 0xffu << shift;
     out |= ((dc & mask) + (((((color & mask) - (dc & mask)) >> shift) * alpha >> 8) << shift)) & mask;
   }
-  s.Set(x, y, out);
+  pixel = out;
 }
 
 // pixelColorWeightNolock with an opaque colour: alpha 255 * weight / 256.
@@ -451,7 +492,7 @@ inline void GfxHLine(Surface& s, int16_t x1, int16_t x2, int16_t y, uint32_t col
   if (x1 > x2) std::swap(x1, x2);
   if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1 || !s.Writable(y)) return;
   const int a = std::max<int>(x1, 0), b = std::min<int>(x2, s.width() - 1);
-  std::fill_n(s.Row(y) + a, b - a + 1, color);
+  FillPixels(s.Row(y) + a, static_cast<std::size_t>(b - a + 1), color);
 }
 
 inline void GfxVLine(Surface& s, int16_t x, int16_t y1, int16_t y2, uint32_t color) {
@@ -504,8 +545,20 @@ inline bool GfxClipLine(const Surface& s, int16_t& x1, int16_t& y1, int16_t& x2,
   }
 }
 
-// _aalineColor(..., draw_endpoint=0) with an opaque colour: Wu's line in 16.16 fixed point.
-inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, int16_t y2, uint32_t color) {
+// Every pixel counts (GfxAaLineNoEndpoint's default).
+struct EveryPixel {
+  bool operator()(int /*x*/, int /*y*/) const { return true; }
+};
+
+// _aalineColor(..., draw_endpoint=0) with an opaque colour: Wu's line in 16.16 fixed point. The
+// blended pixels for which `keep(x, y)` is false are left out (for a caller that overwrites them
+// next: each blend reads only the pixel it writes, so the others come out the same).
+template <typename Keep = EveryPixel>
+inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, int16_t y2, uint32_t color,
+                                Keep keep = {}) {
+  auto weight = [&](int x, int y, uint32_t w) {
+    if (keep(x, y)) PixelWeight(s, x, y, color, w);
+  };
   if (!GfxClipLine(s, x1, y1, x2, y2)) return;
   int xx0 = x1, yy0 = y1, xx1 = x2, yy1 = y2;
   if (yy0 > yy1) {
@@ -547,8 +600,8 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
       }
       yy0++;
       const uint32_t wgt = (erracc >> 24) & 255;
-      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), color, 255 - wgt);
-      PixelWeight(s, static_cast<int16_t>(x0pxdir), static_cast<int16_t>(yy0), color, wgt);
+      weight(static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), 255 - wgt);
+      weight(static_cast<int16_t>(x0pxdir), static_cast<int16_t>(yy0), wgt);
     }
   } else {
     const uint32_t erradj = static_cast<uint32_t>((dy << 16) / dx) << 16;
@@ -562,8 +615,8 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
       }
       xx0 += xdir;
       const uint32_t wgt = (erracc >> 24) & 255;
-      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), color, 255 - wgt);
-      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(y0p1), color, wgt);
+      weight(static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), 255 - wgt);
+      weight(static_cast<int16_t>(xx0), static_cast<int16_t>(y0p1), wgt);
     }
   }
 }
@@ -659,51 +712,142 @@ inline void GfxAaPolygon(Surface& s, Rgb color, const std::vector<Point>& points
   detail::GfxAaLineNoEndpoint(s, vx[n - 1], vy[n - 1], vx[0], vy[0], c);
 }
 
-// pygame.gfxdraw.filled_polygon(surface, points, color) with an opaque colour: SDL2_gfx's scanline
-// fill, edges crossed in 16.16 fixed point and rounded inwards.
-inline void GfxFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
-  const int n = static_cast<int>(points.size());
-  if (n < 3) return;
-  const uint32_t c = Surface::Map(color);
-  std::vector<int> vx, vy;
-  for (const Point& p : points) {
-    vx.push_back(detail::GfxCoord(p.x));
-    vy.push_back(detail::GfxCoord(p.y));
+namespace detail {
+
+// A polygon's vertices as gfxdraw takes them (Sint16), on the stack for the few of CarRacing's.
+class GfxVertices {
+ public:
+  explicit GfxVertices(const std::vector<Point>& points) : n_(static_cast<int>(points.size())) {
+    if (n_ > kOnStack) heap_.resize(2 * static_cast<std::size_t>(n_));
+    int* v = data();
+    for (int i = 0; i < n_; ++i) {
+      v[2 * i] = GfxCoord(points[static_cast<std::size_t>(i)].x);
+      v[2 * i + 1] = GfxCoord(points[static_cast<std::size_t>(i)].y);
+    }
   }
-  const int miny = *std::min_element(vy.begin(), vy.end());
-  const int maxy = *std::max_element(vy.begin(), vy.end());
-  std::vector<int> ints;
-  const int y_begin = std::max(miny, -1);
-  const int y_end = std::min(maxy, s.height());
+  int size() const { return n_; }
+  int x(int i) const { return data()[2 * i]; }
+  int y(int i) const { return data()[2 * i + 1]; }
+
+ private:
+  static constexpr int kOnStack = 16;
+  int* data() { return n_ > kOnStack ? heap_.data() : stack_; }
+  const int* data() const { return n_ > kOnStack ? heap_.data() : stack_; }
+  int n_;
+  int stack_[2 * kOnStack] = {};
+  std::vector<int> heap_;
+};
+
+// filled_polygon's scanlines (SDL2_gfx's filledPolygonColor): for each row, the edges' crossings in
+// 16.16 fixed point, sorted, filled pairwise between them rounded inwards. Calls span(y, xa, xb) with
+// the Sint16 ends gfxdraw's hline gets, for the rows on the surface whose writes are kept (the others
+// draw nothing), in the same order.
+template <typename Span>
+inline void GfxPolygonSpans(const Surface& s, const GfxVertices& v, Span&& span) {
+  const int n = v.size();
+  if (n < 3) return;
+  struct Edge {
+    int y1, y2, x1, x2;  // upper end first; horizontal edges are left out
+  };
+  constexpr int kOnStack = 16;
+  Edge edges_on_stack[kOnStack];
+  int ints_on_stack[kOnStack];
+  std::vector<Edge> edges_on_heap(n > kOnStack ? static_cast<std::size_t>(n) : 0);
+  std::vector<int> ints_on_heap(n > kOnStack ? static_cast<std::size_t>(n) : 0);
+  Edge* edges = n > kOnStack ? edges_on_heap.data() : edges_on_stack;
+  int* ints = n > kOnStack ? ints_on_heap.data() : ints_on_stack;
+  int miny = v.y(0), maxy = v.y(0);
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    miny = std::min(miny, v.y(i));
+    maxy = std::max(maxy, v.y(i));
+    const int ind1 = i ? i - 1 : n - 1, ind2 = i;
+    const int y1 = v.y(ind1), y2 = v.y(ind2);
+    if (y1 < y2) {
+      edges[count++] = {y1, y2, v.x(ind1), v.x(ind2)};
+    } else if (y1 > y2) {
+      edges[count++] = {y2, y1, v.x(ind2), v.x(ind1)};
+    }
+  }
+  const int y_begin = std::max({miny, 0, s.write_first()});
+  const int y_end = std::min({maxy, s.height() - 1, s.write_end() - 1});
   for (int y = y_begin; y <= y_end; ++y) {
-    ints.clear();
-    for (int i = 0; i < n; ++i) {
-      const int ind1 = i ? i - 1 : n - 1, ind2 = i;
-      int y1 = vy[static_cast<std::size_t>(ind1)], y2 = vy[static_cast<std::size_t>(ind2)];
-      int x1, x2;
-      if (y1 < y2) {
-        x1 = vx[static_cast<std::size_t>(ind1)];
-        x2 = vx[static_cast<std::size_t>(ind2)];
-      } else if (y1 > y2) {
-        std::swap(y1, y2);
-        x1 = vx[static_cast<std::size_t>(ind2)];
-        x2 = vx[static_cast<std::size_t>(ind1)];
-      } else {
-        continue;
-      }
-      if ((y >= y1 && y < y2) || (y == maxy && y > y1 && y <= y2)) {
-        const int frac = detail::Wrap32(int64_t{65536} * (y - y1)) / (y2 - y1);
-        ints.push_back(detail::Wrap32(static_cast<int64_t>(frac) * (x2 - x1) + int64_t{65536} * x1));
+    int k = 0;
+    for (int e = 0; e < count; ++e) {
+      const Edge& edge = edges[e];
+      if ((y >= edge.y1 && y < edge.y2) || (y == maxy && y > edge.y1 && y <= edge.y2)) {
+        const int frac = Wrap32(int64_t{65536} * (y - edge.y1)) / (edge.y2 - edge.y1);
+        const int cross = Wrap32(static_cast<int64_t>(frac) * (edge.x2 - edge.x1) + int64_t{65536} * edge.x1);
+        int at = k++;  // insertion sort: a few crossings per row
+        for (; at > 0 && ints[at - 1] > cross; --at) ints[at] = ints[at - 1];
+        ints[at] = cross;
       }
     }
-    std::sort(ints.begin(), ints.end());
-    for (std::size_t i = 0; i + 1 < ints.size(); i += 2) {
+    for (int i = 0; i + 1 < k; i += 2) {
       int xa = ints[i] + 1;
       xa = (xa >> 16) + ((xa & 32768) >> 15);
       int xb = ints[i + 1] - 1;
       xb = (xb >> 16) + ((xb & 32768) >> 15);
-      detail::GfxHLine(s, static_cast<int16_t>(xa), static_cast<int16_t>(xb), static_cast<int16_t>(y), c);
+      span(y, static_cast<int16_t>(xa), static_cast<int16_t>(xb));
     }
+  }
+}
+
+}  // namespace detail
+
+// pygame.gfxdraw.filled_polygon(surface, points, color) with an opaque colour: SDL2_gfx's scanline
+// fill, edges crossed in 16.16 fixed point and rounded inwards.
+inline void GfxFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
+  const uint32_t c = Surface::Map(color);
+  detail::GfxPolygonSpans(s, detail::GfxVertices(points), [&](int y, int16_t xa, int16_t xb) {
+    detail::GfxHLine(s, xa, xb, static_cast<int16_t>(y), c);
+  });
+}
+
+// pygame.gfxdraw.aapolygon and then pygame.gfxdraw.filled_polygon with the same points and colour
+// (how Gymnasium's CarRacing draws every polygon): the same pixels as those two calls. The outline's
+// blends inside the spans the fill writes next are left out: the fill overwrites them whatever they
+// were, and a blend reads no pixel but its own.
+inline void GfxAaFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
+  const int n = static_cast<int>(points.size());
+  if (n < 3) return;
+  const uint32_t c = Surface::Map(color);
+  const detail::GfxVertices v(points);
+  // The fill's spans, clipped to the surface as gfxdraw's hline clips them, row by row.
+  struct Span {
+    int y, a, b;
+  };
+  static thread_local std::vector<Span> spans;
+  static thread_local std::vector<int> row_first;  // spans of row y: [row_first[y - y0], row_first[y - y0 + 1])
+  spans.clear();
+  detail::GfxPolygonSpans(s, v, [&](int y, int16_t xa, int16_t xb) {
+    if (xa > xb) std::swap(xa, xb);
+    if (xb < 0 || xa > s.width() - 1) return;
+    spans.push_back({y, std::max<int>(xa, 0), std::min<int>(xb, s.width() - 1)});
+  });
+  const int y0 = spans.empty() ? 0 : spans.front().y;
+  const int rows = spans.empty() ? 0 : spans.back().y - y0 + 1;
+  row_first.assign(static_cast<std::size_t>(rows) + 1, 0);
+  for (const Span& span : spans) ++row_first[static_cast<std::size_t>(span.y - y0) + 1];
+  for (int r = 0; r < rows; ++r) row_first[static_cast<std::size_t>(r) + 1] += row_first[static_cast<std::size_t>(r)];
+  auto outside_fill = [&](int x, int y) {
+    const unsigned r = static_cast<unsigned>(y - y0);
+    if (r >= static_cast<unsigned>(rows)) return true;
+    for (int i = row_first[r]; i < row_first[r + 1]; ++i) {
+      const Span& span = spans[static_cast<std::size_t>(i)];
+      if (x >= span.a && x <= span.b) return false;
+    }
+    return true;
+  };
+  // The edges in aapolygon's order: 0-1, 1-2, ..., then n-1 back to 0.
+  for (int i = 1; i < n; ++i) {
+    detail::GfxAaLineNoEndpoint(s, static_cast<int16_t>(v.x(i - 1)), static_cast<int16_t>(v.y(i - 1)),
+                                static_cast<int16_t>(v.x(i)), static_cast<int16_t>(v.y(i)), c, outside_fill);
+  }
+  detail::GfxAaLineNoEndpoint(s, static_cast<int16_t>(v.x(n - 1)), static_cast<int16_t>(v.y(n - 1)),
+                              static_cast<int16_t>(v.x(0)), static_cast<int16_t>(v.y(0)), c, outside_fill);
+  for (const Span& span : spans) {
+    detail::FillPixels(s.Row(span.y) + span.a, static_cast<std::size_t>(span.b - span.a + 1), c);
   }
 }
 
@@ -781,6 +925,123 @@ inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step
     counter = counter + space - 0x4000;
   }
 }
+
+#if defined(PP_RASTER_AVX2)
+// Where ShrinkLinePair's outputs fall along a line of n pixels shrunk into m: it depends on n and m
+// only, so it is worked out once for all the lines of an axis. Output `out` sums `count` pixels
+// whole from `start`, then splits the boundary pixel start + count by `head` (its part in this
+// output) and `tail` (its part in the next). Returns how many outputs are written (m, or fewer when
+// the pixels run out first: the rest stay as they were, as in pygame).
+struct ShrinkStep {
+  int start, count;
+  uint32_t head, tail;
+};
+inline int PlanShrink(int n, int m, ShrinkStep* plan) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  uint32_t counter = space;
+  int i = 0;
+  for (int out = 0; out < m; ++out) {
+    int k = 0;
+    if (counter > 0x4000) {
+      k = std::min(static_cast<int>((counter - 1) / 0x4000), n - i);
+      counter -= static_cast<uint32_t>(k) * 0x4000;
+    }
+    if (i + k == n) return out;
+    plan[out] = {i, k, counter & 0xffffu, (0x4000 - counter) & 0xffffu};
+    i += k + 1;
+    counter = counter + space - 0x4000;
+  }
+  return m;
+}
+
+// ShrinkLinePair along rows (step 1, dst_step 1) with AVX2, following a PlanShrink plan: the pixels
+// wholly inside an output are summed four at a time per line, widened to 16-bit lanes (the lanes of
+// pixels past them masked off, and no pixel read outside the line); the boundary pixel's split, the
+// accumulators and the outputs are the SSE2 code's, instruction for instruction. The 16-bit sums
+// wrap as pygame's do, and wrapping sums do not depend on the order of the additions, so every
+// output is the same integer.
+__attribute__((target("avx2"))) inline void ShrinkRowPairAvx2(const uint32_t* a, const uint32_t* b, int n, uint32_t* da,
+                                                              uint32_t* db, int m, const ShrinkStep* plan,
+                                                              int outputs) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const __m128i recip_v = _mm_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i index = _mm_setr_epi32(0, 1, 2, 3);
+  const __m256i index4 = _mm256_setr_epi64x(0, 1, 2, 3);  // a pixel widened: four 16-bit lanes
+#define PP_WIDEN(p) _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))
+  __m128i acc = zero;
+  for (int out = 0; out < outputs; ++out) {
+    const ShrinkStep& step = plan[out];
+    const uint32_t* pa = a + step.start;
+    const uint32_t* pb = b + step.start;
+    __m256i sa = _mm256_setzero_si256(), sb = _mm256_setzero_si256();  // 4 pixels x 4 channels per line
+    const int chunks = (step.count + 3) / 4;
+    if (step.start + 4 * chunks <= n) {  // whole chunks of four pixels stay on the line
+      int j = 0;
+      for (; j + 4 < step.count; j += 4) {
+        sa = _mm256_add_epi16(sa, PP_WIDEN(pa + j));
+        sb = _mm256_add_epi16(sb, PP_WIDEN(pb + j));
+      }
+      if (j < step.count) {  // the last 1 to 4 pixels: the lanes of those past them masked off
+        const __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(step.count - j), index4);
+        sa = _mm256_add_epi16(sa, _mm256_and_si256(PP_WIDEN(pa + j), mask));
+        sb = _mm256_add_epi16(sb, _mm256_and_si256(PP_WIDEN(pb + j), mask));
+      }
+    } else {
+      for (int j = 0; j < step.count; j += 4) {
+        const __m128i mask = _mm_cmpgt_epi32(_mm_set1_epi32(step.count - j), index);
+        sa = _mm256_add_epi16(sa, _mm256_cvtepu8_epi16(_mm_maskload_epi32(reinterpret_cast<const int*>(pa + j), mask)));
+        sb = _mm256_add_epi16(sb, _mm256_cvtepu8_epi16(_mm_maskload_epi32(reinterpret_cast<const int*>(pb + j), mask)));
+      }
+    }
+    // Lanes of pixels 0+2 and 1+3 per line, then lanes 0-3 line a's sums, 4-7 line b's.
+    const __m128i ha = _mm_add_epi16(_mm256_castsi256_si128(sa), _mm256_extracti128_si256(sa, 1));
+    const __m128i hb = _mm_add_epi16(_mm256_castsi256_si128(sb), _mm256_extracti128_si256(sb, 1));
+    acc = _mm_add_epi16(acc, _mm_add_epi16(_mm_unpacklo_epi64(ha, hb), _mm_unpackhi_epi64(ha, hb)));
+    const int at = step.start + step.count;
+    const __m128i pixel = _mm_unpacklo_epi8(
+        _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(a[at])), _mm_cvtsi32_si128(static_cast<int>(b[at]))),
+        zero);
+    const __m128i s4 = _mm_slli_epi16(pixel, 2);
+    const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.head))), acc);
+    acc = _mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.tail)));
+    const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), zero);
+    da[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
+    db[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
+  }
+#undef PP_WIDEN
+}
+
+// ShrinkLinePair down columns (lines `columns` side by side, step `stride`) with AVX2, four columns
+// at a time in the lanes of one register: each lane does the SSE2 code's arithmetic on its own
+// column and channel, so the outputs are the same. Columns [0, 4 * (columns / 4)) only.
+__attribute__((target("avx2"))) inline void ShrinkColumnsAvx2(const uint32_t* src, int columns, int n, int stride,
+                                                              uint32_t* dst, int m, int dst_stride,
+                                                              const ShrinkStep* plan, int outputs) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const __m256i recip_v = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+#define PP_WIDEN(row, column) \
+  _mm256_cvtepu8_epi16(       \
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + static_cast<std::ptrdiff_t>(row) * stride + (column))))
+  for (int c = 0; c + 4 <= columns; c += 4) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int out = 0; out < outputs; ++out) {
+      const ShrinkStep& step = plan[out];
+      for (int r = step.start; r < step.start + step.count; ++r) acc = _mm256_add_epi16(acc, PP_WIDEN(r, c));
+      const __m256i s4 = _mm256_slli_epi16(PP_WIDEN(step.start + step.count, c), 2);
+      const __m256i head =
+          _mm256_add_epi16(_mm256_mulhi_epu16(s4, _mm256_set1_epi16(static_cast<int16_t>(step.head))), acc);
+      acc = _mm256_mulhi_epu16(s4, _mm256_set1_epi16(static_cast<int16_t>(step.tail)));
+      // packus works within each 128-bit half: columns c, c+1 land in bytes 0-7, c+2, c+3 in 16-23.
+      const __m256i packed = _mm256_packus_epi16(_mm256_mulhi_epu16(head, recip_v), _mm256_setzero_si256());
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + static_cast<std::ptrdiff_t>(out) * dst_stride + c),
+                       _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+    }
+  }
+#undef PP_WIDEN
+}
+
+#endif
 #else
 // The same arithmetic, one channel at a time.
 inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step, uint32_t* da, uint32_t* db, int m,
@@ -833,9 +1094,46 @@ inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int 
   }
 }
 
+// Whether ScaleAxis may take the AVX2 shrink (where the CPU has it): a test compares both.
+enum class Simd { kAuto, kSse2 };
+
 // The shrink along Y keeps its accumulators per column across rows, exactly as along X.
 inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, int step, uint32_t* dst, int m,
-                      int dst_line_stride, int dst_step) {
+                      int dst_line_stride, int dst_step, Simd simd) {
+#if defined(PP_RASTER_AVX2)
+  if (simd == Simd::kAuto && step == 1 && dst_step == 1 && m < n && CpuHasAvx2()) {
+    // The plan on the stack for an observation's few outputs (nothing allocated per step).
+    constexpr int kOnStack = 256;
+    ShrinkStep on_stack[kOnStack];
+    std::vector<ShrinkStep> on_heap(m > kOnStack ? static_cast<std::size_t>(m) : 0);
+    ShrinkStep* steps = m > kOnStack ? on_heap.data() : on_stack;
+    const int outputs = PlanShrink(n, m, steps);
+    for (int l = 0; l < lines; l += 2) {
+      const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
+      uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
+      const bool pair = l + 1 < lines;  // this line and the next, or the last one alone
+      ShrinkRowPairAvx2(s, pair ? s + line_stride : s, n, d, pair ? d + dst_line_stride : d, m, steps, outputs);
+    }
+    return;
+  }
+  if (simd == Simd::kAuto && line_stride == 1 && dst_line_stride == 1 && m < n && lines >= 4 && CpuHasAvx2()) {
+    // Down columns: four at a time, then the last few (each column's outputs are its own).
+    constexpr int kOnStack = 256;
+    ShrinkStep on_stack[kOnStack];
+    std::vector<ShrinkStep> on_heap(m > kOnStack ? static_cast<std::size_t>(m) : 0);
+    ShrinkStep* steps = m > kOnStack ? on_heap.data() : on_stack;
+    const int outputs = PlanShrink(n, m, steps);
+    ShrinkColumnsAvx2(src, lines, n, step, dst, m, dst_step, steps, outputs);
+    for (int l = lines - lines % 4; l < lines; l += 2) {
+      const bool pair = l + 1 < lines;
+      ShrinkLinePair(src + l, pair ? src + l + 1 : src + l, n, step, dst + l, pair ? dst + l + 1 : dst + l, m,
+                     dst_step);
+    }
+    return;
+  }
+#else
+  (void)simd;
+#endif
   for (int l = 0; l < lines; ++l) {
     const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
     uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
@@ -857,7 +1155,9 @@ inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, in
 // filter when growing.
 // Into `dst` (of the target size), with `tmp` as the scratch line buffer: what an env that scales
 // every step calls, so that nothing is allocated once both have grown to size.
-inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>& tmp) {
+// `simd`: kSse2 keeps to the SSE2 code (for the test that compares it with the AVX2 one).
+inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>& tmp,
+                        detail::Simd simd = detail::Simd::kAuto) {
   const int sw = src.width(), sh = src.height();
   const int width = dst.width(), height = dst.height();
   tmp.resize(static_cast<std::size_t>(width) * sh);
@@ -868,19 +1168,19 @@ inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>&
     for (int y = 0; y < sh; ++y)
       std::copy(src.Row(y), src.Row(y) + sw, tmp.begin() + static_cast<std::ptrdiff_t>(y) * sw);
   } else {
-    detail::ScaleAxis(row0, sh, sw, row_stride, 1, tmp.data(), width, width, 1);
+    detail::ScaleAxis(row0, sh, sw, row_stride, 1, tmp.data(), width, width, 1, simd);
   }
   if (height == sh) {
     std::copy(tmp.begin(), tmp.end(), dst.data());
   } else {
-    detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
+    detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width, simd);
   }
 }
 
-inline Surface SmoothScale(const Surface& src, int width, int height) {
+inline Surface SmoothScale(const Surface& src, int width, int height, detail::Simd simd = detail::Simd::kAuto) {
   Surface dst(width, height);
   std::vector<uint32_t> tmp;
-  SmoothScale(src, dst, tmp);
+  SmoothScale(src, dst, tmp, simd);
   return dst;
 }
 
