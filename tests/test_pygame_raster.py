@@ -207,15 +207,18 @@ def test_smoothscale_matches_pygame(seed: int) -> None:
         expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
         actual = _native._pygame_smoothscale(image, out_width, out_height)
         assert np.array_equal(actual, expected), (width, height, out_width, out_height)
-        sse2 = _native._pygame_smoothscale(image, out_width, out_height, sse2_only=True)
-        assert np.array_equal(sse2, expected), (width, height, out_width, out_height)
+        for simd in ("avx2", "sse2"):
+            narrower = _native._pygame_smoothscale(image, out_width, out_height, simd=simd)
+            assert np.array_equal(narrower, expected), (width, height, out_width, out_height, simd)
 
 
 def test_smoothscale_shrinks_of_every_size_match_pygame() -> None:
-    """Every shrink of up to 40 pixels along each axis, with the AVX2 code (where the CPU has it:
-    rows two at a time in masked chunks of four pixels, columns four at a time) and the SSE2 code:
-    where each output's pixels start and end, the last chunk against a line's end, fewer outputs
-    than asked (pygame leaves the rest), columns not a multiple of four."""
+    """Every shrink of up to 40 pixels along each axis, with each code the CPU has: AVX-512 (rows
+    two at a time in masked loads of eight pixels), AVX2 (rows in chunks of four pixels, the last
+    masked, columns four at a time) and SSE2: where each output's pixels start and end, the last
+    chunk against a line's end, fewer outputs than asked (pygame leaves the rest), columns not a
+    multiple of four. Some images repeat rows (the shrink along rows copies the outputs of two rows
+    equal to the two before)."""
     if pygame.transform.get_smoothscale_backend() != "SSE":
         pytest.skip("the native smoothscale reproduces pygame's x86-64 default backend, SSE")
     rng = np.random.default_rng(3)
@@ -223,13 +226,27 @@ def test_smoothscale_shrinks_of_every_size_match_pygame() -> None:
         for m in range(1, n):
             for width, height, out_width, out_height in ((n, 3, m, 3), (7, n, 7, m), (n, n, m, m)):
                 image = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+                if rng.random() < 0.5:  # rows drawn from a few, so that runs and pairs of equal rows occur
+                    image = image[rng.integers(0, min(3, height), height)]
                 surf = pygame.Surface((width, height))
                 pygame.surfarray.pixels3d(surf)[:] = image.transpose(1, 0, 2)
                 scaled = pygame.transform.smoothscale(surf, (out_width, out_height))
                 expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
-                for sse2_only in (False, True):
-                    actual = _native._pygame_smoothscale(image, out_width, out_height, sse2_only=sse2_only)
-                    assert np.array_equal(actual, expected), (width, height, out_width, out_height, sse2_only)
+                for simd in ("auto", "avx2", "sse2"):
+                    actual = _native._pygame_smoothscale(image, out_width, out_height, simd=simd)
+                    assert np.array_equal(actual, expected), (width, height, out_width, out_height, simd)
+
+
+def test_span_fills_write_exactly_their_pixels() -> None:
+    """The fills under every filled span (64-byte stores with masked ends, 32-byte ones, or
+    std::fill_n, as the CPU allows): each writes its pixels and no other, at every alignment."""
+    for simd in ("auto", "avx2", "sse2"):
+        for start in range(0, 40):
+            for count in (0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100):
+                actual = _native._raster_fill_pixels(200, start, count, 0xA1B2C3, simd=simd)
+                expected = np.zeros(200, dtype=np.uint32)
+                expected[start : start + count] = 0xA1B2C3
+                assert np.array_equal(actual, expected), (simd, start, count)
 
 
 def test_rotate_rad_matches_pygame_vector2() -> None:

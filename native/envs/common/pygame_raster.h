@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -23,10 +24,19 @@ namespace pp::raster {
 
 namespace detail {
 
+// Which code the fills and smoothscale may take (where the CPU has it): the tests compare them all.
+enum class Simd { kAuto, kAvx2, kSse2 };  // the best the CPU has, at most AVX2, SSE2 only
+
 #if defined(PP_RASTER_AVX2)
 // Whether this CPU runs the AVX2 code (asked once).
 inline bool CpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+// And AVX-512 with byte and word lanes on 128/256-bit registers too (the shrink along rows).
+inline bool CpuHasAvx512Bw() {
+  static const bool has =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
   return has;
 }
 
@@ -36,16 +46,33 @@ __attribute__((target("avx2"))) inline void FillPixelsAvx2(uint32_t* p, std::siz
   for (; i + 8 <= count; i += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i), v);
   for (; i < count; ++i) p[i] = value;
 }
+
+// With AVX-512: whole cache lines (aligned 64-byte stores), the partial ones at the ends masked.
+__attribute__((target("avx512f"))) inline void FillPixelsAvx512(uint32_t* p, std::size_t count, uint32_t value) {
+  const __m512i v = _mm512_set1_epi32(static_cast<int>(value));
+  const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(p) & 63) / sizeof(uint32_t);
+  std::size_t i = std::min(count, (16 - misaligned) & 15);
+  if (i) _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << i) - 1), v);
+  for (; i + 16 <= count; i += 16) _mm512_store_si512(p + i, v);
+  if (i < count) _mm512_mask_storeu_epi32(p + i, static_cast<__mmask16>((1u << (count - i)) - 1), v);
+}
 #endif
 
-// std::fill_n(p, count, value): the pixels of a span, in 32-byte stores where the CPU has AVX2 (the
-// fills of CarRacing's 1000x800 frame are store-bound; std::fill_n makes 16-byte ones).
-inline void FillPixels(uint32_t* p, std::size_t count, uint32_t value) {
+// std::fill_n(p, count, value): the pixels of a span, in 64- or 32-byte stores where the CPU has
+// AVX-512 or AVX2 (the fills of CarRacing's 1000x800 frame are store-bound; std::fill_n makes
+// 16-byte ones).
+inline void FillPixels(uint32_t* p, std::size_t count, uint32_t value, Simd simd = Simd::kAuto) {
 #if defined(PP_RASTER_AVX2)
-  if (CpuHasAvx2()) {
+  if (simd == Simd::kAuto && CpuHasAvx512Bw()) {
+    FillPixelsAvx512(p, count, value);
+    return;
+  }
+  if (simd != Simd::kSse2 && CpuHasAvx2()) {
     FillPixelsAvx2(p, count, value);
     return;
   }
+#else
+  (void)simd;
 #endif
   std::fill_n(p, count, value);
 }
@@ -101,8 +128,11 @@ class Surface {
   // pygame.transform.flip(surface, False, True), in place: the rows swap ends in O(1) (the memory
   // stays; which end row 0 is at changes).
   void FlipVertical() { bottom_up_ = !bottom_up_; }
-  // pygame.draw.rect over the whole surface, or Surface.fill.
-  void Fill(Rgb c) { detail::FillPixels(pixels_.data(), pixels_.size(), Map(c)); }
+  // pygame.draw.rect over the whole surface, or Surface.fill (the rows whose writes are kept).
+  void Fill(Rgb c) {
+    const int first = std::max(write_first_, 0), end = std::min(write_end_, height_);
+    for (int y = first; y < end; ++y) detail::FillPixels(Row(y), static_cast<std::size_t>(width_), Map(c));
+  }
 
   // Writes columns [x0, x0 + out_width) as RGB rows, bottom row first when flip_y: what
   // np.transpose(pixels3d(pygame.transform.flip(surf, False, flip_y)), (1, 0, 2))[:, x0:x0 + out_width]
@@ -421,9 +451,9 @@ inline void FillPolygon(Surface& s, const std::vector<int>& px, const std::vecto
     BresenhamLine(s, minx, miny, maxx, miny, color);
     return;
   }
-  // Rows off the surface draw nothing; the scan still needs only the rows on it.
-  const int y_begin = std::max(miny, -1);
-  const int y_end = std::min(maxy, s.height());
+  // Rows off the surface, or whose writes are dropped, draw nothing; the scan needs only the others.
+  const int y_begin = std::max({miny, 0, s.write_first()});
+  const int y_end = std::min({maxy, s.height() - 1, s.write_end() - 1});
   std::vector<int> xs;
   xs.reserve(static_cast<std::size_t>(n));
   for (int y = y_begin; y <= y_end; ++y) {
@@ -565,6 +595,8 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
     std::swap(yy0, yy1);
     std::swap(xx0, xx1);
   }
+  // Rows [yy0, yy1 + 1] at most; none of them kept: nothing to draw.
+  if (yy1 + 1 < s.write_first() || yy0 >= s.write_end()) return;
   int dx = xx1 - xx0;
   int dy = yy1 - yy0;
   if (dx == 0) {
@@ -588,10 +620,23 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
   }
   uint32_t erracc = 0;
   PutPixelAlpha(s, x1, y1, color, 255);
+  // The steps below go from row to row (or column to column); those before the first row whose
+  // writes are kept are skipped, their error term worked out at once (it wraps where the sum of
+  // the steps' adjustments passes a multiple of 2^32), and the walk stops past the last such row.
   if (dy > dx) {
     const uint32_t erradj = static_cast<uint32_t>((dx << 16) / dy) << 16;
+    const int skip = std::max(0, s.write_first() - (yy0 + 1));  // step k draws row yy0 + k
+    if (skip > 0) {
+      if (skip >= dy - 1) return;
+      const uint64_t sum = uint64_t{static_cast<uint32_t>(skip)} * erradj;
+      erracc = static_cast<uint32_t>(sum);
+      xx0 += xdir * static_cast<int>(sum >> 32);
+      yy0 += skip;
+      dy -= skip;
+    }
     int x0pxdir = xx0 + xdir;
     while (--dy) {
+      if (yy0 + 1 >= s.write_end()) break;
       const uint32_t before = erracc;
       erracc += erradj;
       if (erracc <= before) {
@@ -605,6 +650,21 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
     }
   } else {
     const uint32_t erradj = static_cast<uint32_t>((dy << 16) / dx) << 16;
+    // Step k draws rows yy0 + w and yy0 + w + 1, w = the wraps so far: skip the steps before the
+    // first with w >= need. (A 45-degree edge has erradj 0, which SDL2_gfx's test counts as a wrap
+    // at every step.)
+    const int need = s.write_first() - 1 - yy0;
+    if (need > 0) {
+      const uint64_t first = erradj == 0 ? static_cast<uint64_t>(need)
+                                         : ((uint64_t{static_cast<uint32_t>(need)} << 32) + erradj - 1) / erradj;
+      const uint64_t skip = first - 1;
+      if (skip >= static_cast<uint64_t>(dx - 1)) return;
+      const uint64_t sum = skip * erradj;
+      erracc = static_cast<uint32_t>(sum);
+      yy0 += static_cast<int>(erradj == 0 ? skip : sum >> 32);
+      xx0 += xdir * static_cast<int>(skip);
+      dx -= static_cast<int>(skip);
+    }
     int y0p1 = yy0 + 1;
     while (--dx) {
       const uint32_t before = erracc;
@@ -613,6 +673,7 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
         yy0 = y0p1;
         y0p1++;
       }
+      if (yy0 >= s.write_end()) break;
       xx0 += xdir;
       const uint32_t wgt = (erracc >> 24) & 255;
       weight(static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), 255 - wgt);
@@ -1012,6 +1073,95 @@ __attribute__((target("avx2"))) inline void ShrinkRowPairAvx2(const uint32_t* a,
 #undef PP_WIDEN
 }
 
+// ShrinkRowPairAvx2 with AVX-512: eight pixels of a line per load, widened to 32 16-bit lanes, the
+// loads masked to the output's pixels (nothing outside them is read); the same sums and the same
+// boundary arithmetic, so the same outputs.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ShrinkRowPairAvx512(const uint32_t* a,
+                                                                                     const uint32_t* b, int n,
+                                                                                     uint32_t* da, uint32_t* db, int m,
+                                                                                     const ShrinkStep* plan,
+                                                                                     int outputs) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const __m128i recip_v = _mm_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m128i zero = _mm_setzero_si128();
+  __m128i acc = zero;
+  for (int out = 0; out < outputs; ++out) {
+    const ShrinkStep& step = plan[out];
+    const uint32_t* pa = a + step.start;
+    const uint32_t* pb = b + step.start;
+    __m512i sa = _mm512_setzero_si512(), sb = _mm512_setzero_si512();  // 8 pixels x 4 channels per line
+    for (int j = 0; j < step.count; j += 8) {
+      const int pixels = std::min(step.count - j, 8);
+      const __mmask32 bytes = pixels == 8 ? ~__mmask32{0} : (__mmask32{1} << (4 * pixels)) - 1;
+      sa = _mm512_add_epi16(sa, _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(bytes, pa + j)));
+      sb = _mm512_add_epi16(sb, _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(bytes, pb + j)));
+    }
+    // Lanes of pixels 0+4, 1+5, 2+6, 3+7, then 0+2 and 1+3 per line, then lanes 0-3 line a's, 4-7 b's.
+    const __m256i qa = _mm256_add_epi16(_mm512_castsi512_si256(sa), _mm512_extracti64x4_epi64(sa, 1));
+    const __m256i qb = _mm256_add_epi16(_mm512_castsi512_si256(sb), _mm512_extracti64x4_epi64(sb, 1));
+    const __m128i ha = _mm_add_epi16(_mm256_castsi256_si128(qa), _mm256_extracti128_si256(qa, 1));
+    const __m128i hb = _mm_add_epi16(_mm256_castsi256_si128(qb), _mm256_extracti128_si256(qb, 1));
+    acc = _mm_add_epi16(acc, _mm_add_epi16(_mm_unpacklo_epi64(ha, hb), _mm_unpackhi_epi64(ha, hb)));
+    const int at = step.start + step.count;
+    const __m128i pixel = _mm_unpacklo_epi8(
+        _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(a[at])), _mm_cvtsi32_si128(static_cast<int>(b[at]))),
+        zero);
+    const __m128i s4 = _mm_slli_epi16(pixel, 2);
+    const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.head))), acc);
+    acc = _mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.tail)));
+    const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), zero);
+    da[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
+    db[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
+  }
+}
+
+// ShrinkRowPairAvx512 on four lines at once: the same sums, folded into one register (lanes 0-3
+// line 0's, 4-7 line 1's, ...), the boundary pixels' split done for the four lines together. Each
+// lane does the SSE2 code's arithmetic on its own line and channel, so the outputs are the same.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ShrinkRowQuadAvx512(const uint32_t* const* src,
+                                                                                     uint32_t* const* dst, int n, int m,
+                                                                                     const ShrinkStep* plan,
+                                                                                     int outputs) {
+  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
+  const __m256i recip_v = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m512i compact = _mm512_setr_epi64(0, 2, 4, 6, 0, 2, 4, 6);
+  const uint32_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
+  __m256i acc = _mm256_setzero_si256();
+  for (int out = 0; out < outputs; ++out) {
+    const ShrinkStep& step = plan[out];
+    __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;  // 8 pixels x 4 channels per line
+    for (int j = 0; j < step.count; j += 8) {
+      const int pixels = std::min(step.count - j, 8);
+      const __mmask32 bytes = pixels == 8 ? ~__mmask32{0} : (__mmask32{1} << (4 * pixels)) - 1;
+      const int at = step.start + j;
+      a = _mm512_add_epi16(a, _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(bytes, s0 + at)));
+      b = _mm512_add_epi16(b, _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(bytes, s1 + at)));
+      c = _mm512_add_epi16(c, _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(bytes, s2 + at)));
+      d = _mm512_add_epi16(d, _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(bytes, s3 + at)));
+    }
+    // 128-bit lanes of pixels (0+4, 1+5) and (2+6, 3+7) per line, then (even, odd) per line, then
+    // each line's sum in the low half of its lane, then the four sums side by side.
+    const __m512i ab = _mm512_add_epi16(_mm512_shuffle_i64x2(a, b, 0x44), _mm512_shuffle_i64x2(a, b, 0xee));
+    const __m512i cd = _mm512_add_epi16(_mm512_shuffle_i64x2(c, d, 0x44), _mm512_shuffle_i64x2(c, d, 0xee));
+    const __m512i halves = _mm512_add_epi16(_mm512_shuffle_i64x2(ab, cd, 0x88), _mm512_shuffle_i64x2(ab, cd, 0xdd));
+    const __m512i sums = _mm512_add_epi16(halves, _mm512_bsrli_epi128(halves, 8));
+    acc = _mm256_add_epi16(acc, _mm512_castsi512_si256(_mm512_permutexvar_epi64(compact, sums)));
+    const int at = step.start + step.count;
+    const __m128i pixels = _mm_setr_epi32(static_cast<int>(s0[at]), static_cast<int>(s1[at]), static_cast<int>(s2[at]),
+                                          static_cast<int>(s3[at]));
+    const __m256i s4 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(pixels), 2);
+    const __m256i head =
+        _mm256_add_epi16(_mm256_mulhi_epu16(s4, _mm256_set1_epi16(static_cast<int16_t>(step.head))), acc);
+    acc = _mm256_mulhi_epu16(s4, _mm256_set1_epi16(static_cast<int16_t>(step.tail)));
+    // packus works within each 128-bit half: lines 0, 1 in bytes 0-7, lines 2, 3 in bytes 16-23.
+    const __m256i value = _mm256_packus_epi16(_mm256_mulhi_epu16(head, recip_v), _mm256_setzero_si256());
+    dst[0][out] = static_cast<uint32_t>(_mm256_extract_epi32(value, 0));
+    dst[1][out] = static_cast<uint32_t>(_mm256_extract_epi32(value, 1));
+    dst[2][out] = static_cast<uint32_t>(_mm256_extract_epi32(value, 4));
+    dst[3][out] = static_cast<uint32_t>(_mm256_extract_epi32(value, 5));
+  }
+}
+
 // ShrinkLinePair down columns (lines `columns` side by side, step `stride`) with AVX2, four columns
 // at a time in the lanes of one register: each lane does the SSE2 code's arithmetic on its own
 // column and channel, so the outputs are the same. Columns [0, 4 * (columns / 4)) only.
@@ -1094,29 +1244,73 @@ inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int 
   }
 }
 
-// Whether ScaleAxis may take the AVX2 shrink (where the CPU has it): a test compares both.
-enum class Simd { kAuto, kSse2 };
-
 // The shrink along Y keeps its accumulators per column across rows, exactly as along X.
 inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, int step, uint32_t* dst, int m,
                       int dst_line_stride, int dst_step, Simd simd) {
 #if defined(PP_RASTER_AVX2)
-  if (simd == Simd::kAuto && step == 1 && dst_step == 1 && m < n && CpuHasAvx2()) {
+  if (simd != Simd::kSse2 && step == 1 && dst_step == 1 && m < n && CpuHasAvx2()) {
     // The plan on the stack for an observation's few outputs (nothing allocated per step).
     constexpr int kOnStack = 256;
     ShrinkStep on_stack[kOnStack];
     std::vector<ShrinkStep> on_heap(m > kOnStack ? static_cast<std::size_t>(m) : 0);
     ShrinkStep* steps = m > kOnStack ? on_heap.data() : on_stack;
     const int outputs = PlanShrink(n, m, steps);
-    for (int l = 0; l < lines; l += 2) {
-      const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
-      uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
-      const bool pair = l + 1 < lines;  // this line and the next, or the last one alone
-      ShrinkRowPairAvx2(s, pair ? s + line_stride : s, n, d, pair ? d + dst_line_stride : d, m, steps, outputs);
+    const bool avx512 = simd == Simd::kAuto && CpuHasAvx512Bw();
+    const std::size_t line_bytes = static_cast<std::size_t>(n) * sizeof(uint32_t);
+    const std::size_t out_bytes = static_cast<std::size_t>(outputs) * sizeof(uint32_t);
+    auto line = [&](int l) { return src + static_cast<std::ptrdiff_t>(l) * line_stride; };
+    auto out = [&](int l) { return dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride; };
+    // Lines l and l + 1 equal to the two before (a quarter of CarRacing's rows: flat colour, edges
+    // straight down) have the same outputs: copied.
+    auto same_as_before = [&](int l) {
+      return l >= 2 && l + 1 < lines && std::memcmp(line(l), line(l - 2), line_bytes) == 0 &&
+             std::memcmp(line(l + 1), line(l - 1), line_bytes) == 0;
+    };
+    auto copy_before = [&](int l) {
+      std::memcpy(out(l), out(l - 2), out_bytes);
+      std::memcpy(out(l + 1), out(l - 1), out_bytes);
+    };
+    auto pair = [&](int l) {  // this line and the next, or the last one alone
+      const int l2 = l + 1 < lines ? l + 1 : l;
+      if (avx512) {
+        ShrinkRowPairAvx512(line(l), line(l2), n, out(l), out(l2), m, steps, outputs);
+      } else {
+        ShrinkRowPairAvx2(line(l), line(l2), n, out(l), out(l2), m, steps, outputs);
+      }
+    };
+    int l = 0;
+    if (avx512) {  // four lines at a time, each pair copied instead where it can be
+      for (; l + 4 <= lines; l += 4) {
+        const bool copy_first = same_as_before(l);
+        const bool copy_second = same_as_before(l + 2);  // (after the first pair's outputs are there)
+        if (!copy_first && !copy_second) {
+          const uint32_t* const quad_src[4] = {line(l), line(l + 1), line(l + 2), line(l + 3)};
+          uint32_t* const quad_dst[4] = {out(l), out(l + 1), out(l + 2), out(l + 3)};
+          ShrinkRowQuadAvx512(quad_src, quad_dst, n, m, steps, outputs);
+          continue;
+        }
+        if (copy_first) {
+          copy_before(l);
+        } else {
+          pair(l);
+        }
+        if (copy_second) {
+          copy_before(l + 2);
+        } else {
+          pair(l + 2);
+        }
+      }
+    }
+    for (; l < lines; l += 2) {
+      if (same_as_before(l)) {
+        copy_before(l);
+      } else {
+        pair(l);
+      }
     }
     return;
   }
-  if (simd == Simd::kAuto && line_stride == 1 && dst_line_stride == 1 && m < n && lines >= 4 && CpuHasAvx2()) {
+  if (simd != Simd::kSse2 && line_stride == 1 && dst_line_stride == 1 && m < n && lines >= 4 && CpuHasAvx2()) {
     // Down columns: four at a time, then the last few (each column's outputs are its own).
     constexpr int kOnStack = 256;
     ShrinkStep on_stack[kOnStack];
@@ -1150,31 +1344,46 @@ inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, in
 
 }  // namespace detail
 
+// pygame.transform.smoothscale in two parts, for a caller that draws a big surface a band of rows
+// at a time and shrinks each band along its rows while it is still in the cache: SmoothScaleRows
+// for rows [first, end) (each row's outputs are its own), over every row once, then
+// SmoothScaleColumns. `tmp` holds the rows' outputs in between (width() x src.height()).
+inline void SmoothScaleRows(const Surface& src, int first, int end, int width, std::vector<uint32_t>& tmp,
+                            detail::Simd simd = detail::Simd::kAuto) {
+  const int sw = src.width(), sh = src.height();
+  tmp.resize(static_cast<std::size_t>(width) * sh);
+  if (first >= end) return;
+  if (width == sw) {
+    for (int y = first; y < end; ++y)
+      std::copy(src.Row(y), src.Row(y) + sw, tmp.begin() + static_cast<std::ptrdiff_t>(y) * sw);
+  } else {
+    // Row `first` and the step to the next row, in memory.
+    const int row_stride = src.bottom_up() ? -sw : sw;
+    detail::ScaleAxis(src.Row(first), end - first, sw, row_stride, 1,
+                      tmp.data() + static_cast<std::ptrdiff_t>(first) * width, width, width, 1, simd);
+  }
+}
+
+inline void SmoothScaleColumns(const std::vector<uint32_t>& tmp, int src_height, Surface& dst,
+                               detail::Simd simd = detail::Simd::kAuto) {
+  const int width = dst.width(), height = dst.height();
+  if (height == src_height) {
+    std::copy(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(width) * height, dst.data());
+  } else {
+    detail::ScaleAxis(tmp.data(), width, src_height, 1, width, dst.data(), height, 1, width, simd);
+  }
+}
+
 // pygame.transform.smoothscale(surface, (width, height)) as pygame 2.6 computes it on x86-64 (its
 // default "SSE" backend): X first, then Y, each an area average when shrinking and a bilinear
 // filter when growing.
 // Into `dst` (of the target size), with `tmp` as the scratch line buffer: what an env that scales
 // every step calls, so that nothing is allocated once both have grown to size.
-// `simd`: kSse2 keeps to the SSE2 code (for the test that compares it with the AVX2 one).
+// `simd`: which code it may take (for the test that compares them: kAuto, the best, otherwise).
 inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>& tmp,
                         detail::Simd simd = detail::Simd::kAuto) {
-  const int sw = src.width(), sh = src.height();
-  const int width = dst.width(), height = dst.height();
-  tmp.resize(static_cast<std::size_t>(width) * sh);
-  // Row 0 and the step to the next row, in memory.
-  const uint32_t* row0 = src.Row(0);
-  const int row_stride = src.bottom_up() ? -sw : sw;
-  if (width == sw) {
-    for (int y = 0; y < sh; ++y)
-      std::copy(src.Row(y), src.Row(y) + sw, tmp.begin() + static_cast<std::ptrdiff_t>(y) * sw);
-  } else {
-    detail::ScaleAxis(row0, sh, sw, row_stride, 1, tmp.data(), width, width, 1, simd);
-  }
-  if (height == sh) {
-    std::copy(tmp.begin(), tmp.end(), dst.data());
-  } else {
-    detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width, simd);
-  }
+  SmoothScaleRows(src, 0, src.height(), dst.width(), tmp, simd);
+  SmoothScaleColumns(tmp, src.height(), dst, simd);
 }
 
 inline Surface SmoothScale(const Surface& src, int width, int height, detail::Simd simd = detail::Simd::kAuto) {
