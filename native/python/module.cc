@@ -21,6 +21,7 @@
 #include "core/registry.h"
 #include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_smoothscale.h"
 
 namespace py = pybind11;
 

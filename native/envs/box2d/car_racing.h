@@ -23,6 +23,7 @@
 #include "core/spec.h"
 #include "envs/box2d/car_dynamics.h"
 #include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_smoothscale.h"
 #include "envs/common/pygame_text.h"
 
 namespace pp::box2d {
