@@ -60,6 +60,9 @@ def pygame_frame(width: int, height: int, ops: list[Op], flip_y: bool = False) -
             gfxdraw.aapolygon(surf, points, color)
         elif name == "filled_polygon":
             gfxdraw.filled_polygon(surf, points, color)
+        elif name == "aa_filled_polygon":  # one native call (CarRacing's polygons)
+            gfxdraw.aapolygon(surf, points, color)
+            gfxdraw.filled_polygon(surf, points, color)
         else:
             raise ValueError(name)
     if flip_y:
@@ -126,12 +129,57 @@ def test_mixed_scene_flipped_and_cropped_matches_pygame() -> None:
         np.testing.assert_array_equal(actual, expected[:, x0:])
 
 
+def test_aa_filled_polygon_is_aapolygon_then_filled_polygon() -> None:
+    """raster::GfxAaFilledPolygon (CarRacing draws every polygon with it) leaves out the outline's
+    blends that the fill overwrites: the frame must be pygame's aapolygon then filled_polygon, over
+    backgrounds and each other, polygons off the surface, across its edges, huge, degenerate, and
+    with more vertices than the fill keeps on the stack (16)."""
+    rng = np.random.default_rng(7)
+    for case in range(300):
+        width, height = int(rng.integers(1, 90)), int(rng.integers(1, 70))
+        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+        ops: list[Op] = [("fill", background, [], 0)]
+        for _ in range(int(rng.integers(1, 7))):
+            color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+            n = int(rng.choice([3, 4, 4, 4, 5, 8, 17, 30]))
+            name = str(rng.choice(["aa_filled_polygon", "aa_filled_polygon", "filled_polygon", "aapolygon"]))
+            ops.append((name, color, random_points(rng, n, width, height), 0))
+        expected = pygame_frame(width, height, ops)
+        actual = _native._pygame_raster(width, height, ops)
+        if not np.array_equal(actual, expected):
+            where = np.argwhere((actual != expected).any(axis=-1))
+            pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
+
+
+def test_writes_kept_to_rows_draw_those_rows_as_pygame() -> None:
+    """Surface::KeepWritesIn (CarRacing's world leaves out the rows its indicator band covers): the
+    rows kept are pygame's frame, pixel for pixel; the others keep what they held."""
+    rng = np.random.default_rng(8)
+    names = ["aa_filled_polygon", "filled_polygon", "aapolygon", "polygon", "lines", "aaline"]
+    for case in range(150):
+        width, height = int(rng.integers(1, 80)), int(rng.integers(2, 60))
+        first = int(rng.integers(-2, height))
+        end = int(rng.integers(first + 1, height + 3))
+        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+        ops: list[Op] = [random_op(rng, str(rng.choice(names)), width, height) for _ in range(6)]
+        expected = pygame_frame(width, height, [("fill", background, [], 0), *ops])
+        keep: Op = ("keep_rows", (0, 0, 0), [], (first, end))
+        actual = _native._pygame_raster(width, height, [("fill", background, [], 0), keep, *ops])
+        kept = slice(max(first, 0), min(end, height))
+        assert np.array_equal(actual[kept], expected[kept]), (case, first, end, ops)
+        outside = np.ones(height, dtype=bool)
+        outside[kept] = False
+        assert (actual[outside] == background).all(), (case, first, end, ops)
+
+
 def test_int16_coordinates_of_gfxdraw_wrap_as_in_sdl2_gfx() -> None:
     """gfxdraw takes Sint16 coordinates: 65537.7 lands on x = 1, as pygame draws it."""
     ops: list[Op] = [
         ("aapolygon", (255, 0, 0), [(65537.7, 1.9), (65537.7, 6.9), (65538.0, 6.9)], 0),
         ("filled_polygon", (0, 255, 0), [(65540.0, 1.0), (65545.0, 8.0), (65538.0, 8.0)], 0),
     ]
+    np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
+    ops = [("aa_filled_polygon", (0, 0, 255), [(65537.7, 1.9), (-65530.2, 8.9), (65546.0, 6.9)], 0)]
     np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
 
 
@@ -159,6 +207,46 @@ def test_smoothscale_matches_pygame(seed: int) -> None:
         expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
         actual = _native._pygame_smoothscale(image, out_width, out_height)
         assert np.array_equal(actual, expected), (width, height, out_width, out_height)
+        for simd in ("avx2", "sse2"):
+            narrower = _native._pygame_smoothscale(image, out_width, out_height, simd=simd)
+            assert np.array_equal(narrower, expected), (width, height, out_width, out_height, simd)
+
+
+def test_smoothscale_shrinks_of_every_size_match_pygame() -> None:
+    """Every shrink of up to 40 pixels along each axis, with each code the CPU has: AVX-512 (rows
+    two at a time in masked loads of eight pixels), AVX2 (rows in chunks of four pixels, the last
+    masked, columns four at a time) and SSE2: where each output's pixels start and end, the last
+    chunk against a line's end, fewer outputs than asked (pygame leaves the rest), columns not a
+    multiple of four. Some images repeat rows (the shrink along rows copies the outputs of two rows
+    equal to the two before)."""
+    if pygame.transform.get_smoothscale_backend() != "SSE":
+        pytest.skip("the native smoothscale reproduces pygame's x86-64 default backend, SSE")
+    rng = np.random.default_rng(3)
+    for n in range(2, 41):
+        for m in range(1, n):
+            for width, height, out_width, out_height in ((n, 3, m, 3), (7, n, 7, m), (n, n, m, m)):
+                image = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+                if rng.random() < 0.5:  # rows drawn from a few, so that runs and pairs of equal rows occur
+                    image = image[rng.integers(0, min(3, height), height)]
+                surf = pygame.Surface((width, height))
+                pygame.surfarray.pixels3d(surf)[:] = image.transpose(1, 0, 2)
+                scaled = pygame.transform.smoothscale(surf, (out_width, out_height))
+                expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
+                for simd in ("auto", "avx2", "sse2"):
+                    actual = _native._pygame_smoothscale(image, out_width, out_height, simd=simd)
+                    assert np.array_equal(actual, expected), (width, height, out_width, out_height, simd)
+
+
+def test_span_fills_write_exactly_their_pixels() -> None:
+    """The fills under every filled span (64-byte stores with masked ends, 32-byte ones, or
+    std::fill_n, as the CPU allows): each writes its pixels and no other, at every alignment."""
+    for simd in ("auto", "avx2", "sse2"):
+        for start in range(0, 40):
+            for count in (0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100):
+                actual = _native._raster_fill_pixels(200, start, count, 0xA1B2C3, simd=simd)
+                expected = np.zeros(200, dtype=np.uint32)
+                expected[start : start + count] = 0xA1B2C3
+                assert np.array_equal(actual, expected), (simd, start, count)
 
 
 def test_rotate_rad_matches_pygame_vector2() -> None:

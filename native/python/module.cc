@@ -22,6 +22,7 @@
 #include "core/registry.h"
 #include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_smoothscale.h"
 #include "python/pool_handles.h"
 
 namespace py = pybind11;
@@ -616,7 +617,9 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
 // (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
 // RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
 // pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
-// radius (circle). Not part of the API.
+// radius (circle). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon then
+// filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps
+// the writes that follow to those rows (Surface::KeepWritesIn). Not part of the API.
 py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
   if (out_width == 0) out_width = width;
   if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
@@ -653,6 +656,11 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
       raster::GfxAaPolygon(surface, color, points);
     } else if (name == "filled_polygon") {
       raster::GfxFilledPolygon(surface, color, points);
+    } else if (name == "aa_filled_polygon") {  // aapolygon, then filled_polygon (CarRacing's polygons)
+      raster::GfxAaFilledPolygon(surface, color, points);
+    } else if (name == "keep_rows") {  // Surface::KeepWritesIn(first, end): arg is (first, end)
+      const auto rows = arg.cast<std::pair<int, int>>();
+      surface.KeepWritesIn(rows.first, rows.second);
     } else {
       throw py::value_error("unknown primitive '" + name + "'");
     }
@@ -662,10 +670,11 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
   return std::move(frame);
 }
 
-// _pygame_smoothscale(frame, width, height): raster::SmoothScale of an (h, w, 3) uint8 frame, as
-// pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py).
+// _pygame_smoothscale(frame, width, height, simd): raster::SmoothScale of an (h, w, 3) uint8 frame,
+// as pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py); simd
+// "avx2" or "sse2" keeps it to that code where the CPU would take a wider one ("auto": the widest).
 py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& frame, int width,
-                            int height) {
+                            int height, const std::string& simd) {
   if (frame.ndim() != 3 || frame.shape(2) != 3) throw py::value_error("frame must be (height, width, 3) uint8");
   if (width < 1 || height < 1) throw py::value_error("width and height must be >= 1");
   const int h = static_cast<int>(frame.shape(0)), w = static_cast<int>(frame.shape(1));
@@ -674,9 +683,39 @@ py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x, p += 3) surface.Set(x, y, raster::Surface::Map({p[0], p[1], p[2]}));
   }
-  const raster::Surface scaled = raster::SmoothScale(surface, width, height);
+  raster::detail::Simd level = raster::detail::Simd::kAuto;
+  if (simd == "avx2") {
+    level = raster::detail::Simd::kAvx2;
+  } else if (simd == "sse2") {
+    level = raster::detail::Simd::kSse2;
+  } else if (simd != "auto") {
+    throw py::value_error("simd is 'auto', 'avx2' or 'sse2'");
+  }
+  const raster::Surface scaled = raster::SmoothScale(surface, width, height, level);
   py::array_t<uint8_t> out({height, width, 3});
   scaled.WriteRgb(out.mutable_data(), false, 0, width);
+  return std::move(out);
+}
+
+// _raster_fill_pixels(size, start, count, value, simd): raster::detail::FillPixels of [start,
+// start + count) in a zeroed buffer of `size` uint32 values (64-byte aligned), with the code `simd`
+// ("auto", "avx2", "sse2") allows (tests/test_pygame_raster.py).
+py::array RasterFillPixels(int size, int start, int count, uint32_t value, const std::string& simd) {
+  if (size < 0 || start < 0 || count < 0 || start + count > size) throw py::value_error("span out of the buffer");
+  raster::detail::Simd level = raster::detail::Simd::kAuto;
+  if (simd == "avx2") {
+    level = raster::detail::Simd::kAvx2;
+  } else if (simd == "sse2") {
+    level = raster::detail::Simd::kSse2;
+  } else if (simd != "auto") {
+    throw py::value_error("simd is 'auto', 'avx2' or 'sse2'");
+  }
+  std::vector<uint32_t> storage(static_cast<std::size_t>(size) + 16, 0u);
+  uint32_t* buffer = storage.data();
+  while (reinterpret_cast<std::uintptr_t>(buffer) % 64 != 0) ++buffer;
+  raster::detail::FillPixels(buffer + start, static_cast<std::size_t>(count), value, level);
+  py::array_t<uint32_t> out(size);
+  std::copy(buffer, buffer + size, out.mutable_data());
   return std::move(out);
 }
 
@@ -844,7 +883,10 @@ PYBIND11_MODULE(_native, m) {
   // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
   m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
-  m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"));
+  m.def("_raster_fill_pixels", &RasterFillPixels, py::arg("size"), py::arg("start"), py::arg("count"), py::arg("value"),
+        py::arg("simd") = "auto");
+  m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"),
+        py::arg("simd") = "auto");
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
   // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
   m.def("_png_decode", &PngDecode, py::arg("path"));

@@ -23,6 +23,7 @@
 #include "core/spec.h"
 #include "envs/box2d/car_dynamics.h"
 #include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_smoothscale.h"
 #include "envs/common/pygame_text.h"
 
 namespace pp::box2d {
@@ -289,21 +290,85 @@ class CarRacingCanvas {
 
   // _render(mode) into `rgb`, (height, width, 3): mode "state_pixels" (the observation, 96x96)
   // leaves the skid marks out, "rgb_array" (600x400) draws them.
+  //
+  // The 1000x800 surface (3.2 MB) does not fit in a core's L2 cache: drawn whole and then
+  // smoothscaled, every pixel would go out to L3 and come back. So the frame's drawing calls are
+  // worked out once (Record) and drawn a band of rows at a time, with the surface's writes kept to
+  // the band; each band is shrunk along its rows right after, while it is in the cache. Every call
+  // draws each row as it would in a frame drawn whole (what a primitive writes on a row depends on
+  // its geometry and on that row's pixels only), so the frame is the same.
   void Frame(const CarRacingScene& scene, bool state_pixels, int width, int height, uint8_t* rgb) {
     CarRacingSurfaces& surfaces = CarRacingSurfaces::OfThisThread();
     surf_ = &surfaces.window;
-    Draw(scene, state_pixels);
-    // _create_image_array(surf, (width, height)): smoothscale, transposed to rows.
+    Record(scene, state_pixels);
     raster::Surface& scaled = state_pixels ? surfaces.state : surfaces.video;
     if (scaled.width() != width || scaled.height() != height) scaled = raster::Surface(width, height);
-    raster::SmoothScale(*surf_, scaled, surfaces.scale_tmp);
-    scaled.WriteRgb(rgb, /*flip_y=*/false, 0, width);
+    for (int first = 0; first < P::kWindowH; first += kBandRows) {
+      const int end = std::min(first + kBandRows, P::kWindowH);
+      DrawBand(first, end, scene.reward);
+      // _create_image_array(surf, (width, height)): smoothscale (its X pass here, band by band).
+      raster::SmoothScaleRows(*surf_, first, end, width, surfaces.scale_tmp);
+      surf_->FlipVertical();  // back to the world's rows, for the next band
+    }
+    surf_->KeepWritesIn(0, P::kWindowH);
+    raster::SmoothScaleColumns(surfaces.scale_tmp, P::kWindowH, scaled);
+    scaled.WriteRgb(rgb, /*flip_y=*/false, 0, width);  // transposed to rows
     surf_ = nullptr;
   }
 
  private:
-  // _render up to the smoothscale.
-  void Draw(const CarRacingScene& scene, bool state_pixels) {
+  static constexpr int kBandRows = 80;  // 320 KB of the surface: in L2 with room to spare
+
+  // One drawing call of _render, in screen coordinates, with the rows it can write.
+  struct Op {
+    enum class Kind { kAaFilledPolygon, kPolygon, kLines2 } kind = Kind::kPolygon;
+    raster::Rgb color;
+    std::vector<raster::Point> points;
+    int top = 0, bottom = 0;  // rows [top, bottom] hold every pixel it writes
+  };
+
+  // The world's calls (before the flip) and the indicators' (after it), in drawing order. The
+  // entries are reused frame after frame: no allocation once they have grown.
+  struct OpList {
+    std::vector<Op> ops;
+    std::size_t size = 0;
+    void Clear() { size = 0; }
+    void Add(Op::Kind kind, raster::Rgb color, const std::vector<raster::Point>& points) {
+      if (size == ops.size()) ops.emplace_back();
+      Op& op = ops[size++];
+      op.kind = kind;
+      op.color = color;
+      op.points.assign(points.begin(), points.end());
+      // pygame and gfxdraw truncate the coordinates (gfxdraw to Sint16: huge ones wrap), anti-aliased
+      // outlines reach a row below, lines 2 pixels wide one to each side: 2 rows of margin, and every
+      // row for coordinates out of range.
+      double lo = 0, hi = 0;
+      bool bounded = !points.empty();
+      for (std::size_t k = 0; k < points.size(); ++k) {
+        const double y = points[k].y;
+        bounded = bounded && std::abs(y) < 30000;  // false for NaN too
+        lo = k ? std::min(lo, y) : y;
+        hi = k ? std::max(hi, y) : y;
+      }
+      op.top = bounded ? static_cast<int>(std::floor(lo)) - 2 : std::numeric_limits<int>::min();
+      op.bottom = bounded ? static_cast<int>(std::ceil(hi)) + 2 : std::numeric_limits<int>::max();
+    }
+    // Draws the calls that can write the rows whose writes `s` keeps.
+    void Draw(raster::Surface& s) const {
+      for (std::size_t i = 0; i < size; ++i) {
+        const Op& op = ops[i];
+        if (op.bottom < s.write_first() || op.top >= s.write_end()) continue;
+        switch (op.kind) {
+          case Op::Kind::kAaFilledPolygon: raster::GfxAaFilledPolygon(s, op.color, op.points); break;
+          case Op::Kind::kPolygon: raster::Polygon(s, op.color, op.points); break;
+          case Op::Kind::kLines2: raster::Lines(s, op.color, /*closed=*/false, op.points, 2); break;
+        }
+      }
+    }
+  };
+
+  // _render's calls up to the smoothscale, in screen coordinates.
+  void Record(const CarRacingScene& scene, bool state_pixels) {
     const b2Body* hull = scene.car->hull();
     angle_ = -static_cast<double>(hull->GetAngle());
     // The zoom-in of the first second.
@@ -313,19 +378,34 @@ class CarRacingCanvas {
     rotation_ = raster::Rotation(angle_);
     const raster::Point trans = rotation_({scroll_x, scroll_y});
     trans_ = {P::kWindowW / 2.0 + trans.x, P::kWindowH / 4.0 + trans.y};
-    // A new pygame.Surface is black; the field drawn first covers it all but near the edge of the
-    // playfield and while zoomed out, so only then is the black needed.
-    if (!FieldCoversWindow()) surf_->Fill({0, 0, 0});
+    field_covers_window_ = FieldCoversWindow();
+    world_.Clear();
+    RenderRoad(scene);
+    DrawCar(*scene.car, !state_pixels);
+    overlay_.Clear();
+    RenderIndicators(*scene.car);
+  }
+
+  // _render's drawing on the final rows [first, end), as in a frame drawn whole: the world on the
+  // rows they are before the flip, then the flip, the indicators and the score. Leaves the surface
+  // flipped.
+  void DrawBand(int first, int end, double reward) {
     // After the flip, _render_indicators paints rows [H - 5 h, H) black first, opaquely: the rows
     // [0, 5 h) of the world, so the world's drawing there is never seen (nothing reads a pixel of
     // another row) and is left out.
-    surf_->KeepWritesIn(kIndicatorBandRows, P::kWindowH);
-    RenderRoad(scene);
-    DrawCar(*scene.car, !state_pixels);
-    surf_->KeepWritesIn(0, P::kWindowH);
+    const int world_first = std::max(P::kWindowH - end, kIndicatorBandRows);
+    const int world_end = P::kWindowH - first;
+    if (world_first < world_end) {
+      surf_->KeepWritesIn(world_first, world_end);
+      // A new pygame.Surface is black; the field drawn first covers it all but near the edge of
+      // the playfield and while zoomed out, so only then is the black needed.
+      if (!field_covers_window_) surf_->Fill({0, 0, 0});
+      world_.Draw(*surf_);
+    }
     surf_->FlipVertical();
-    RenderIndicators(*scene.car);
-    DrawScore(scene.reward);
+    surf_->KeepWritesIn(first, end);
+    overlay_.Draw(*surf_);
+    DrawScore(reward);
   }
 
   // pygame.math.Vector2(c).rotate_rad(angle) * zoom + translation, per coordinate.
@@ -352,8 +432,7 @@ class CarRacingCanvas {
                       -max_shape_dim_ <= poly_[k].y && poly_[k].y <= P::kWindowH + max_shape_dim_);
     }
     if (!near) return;
-    raster::GfxAaPolygon(*surf_, color, poly_);
-    raster::GfxFilledPolygon(*surf_, color, poly_);
+    world_.Add(Op::Kind::kAaFilledPolygon, color, poly_);  // gfxdraw.aapolygon, then gfxdraw.filled_polygon
   }
 
   // The playfield's corners on the screen.
@@ -415,7 +494,7 @@ class CarRacingCanvas {
         poly_.clear();
         for (const auto& p : particle->poly) poly_.push_back(ToScreen(p[0], p[1]));
         const raster::Rgb color = particle->grass ? raster::Rgb{102, 102, 0} : raster::Rgb{0, 0, 0};
-        raster::Lines(*surf_, color, /*closed=*/false, poly_, 2);
+        world_.Add(Op::Kind::kLines2, color, poly_);  // pygame.draw.lines, 2 pixels wide
       }
     }
     auto draw_body = [&](const b2Body* body, raster::Rgb color, const Wheel* wheel) {
@@ -433,7 +512,7 @@ class CarRacingCanvas {
           const b2Vec2 v = b2Mul(xf, shape->m_vertices[k]);
           poly_.push_back(ToScreen(v.x, v.y));
         }
-        raster::Polygon(*surf_, color, poly_);
+        world_.Add(Op::Kind::kPolygon, color, poly_);
         if (wheel == nullptr) continue;
         const double a1 = wheel->phase;
         const double a2 = wheel->phase + 1.2;  // radians
@@ -456,7 +535,7 @@ class CarRacingCanvas {
           const b2Vec2 v = b2Mul(xf, b2Vec2(static_cast<float>(p[0]), static_cast<float>(p[1])));
           poly_.push_back(ToScreen(v.x, v.y));
         }
-        raster::Polygon(*surf_, {77, 77, 77}, poly_);  // WHEEL_WHITE
+        world_.Add(Op::Kind::kPolygon, {77, 77, 77}, poly_);  // WHEEL_WHITE
       }
     };
     for (const Wheel& wheel : car.wheels()) draw_body(wheel.body, {0, 0, 0}, &wheel);  // WHEEL_COLOR
@@ -471,7 +550,7 @@ class CarRacingCanvas {
     constexpr double W = P::kWindowW, H = P::kWindowH;
     constexpr double s = W / 40.0, h = H / 40.0;
     poly_ = {{W, H}, {W, H - 5 * h}, {0, H - 5 * h}, {0, H}};
-    raster::Polygon(*surf_, {0, 0, 0}, poly_);
+    overlay_.Add(Op::Kind::kPolygon, {0, 0, 0}, poly_);
     auto vertical_ind = [&](double place, double val) {
       poly_ = {{place * s, H - (h + h * val)},
                {(place + 1) * s, H - (h + h * val)},
@@ -485,7 +564,7 @@ class CarRacingCanvas {
                {(place + 0) * s, H - 2 * h}};
     };
     auto render_if_min = [&](double value, raster::Rgb color) {
-      if (std::abs(value) > 1e-4) raster::Polygon(*surf_, color, poly_);
+      if (std::abs(value) > 1e-4) overlay_.Add(Op::Kind::kPolygon, color, poly_);
     };
     const b2Body* hull = car.hull();
     const double vx = hull->GetLinearVelocity().x;
@@ -524,7 +603,9 @@ class CarRacingCanvas {
     constexpr int kCenterX = 60;
     constexpr int kCenterY = static_cast<int>(P::kWindowH - P::kWindowH * 2.5 / 40.0);
     // Rect.center = (x, y) puts the corner at (x - w / 2, y - h / 2), C's int division.
-    text::Blit(*surf_, score_, kCenterX - score_.width / 2, kCenterY - score_.height / 2);
+    const int top = kCenterY - score_.height / 2;
+    if (top >= surf_->write_end() || top + score_.height <= surf_->write_first()) return;  // not in the band
+    text::Blit(*surf_, score_, kCenterX - score_.width / 2, top);
   }
 
   const text::Font& font_;
@@ -532,6 +613,9 @@ class CarRacingCanvas {
   text::TextSurface score_;
   raster::Surface* surf_ = nullptr;  // this thread's window surface, while a frame is drawn
   std::vector<raster::Point> poly_;
+  OpList world_;
+  OpList overlay_;
+  bool field_covers_window_ = false;
   const double max_shape_dim_;
   double angle_ = 0.0;
   raster::Rotation rotation_{0.0};

@@ -1,5 +1,6 @@
 // pygame 2.6.1's drawing on a pygame.Surface, pixel for pixel, for envs whose reference render() draws with
 // pygame (Gymnasium's Box2D and toy-text tasks): pygame.draw, pygame.gfxdraw, flip, transform.scale, blit.
+// (pygame.transform.smoothscale is pygame_smoothscale.h.)
 #pragma once
 
 #include <algorithm>
@@ -12,8 +13,72 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// AVX2 and AVX-512 variants of the span fills here and of smoothscale's shrinks, compiled for those
+// whatever the build's flags and taken only where the CPU has them (the same pixels as the SSE2 or
+// plain code; a wheel still runs on any x86-64).
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
+#define PP_RASTER_AVX2 1
+#include <immintrin.h>
+#endif
 
 namespace pp::raster {
+
+namespace detail {
+
+// Which code the fills and smoothscale may take (where the CPU has it): the tests compare them all.
+enum class Simd { kAuto, kAvx2, kSse2 };  // the best the CPU has, at most AVX2, SSE2 only
+
+#if defined(PP_RASTER_AVX2)
+// Whether this CPU runs the AVX2 code (asked once).
+inline bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+// And AVX-512 with byte and word lanes on 128/256-bit registers too (the shrink along rows).
+inline bool CpuHasAvx512Bw() {
+  static const bool has =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return has;
+}
+
+__attribute__((target("avx2"))) inline void FillPixelsAvx2(uint32_t* p, std::size_t count, uint32_t value) {
+  const __m256i v = _mm256_set1_epi32(static_cast<int>(value));
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i), v);
+  for (; i < count; ++i) p[i] = value;
+}
+
+// With AVX-512: whole cache lines (aligned 64-byte stores), the partial ones at the ends masked.
+__attribute__((target("avx512f"))) inline void FillPixelsAvx512(uint32_t* p, std::size_t count, uint32_t value) {
+  const __m512i v = _mm512_set1_epi32(static_cast<int>(value));
+  const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(p) & 63) / sizeof(uint32_t);
+  std::size_t i = std::min(count, (16 - misaligned) & 15);
+  if (i) _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << i) - 1), v);
+  for (; i + 16 <= count; i += 16) _mm512_store_si512(p + i, v);
+  if (i < count) _mm512_mask_storeu_epi32(p + i, static_cast<__mmask16>((1u << (count - i)) - 1), v);
+}
+#endif
+
+// std::fill_n(p, count, value): the pixels of a span, in 64- or 32-byte stores where the CPU has
+// AVX-512 or AVX2 (the fills of CarRacing's 1000x800 frame are store-bound; std::fill_n makes
+// 16-byte ones).
+inline void FillPixels(uint32_t* p, std::size_t count, uint32_t value, Simd simd = Simd::kAuto) {
+#if defined(PP_RASTER_AVX2)
+  if (simd == Simd::kAuto && CpuHasAvx512Bw()) {
+    FillPixelsAvx512(p, count, value);
+    return;
+  }
+  if (simd != Simd::kSse2 && CpuHasAvx2()) {
+    FillPixelsAvx2(p, count, value);
+    return;
+  }
+#else
+  (void)simd;
+#endif
+  std::fill_n(p, count, value);
+}
+
+}  // namespace detail
 
 struct Rgb {
   uint8_t r = 0, g = 0, b = 0;
@@ -51,6 +116,8 @@ class Surface {
     write_end_ = end;
   }
   bool Writable(int y) const { return y >= write_first_ && y < write_end_; }
+  int write_first() const { return write_first_; }
+  int write_end() const { return write_end_; }
   // The packed pixels in memory, width() per row: row y is memory row y, or height() - 1 - y when
   // bottom_up() (after an odd number of FlipVertical()).
   const uint32_t* data() const { return pixels_.data(); }
@@ -62,8 +129,11 @@ class Surface {
   // pygame.transform.flip(surface, False, True), in place: the rows swap ends in O(1) (the memory
   // stays; which end row 0 is at changes).
   void FlipVertical() { bottom_up_ = !bottom_up_; }
-  // pygame.draw.rect over the whole surface, or Surface.fill.
-  void Fill(Rgb c) { std::fill(pixels_.begin(), pixels_.end(), Map(c)); }
+  // pygame.draw.rect over the whole surface, or Surface.fill (the rows whose writes are kept).
+  void Fill(Rgb c) {
+    const int first = std::max(write_first_, 0), end = std::min(write_end_, height_);
+    for (int y = first; y < end; ++y) detail::FillPixels(Row(y), static_cast<std::size_t>(width_), Map(c));
+  }
 
   // Writes columns [x0, x0 + out_width) as RGB rows, bottom row first when flip_y: what
   // np.transpose(pixels3d(pygame.transform.flip(surf, False, flip_y)), (1, 0, 2))[:, x0:x0 + out_width]
@@ -111,7 +181,7 @@ inline void HorizontalLineClip(Surface& s, uint32_t color, int x1, int y, int x2
   if (x2 < x1) std::swap(x1, x2);
   x1 = std::max(x1, 0);
   x2 = std::min(x2, s.width() - 1);
-  if (x1 <= x2) std::fill_n(s.Row(y) + x1, x2 - x1 + 1, color);
+  if (x1 <= x2) FillPixels(s.Row(y) + x1, static_cast<std::size_t>(x2 - x1 + 1), color);
 }
 
 // Bresenham from (x1, y1) to (x2, y2), both drawn (draw.c's draw_line).
@@ -382,9 +452,9 @@ inline void FillPolygon(Surface& s, const std::vector<int>& px, const std::vecto
     BresenhamLine(s, minx, miny, maxx, miny, color);
     return;
   }
-  // Rows off the surface draw nothing; the scan still needs only the rows on it.
-  const int y_begin = std::max(miny, -1);
-  const int y_end = std::min(maxy, s.height());
+  // Rows off the surface, or whose writes are dropped, draw nothing; the scan needs only the others.
+  const int y_begin = std::max({miny, 0, s.write_first()});
+  const int y_end = std::min({maxy, s.height() - 1, s.write_end() - 1});
   std::vector<int> xs;
   xs.reserve(static_cast<std::size_t>(n));
   for (int y = y_begin; y <= y_end; ++y) {
@@ -427,19 +497,21 @@ inline int16_t GfxCoord(double v) { return static_cast<int16_t>(static_cast<uint
 
 // _putPixelAlpha on a 32-bit surface without alpha: each channel moves alpha/256 of the way to the
 // colour, in unsigned 32-bit arithmetic on the packed values (negative differences wrap).
+// (A pixel whose write would be dropped is not read either: nothing else changes.)
 inline void PutPixelAlpha(Surface& s, int x, int y, uint32_t color, uint32_t alpha) {
-  if (!s.Inside(x, y)) return;
+  if (!s.Inside(x, y) || !s.Writable(y)) return;
+  uint32_t& pixel = s.Row(y)[x];
   if (alpha == 255) {
-    s.Set(x, y, color);
+    pixel = color;
     return;
   }
-  const uint32_t dc = s.Get(x, y);
+  const uint32_t dc = pixel;
   uint32_t out = 0;
   for (uint32_t shift : {16u, 8u, 0u}) {
     const uint32_t mask = 0xffu << shift;
     out |= ((dc & mask) + (((((color & mask) - (dc & mask)) >> shift) * alpha >> 8) << shift)) & mask;
   }
-  s.Set(x, y, out);
+  pixel = out;
 }
 
 // pixelColorWeightNolock with an opaque colour: alpha 255 * weight / 256.
@@ -451,7 +523,7 @@ inline void GfxHLine(Surface& s, int16_t x1, int16_t x2, int16_t y, uint32_t col
   if (x1 > x2) std::swap(x1, x2);
   if (x2 < 0 || x1 > s.width() - 1 || y < 0 || y > s.height() - 1 || !s.Writable(y)) return;
   const int a = std::max<int>(x1, 0), b = std::min<int>(x2, s.width() - 1);
-  std::fill_n(s.Row(y) + a, b - a + 1, color);
+  FillPixels(s.Row(y) + a, static_cast<std::size_t>(b - a + 1), color);
 }
 
 inline void GfxVLine(Surface& s, int16_t x, int16_t y1, int16_t y2, uint32_t color) {
@@ -504,14 +576,28 @@ inline bool GfxClipLine(const Surface& s, int16_t& x1, int16_t& y1, int16_t& x2,
   }
 }
 
-// _aalineColor(..., draw_endpoint=0) with an opaque colour: Wu's line in 16.16 fixed point.
-inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, int16_t y2, uint32_t color) {
+// Every pixel counts (GfxAaLineNoEndpoint's default).
+struct EveryPixel {
+  bool operator()(int /*x*/, int /*y*/) const { return true; }
+};
+
+// _aalineColor(..., draw_endpoint=0) with an opaque colour: Wu's line in 16.16 fixed point. The
+// blended pixels for which `keep(x, y)` is false are left out (for a caller that overwrites them
+// next: each blend reads only the pixel it writes, so the others come out the same).
+template <typename Keep = EveryPixel>
+inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, int16_t y2, uint32_t color,
+                                Keep keep = {}) {
+  auto weight = [&](int x, int y, uint32_t w) {
+    if (keep(x, y)) PixelWeight(s, x, y, color, w);
+  };
   if (!GfxClipLine(s, x1, y1, x2, y2)) return;
   int xx0 = x1, yy0 = y1, xx1 = x2, yy1 = y2;
   if (yy0 > yy1) {
     std::swap(yy0, yy1);
     std::swap(xx0, xx1);
   }
+  // Rows [yy0, yy1 + 1] at most; none of them kept: nothing to draw.
+  if (yy1 + 1 < s.write_first() || yy0 >= s.write_end()) return;
   int dx = xx1 - xx0;
   int dy = yy1 - yy0;
   if (dx == 0) {
@@ -535,10 +621,23 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
   }
   uint32_t erracc = 0;
   PutPixelAlpha(s, x1, y1, color, 255);
+  // The steps below go from row to row (or column to column); those before the first row whose
+  // writes are kept are skipped, their error term worked out at once (it wraps where the sum of
+  // the steps' adjustments passes a multiple of 2^32), and the walk stops past the last such row.
   if (dy > dx) {
     const uint32_t erradj = static_cast<uint32_t>((dx << 16) / dy) << 16;
+    const int skip = std::max(0, s.write_first() - (yy0 + 1));  // step k draws row yy0 + k
+    if (skip > 0) {
+      if (skip >= dy - 1) return;
+      const uint64_t sum = uint64_t{static_cast<uint32_t>(skip)} * erradj;
+      erracc = static_cast<uint32_t>(sum);
+      xx0 += xdir * static_cast<int>(sum >> 32);
+      yy0 += skip;
+      dy -= skip;
+    }
     int x0pxdir = xx0 + xdir;
     while (--dy) {
+      if (yy0 + 1 >= s.write_end()) break;
       const uint32_t before = erracc;
       erracc += erradj;
       if (erracc <= before) {
@@ -547,11 +646,26 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
       }
       yy0++;
       const uint32_t wgt = (erracc >> 24) & 255;
-      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), color, 255 - wgt);
-      PixelWeight(s, static_cast<int16_t>(x0pxdir), static_cast<int16_t>(yy0), color, wgt);
+      weight(static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), 255 - wgt);
+      weight(static_cast<int16_t>(x0pxdir), static_cast<int16_t>(yy0), wgt);
     }
   } else {
     const uint32_t erradj = static_cast<uint32_t>((dy << 16) / dx) << 16;
+    // Step k draws rows yy0 + w and yy0 + w + 1, w = the wraps so far: skip the steps before the
+    // first with w >= need. (A 45-degree edge has erradj 0, which SDL2_gfx's test counts as a wrap
+    // at every step.)
+    const int need = s.write_first() - 1 - yy0;
+    if (need > 0) {
+      const uint64_t first = erradj == 0 ? static_cast<uint64_t>(need)
+                                         : ((uint64_t{static_cast<uint32_t>(need)} << 32) + erradj - 1) / erradj;
+      const uint64_t skip = first - 1;
+      if (skip >= static_cast<uint64_t>(dx - 1)) return;
+      const uint64_t sum = skip * erradj;
+      erracc = static_cast<uint32_t>(sum);
+      yy0 += static_cast<int>(erradj == 0 ? skip : sum >> 32);
+      xx0 += xdir * static_cast<int>(skip);
+      dx -= static_cast<int>(skip);
+    }
     int y0p1 = yy0 + 1;
     while (--dx) {
       const uint32_t before = erracc;
@@ -560,10 +674,11 @@ inline void GfxAaLineNoEndpoint(Surface& s, int16_t x1, int16_t y1, int16_t x2, 
         yy0 = y0p1;
         y0p1++;
       }
+      if (yy0 >= s.write_end()) break;
       xx0 += xdir;
       const uint32_t wgt = (erracc >> 24) & 255;
-      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), color, 255 - wgt);
-      PixelWeight(s, static_cast<int16_t>(xx0), static_cast<int16_t>(y0p1), color, wgt);
+      weight(static_cast<int16_t>(xx0), static_cast<int16_t>(yy0), 255 - wgt);
+      weight(static_cast<int16_t>(xx0), static_cast<int16_t>(y0p1), wgt);
     }
   }
 }
@@ -659,229 +774,143 @@ inline void GfxAaPolygon(Surface& s, Rgb color, const std::vector<Point>& points
   detail::GfxAaLineNoEndpoint(s, vx[n - 1], vy[n - 1], vx[0], vy[0], c);
 }
 
-// pygame.gfxdraw.filled_polygon(surface, points, color) with an opaque colour: SDL2_gfx's scanline
-// fill, edges crossed in 16.16 fixed point and rounded inwards.
-inline void GfxFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
-  const int n = static_cast<int>(points.size());
-  if (n < 3) return;
-  const uint32_t c = Surface::Map(color);
-  std::vector<int> vx, vy;
-  for (const Point& p : points) {
-    vx.push_back(detail::GfxCoord(p.x));
-    vy.push_back(detail::GfxCoord(p.y));
+namespace detail {
+
+// A polygon's vertices as gfxdraw takes them (Sint16), on the stack for the few of CarRacing's.
+class GfxVertices {
+ public:
+  explicit GfxVertices(const std::vector<Point>& points) : n_(static_cast<int>(points.size())) {
+    if (n_ > kOnStack) heap_.resize(2 * static_cast<std::size_t>(n_));
+    int* v = data();
+    for (int i = 0; i < n_; ++i) {
+      v[2 * i] = GfxCoord(points[static_cast<std::size_t>(i)].x);
+      v[2 * i + 1] = GfxCoord(points[static_cast<std::size_t>(i)].y);
+    }
   }
-  const int miny = *std::min_element(vy.begin(), vy.end());
-  const int maxy = *std::max_element(vy.begin(), vy.end());
-  std::vector<int> ints;
-  const int y_begin = std::max(miny, -1);
-  const int y_end = std::min(maxy, s.height());
+  int size() const { return n_; }
+  int x(int i) const { return data()[2 * i]; }
+  int y(int i) const { return data()[2 * i + 1]; }
+
+ private:
+  static constexpr int kOnStack = 16;
+  int* data() { return n_ > kOnStack ? heap_.data() : stack_; }
+  const int* data() const { return n_ > kOnStack ? heap_.data() : stack_; }
+  int n_;
+  int stack_[2 * kOnStack] = {};
+  std::vector<int> heap_;
+};
+
+// filled_polygon's scanlines (SDL2_gfx's filledPolygonColor): for each row, the edges' crossings in
+// 16.16 fixed point, sorted, filled pairwise between them rounded inwards. Calls span(y, xa, xb) with
+// the Sint16 ends gfxdraw's hline gets, for the rows on the surface whose writes are kept (the others
+// draw nothing), in the same order.
+template <typename Span>
+inline void GfxPolygonSpans(const Surface& s, const GfxVertices& v, Span&& span) {
+  const int n = v.size();
+  if (n < 3) return;
+  struct Edge {
+    int y1, y2, x1, x2;  // upper end first; horizontal edges are left out
+  };
+  constexpr int kOnStack = 16;
+  Edge edges_on_stack[kOnStack];
+  int ints_on_stack[kOnStack];
+  std::vector<Edge> edges_on_heap(n > kOnStack ? static_cast<std::size_t>(n) : 0);
+  std::vector<int> ints_on_heap(n > kOnStack ? static_cast<std::size_t>(n) : 0);
+  Edge* edges = n > kOnStack ? edges_on_heap.data() : edges_on_stack;
+  int* ints = n > kOnStack ? ints_on_heap.data() : ints_on_stack;
+  int miny = v.y(0), maxy = v.y(0);
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    miny = std::min(miny, v.y(i));
+    maxy = std::max(maxy, v.y(i));
+    const int ind1 = i ? i - 1 : n - 1, ind2 = i;
+    const int y1 = v.y(ind1), y2 = v.y(ind2);
+    if (y1 < y2) {
+      edges[count++] = {y1, y2, v.x(ind1), v.x(ind2)};
+    } else if (y1 > y2) {
+      edges[count++] = {y2, y1, v.x(ind2), v.x(ind1)};
+    }
+  }
+  const int y_begin = std::max({miny, 0, s.write_first()});
+  const int y_end = std::min({maxy, s.height() - 1, s.write_end() - 1});
   for (int y = y_begin; y <= y_end; ++y) {
-    ints.clear();
-    for (int i = 0; i < n; ++i) {
-      const int ind1 = i ? i - 1 : n - 1, ind2 = i;
-      int y1 = vy[static_cast<std::size_t>(ind1)], y2 = vy[static_cast<std::size_t>(ind2)];
-      int x1, x2;
-      if (y1 < y2) {
-        x1 = vx[static_cast<std::size_t>(ind1)];
-        x2 = vx[static_cast<std::size_t>(ind2)];
-      } else if (y1 > y2) {
-        std::swap(y1, y2);
-        x1 = vx[static_cast<std::size_t>(ind2)];
-        x2 = vx[static_cast<std::size_t>(ind1)];
-      } else {
-        continue;
-      }
-      if ((y >= y1 && y < y2) || (y == maxy && y > y1 && y <= y2)) {
-        const int frac = detail::Wrap32(int64_t{65536} * (y - y1)) / (y2 - y1);
-        ints.push_back(detail::Wrap32(static_cast<int64_t>(frac) * (x2 - x1) + int64_t{65536} * x1));
+    int k = 0;
+    for (int e = 0; e < count; ++e) {
+      const Edge& edge = edges[e];
+      if ((y >= edge.y1 && y < edge.y2) || (y == maxy && y > edge.y1 && y <= edge.y2)) {
+        const int frac = Wrap32(int64_t{65536} * (y - edge.y1)) / (edge.y2 - edge.y1);
+        const int cross = Wrap32(static_cast<int64_t>(frac) * (edge.x2 - edge.x1) + int64_t{65536} * edge.x1);
+        int at = k++;  // insertion sort: a few crossings per row
+        for (; at > 0 && ints[at - 1] > cross; --at) ints[at] = ints[at - 1];
+        ints[at] = cross;
       }
     }
-    std::sort(ints.begin(), ints.end());
-    for (std::size_t i = 0; i + 1 < ints.size(); i += 2) {
+    for (int i = 0; i + 1 < k; i += 2) {
       int xa = ints[i] + 1;
       xa = (xa >> 16) + ((xa & 32768) >> 15);
       int xb = ints[i + 1] - 1;
       xb = (xb >> 16) + ((xb & 32768) >> 15);
-      detail::GfxHLine(s, static_cast<int16_t>(xa), static_cast<int16_t>(xb), static_cast<int16_t>(y), c);
-    }
-  }
-}
-
-// ---- pygame.transform.smoothscale ----
-
-namespace detail {
-
-// One 16-bit lane of the MMX/SSE code pygame 2.6 runs on x86-64 (its "SSE" smoothscale backend,
-// src_c/scale_mmx64_gcc.c), which rounds differently from its generic C filters.
-inline uint32_t MulHiU16(uint32_t a, uint32_t b) { return ((a & 0xffffu) * (b & 0xffffu)) >> 16; }
-// packuswb: a signed 16-bit lane saturated to 0..255.
-inline uint8_t PackUs(uint32_t lane) {
-  const auto v = static_cast<int16_t>(static_cast<uint16_t>(lane));
-  return static_cast<uint8_t>(std::clamp<int>(v, 0, 255));
-}
-inline uint32_t Channel(uint32_t pixel, int c) { return (pixel >> (8 * c)) & 0xffu; }
-
-// Area-averaging shrink along a line of `n` pixels read with stride `step`, into `m` pixels
-// (filter_shrink_X_SSE's arithmetic: 14-bit fixed point, 16-bit accumulators): lines `a` and `b` at
-// once (b == a and db == da for one line).
-#if defined(__SSE2__)
-// The arithmetic of pygame's MMX code (paddw, pmulhuw, packuswb) on 16-bit lanes, as there: four
-// lanes (the channels) per line, two lines per register. Where the outputs fall depends on n and m
-// only: the loop runs from one output's boundary pixel to the next (the pixels between are summed).
-inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step, uint32_t* da, uint32_t* db, int m,
-                           int dst_step) {
-  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
-  const uint32_t recip = 0x40000000u / space;
-  auto lanes = [](uint32_t v) { return _mm_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(v))); };
-  auto load = [&](int i) {
-    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(i) * step;
-    return _mm_unpacklo_epi8(
-        _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(a[at])), _mm_cvtsi32_si128(static_cast<int>(b[at]))),
-        _mm_setzero_si128());
-  };
-  const __m128i recip_v = lanes(recip);
-  __m128i acc = _mm_setzero_si128();
-  uint32_t counter = space;
-  int i = 0;
-  const __m128i zero = _mm_setzero_si128();
-  for (int out = 0; out < m; ++out) {
-    // The pixels wholly inside this output: each takes 0x4000 off the counter. (The 16-bit sums
-    // wrap as pygame's do; the order of the additions does not change them.)
-    if (step == 1 && counter > 0x4000) {  // along a row: two pixels of a line per load
-      const int k = std::min(static_cast<int>((counter - 1) / 0x4000), n - i);
-      __m128i sa = zero, sb = zero;  // lanes 0-3: even pixels of the run, 4-7: odd ones
-      int j = 0;
-      for (; j + 2 <= k; j += 2) {
-        sa = _mm_add_epi16(sa, _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + i + j)), zero));
-        sb = _mm_add_epi16(sb, _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + i + j)), zero));
-      }
-      if (j < k) {
-        sa = _mm_add_epi16(sa, _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(a[i + j])), zero));
-        sb = _mm_add_epi16(sb, _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(b[i + j])), zero));
-      }
-      sa = _mm_add_epi16(sa, _mm_srli_si128(sa, 8));
-      sb = _mm_add_epi16(sb, _mm_srli_si128(sb, 8));
-      acc = _mm_add_epi16(acc, _mm_unpacklo_epi64(sa, sb));
-      i += k;
-      counter -= static_cast<uint32_t>(k) * 0x4000;
-    }
-    while (counter > 0x4000 && i < n) {
-      acc = _mm_add_epi16(acc, load(i++));
-      counter -= 0x4000;
-    }
-    if (i == n) return;  // fewer outputs than m: the rest stay as they were
-    const uint32_t frac = (0x4000 - counter) & 0xffffu;
-    const __m128i s4 = _mm_slli_epi16(load(i++), 2);
-    const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, lanes(counter)), acc);
-    acc = _mm_mulhi_epu16(s4, lanes(frac));
-    const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), _mm_setzero_si128());
-    da[static_cast<std::ptrdiff_t>(out) * dst_step] = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
-    db[static_cast<std::ptrdiff_t>(out) * dst_step] =
-        static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
-    counter = counter + space - 0x4000;
-  }
-}
-#else
-// The same arithmetic, one channel at a time.
-inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step, uint32_t* da, uint32_t* db, int m,
-                           int dst_step) {
-  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
-  const uint32_t recip = 0x40000000u / space;
-  for (int line = 0; line < 2; ++line) {
-    const uint32_t* src = line ? b : a;
-    uint32_t* dst = line ? db : da;
-    uint32_t counter = space;
-    uint32_t acc[4] = {0, 0, 0, 0};
-    int out = 0;
-    for (int i = 0; i < n; ++i) {
-      const uint32_t px = src[static_cast<std::ptrdiff_t>(i) * step];
-      if (counter > 0x4000) {
-        for (int c = 0; c < 4; ++c) acc[c] = (acc[c] + Channel(px, c)) & 0xffffu;
-        counter -= 0x4000;
-        continue;
-      }
-      const uint32_t frac = (0x4000 - counter) & 0xffffu;
-      uint32_t value = 0;
-      for (int c = 0; c < 4; ++c) {
-        const uint32_t s4 = Channel(px, c) << 2;
-        const uint32_t head = (MulHiU16(s4, counter) + acc[c]) & 0xffffu;
-        acc[c] = MulHiU16(s4, frac);
-        value |= uint32_t{PackUs(MulHiU16(head, recip))} << (8 * c);
-      }
-      if (out < m) dst[static_cast<std::ptrdiff_t>(out++) * dst_step] = value;
-      counter = counter + space - 0x4000;
-    }
-  }
-}
-#endif
-
-// Bilinear expand along a line (filter_expand_X_SSE_gcc / filter_expand_Y_SSE: 8-bit weights).
-inline void ExpandLine(const uint32_t* src, int n, int step, uint32_t* dst, int m, int dst_step) {
-  for (int x = 0; x < m; ++x) {
-    const int idx = x * (n - 1) / m;
-    const uint32_t w1 = static_cast<uint32_t>(0x100 * ((x * (n - 1)) % m) / m);
-    const uint32_t w0 = 0x100 - w1;
-    const uint32_t p0 = src[static_cast<std::ptrdiff_t>(idx) * step];
-    // With weight 0 the next pixel does not count (pygame reads past a 1-pixel line there).
-    const uint32_t p1 = w1 ? src[static_cast<std::ptrdiff_t>(idx + 1) * step] : 0u;
-    uint32_t value = 0;
-    for (int c = 0; c < 4; ++c) {
-      const uint32_t sum = ((Channel(p0, c) * w0) + (Channel(p1, c) * w1)) & 0xffffu;
-      value |= uint32_t{PackUs(sum >> 8)} << (8 * c);
-    }
-    dst[static_cast<std::ptrdiff_t>(x) * dst_step] = value;
-  }
-}
-
-// The shrink along Y keeps its accumulators per column across rows, exactly as along X.
-inline void ScaleAxis(const uint32_t* src, int lines, int n, int line_stride, int step, uint32_t* dst, int m,
-                      int dst_line_stride, int dst_step) {
-  for (int l = 0; l < lines; ++l) {
-    const uint32_t* s = src + static_cast<std::ptrdiff_t>(l) * line_stride;
-    uint32_t* d = dst + static_cast<std::ptrdiff_t>(l) * dst_line_stride;
-    if (m >= n) {
-      ExpandLine(s, n, step, d, m, dst_step);
-    } else if (l + 1 < lines) {  // this line and the next
-      ShrinkLinePair(s, s + line_stride, n, step, d, d + dst_line_stride, m, dst_step);
-      ++l;
-    } else {
-      ShrinkLinePair(s, s, n, step, d, d, m, dst_step);
+      span(y, static_cast<int16_t>(xa), static_cast<int16_t>(xb));
     }
   }
 }
 
 }  // namespace detail
 
-// pygame.transform.smoothscale(surface, (width, height)) as pygame 2.6 computes it on x86-64 (its
-// default "SSE" backend): X first, then Y, each an area average when shrinking and a bilinear
-// filter when growing.
-// Into `dst` (of the target size), with `tmp` as the scratch line buffer: what an env that scales
-// every step calls, so that nothing is allocated once both have grown to size.
-inline void SmoothScale(const Surface& src, Surface& dst, std::vector<uint32_t>& tmp) {
-  const int sw = src.width(), sh = src.height();
-  const int width = dst.width(), height = dst.height();
-  tmp.resize(static_cast<std::size_t>(width) * sh);
-  // Row 0 and the step to the next row, in memory.
-  const uint32_t* row0 = src.Row(0);
-  const int row_stride = src.bottom_up() ? -sw : sw;
-  if (width == sw) {
-    for (int y = 0; y < sh; ++y)
-      std::copy(src.Row(y), src.Row(y) + sw, tmp.begin() + static_cast<std::ptrdiff_t>(y) * sw);
-  } else {
-    detail::ScaleAxis(row0, sh, sw, row_stride, 1, tmp.data(), width, width, 1);
-  }
-  if (height == sh) {
-    std::copy(tmp.begin(), tmp.end(), dst.data());
-  } else {
-    detail::ScaleAxis(tmp.data(), width, sh, 1, width, dst.data(), height, 1, width);
-  }
+// pygame.gfxdraw.filled_polygon(surface, points, color) with an opaque colour: SDL2_gfx's scanline
+// fill, edges crossed in 16.16 fixed point and rounded inwards.
+inline void GfxFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
+  const uint32_t c = Surface::Map(color);
+  detail::GfxPolygonSpans(s, detail::GfxVertices(points), [&](int y, int16_t xa, int16_t xb) {
+    detail::GfxHLine(s, xa, xb, static_cast<int16_t>(y), c);
+  });
 }
 
-inline Surface SmoothScale(const Surface& src, int width, int height) {
-  Surface dst(width, height);
-  std::vector<uint32_t> tmp;
-  SmoothScale(src, dst, tmp);
-  return dst;
+// pygame.gfxdraw.aapolygon and then pygame.gfxdraw.filled_polygon with the same points and colour
+// (how Gymnasium's CarRacing draws every polygon): the same pixels as those two calls. The outline's
+// blends inside the spans the fill writes next are left out: the fill overwrites them whatever they
+// were, and a blend reads no pixel but its own.
+inline void GfxAaFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& points) {
+  const int n = static_cast<int>(points.size());
+  if (n < 3) return;
+  const uint32_t c = Surface::Map(color);
+  const detail::GfxVertices v(points);
+  // The fill's spans, clipped to the surface as gfxdraw's hline clips them, row by row.
+  struct Span {
+    int y, a, b;
+  };
+  static thread_local std::vector<Span> spans;
+  static thread_local std::vector<int> row_first;  // spans of row y: [row_first[y - y0], row_first[y - y0 + 1])
+  spans.clear();
+  detail::GfxPolygonSpans(s, v, [&](int y, int16_t xa, int16_t xb) {
+    if (xa > xb) std::swap(xa, xb);
+    if (xb < 0 || xa > s.width() - 1) return;
+    spans.push_back({y, std::max<int>(xa, 0), std::min<int>(xb, s.width() - 1)});
+  });
+  const int y0 = spans.empty() ? 0 : spans.front().y;
+  const int rows = spans.empty() ? 0 : spans.back().y - y0 + 1;
+  row_first.assign(static_cast<std::size_t>(rows) + 1, 0);
+  for (const Span& span : spans) ++row_first[static_cast<std::size_t>(span.y - y0) + 1];
+  for (int r = 0; r < rows; ++r) row_first[static_cast<std::size_t>(r) + 1] += row_first[static_cast<std::size_t>(r)];
+  auto outside_fill = [&](int x, int y) {
+    const unsigned r = static_cast<unsigned>(y - y0);
+    if (r >= static_cast<unsigned>(rows)) return true;
+    for (int i = row_first[r]; i < row_first[r + 1]; ++i) {
+      const Span& span = spans[static_cast<std::size_t>(i)];
+      if (x >= span.a && x <= span.b) return false;
+    }
+    return true;
+  };
+  // The edges in aapolygon's order: 0-1, 1-2, ..., then n-1 back to 0.
+  for (int i = 1; i < n; ++i) {
+    detail::GfxAaLineNoEndpoint(s, static_cast<int16_t>(v.x(i - 1)), static_cast<int16_t>(v.y(i - 1)),
+                                static_cast<int16_t>(v.x(i)), static_cast<int16_t>(v.y(i)), c, outside_fill);
+  }
+  detail::GfxAaLineNoEndpoint(s, static_cast<int16_t>(v.x(n - 1)), static_cast<int16_t>(v.y(n - 1)),
+                              static_cast<int16_t>(v.x(0)), static_cast<int16_t>(v.y(0)), c, outside_fill);
+  for (const Span& span : spans) {
+    detail::FillPixels(s.Row(span.y) + span.a, static_cast<std::size_t>(span.b - span.a + 1), c);
+  }
 }
 
 // ---- Sprites: pygame.image.load, pygame.transform.scale, Surface.blit, pygame.draw.rect ----

@@ -518,7 +518,7 @@ inline uint32_t BlendOpaque(uint32_t dst, raster::Rgb src, uint8_t alpha) {
 inline void Blit(raster::Surface& dst, const TextSurface& text, int x, int y) {
   for (int row = 0; row < text.height; ++row) {
     const int dy = y + row;
-    if (dy < 0 || dy >= dst.height()) continue;
+    if (dy < 0 || dy >= dst.height() || !dst.Writable(dy)) continue;  // a row whose writes are dropped
     for (int col = 0; col < text.width; ++col) {
       const int dx = x + col;
       if (dx < 0 || dx >= dst.width()) continue;
