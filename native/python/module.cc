@@ -18,6 +18,7 @@
 #include "core/family_loader.h"
 #include "core/numpy_random.h"
 #include "core/pool.h"
+#include "core/process_env.h"
 #include "core/registry.h"
 #include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
@@ -97,6 +98,45 @@ py::dict SpecToDict(const EnvSpec& spec) {
   d["render_shape"] =
       spec.render_shape.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(spec.render_shape)));
   return d;
+}
+
+Dtype DtypeFromName(const std::string& name) {
+  for (Dtype d : {Dtype::kBool, Dtype::kInt8, Dtype::kUInt8, Dtype::kInt16, Dtype::kInt32, Dtype::kInt64,
+                  Dtype::kFloat32, Dtype::kFloat64}) {
+    if (DtypeName(d) == name) return d;
+  }
+  throw py::type_error("dtype " + name + " is not one a pool field can have");
+}
+
+FieldSpec FieldFromDict(const py::dict& d) {
+  FieldSpec f;
+  f.name = d["name"].cast<std::string>();
+  f.dtype = DtypeFromName(d["dtype"].cast<std::string>());
+  f.shape = d["shape"].cast<std::vector<int>>();
+  const auto space = d["space"].cast<std::string>();
+  if (space != "box" && space != "discrete")
+    throw py::value_error("field '" + f.name + "': space must be box or discrete");
+  f.space = space == "discrete" ? SpaceKind::kDiscrete : SpaceKind::kBox;
+  f.low = d["low"].cast<std::vector<double>>();
+  f.high = d["high"].cast<std::vector<double>>();
+  f.allow_nan = d["allow_nan"].cast<bool>();
+  return f;
+}
+
+// The inverse of SpecToDict for the fields a Python env's spaces give (single-player, no tables).
+EnvSpec SpecFromDict(const py::dict& d) {
+  EnvSpec spec;
+  spec.task_id = d["task_id"].cast<std::string>();
+  for (auto f : d["state"].cast<py::list>()) spec.state.push_back(FieldFromDict(f.cast<py::dict>()));
+  for (auto f : d["action"].cast<py::list>()) spec.action.push_back(FieldFromDict(f.cast<py::dict>()));
+  spec.max_episode_steps = d["max_episode_steps"].cast<int>();
+  if (!d["reward_threshold"].is_none()) spec.reward_threshold = d["reward_threshold"].cast<double>();
+  if (!d["render_shape"].is_none()) spec.render_shape = d["render_shape"].cast<std::vector<int>>();
+  for (auto item : d["config"].cast<py::dict>()) {
+    const std::string key = py::str(item.first);
+    spec.config.Set(key, ToConfigValue(key, item.second));
+  }
+  return spec;
 }
 
 std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
@@ -181,6 +221,29 @@ class PyPool {
          bool episode_stats) {
     auto task = FindTask(task_id);
     EnvSpec spec = MakeSpec(*task, ToOverrides(overrides));
+    Init(std::move(task), std::move(spec), num_envs, batch_size, num_threads, thread_affinity_offset, std::move(seeds),
+         autoreset_mode, episode_stats);
+  }
+
+  // A pool of Python envs run by worker processes (core/process_env.h): the spec comes from their
+  // spaces (a dict of SpecToDict's form), the envs forward every call through `channel`.
+  static std::unique_ptr<PyPool> ForProcesses(const py::dict& spec, std::shared_ptr<ProcessChannel> channel,
+                                              int num_envs, std::optional<int> batch_size, int num_threads,
+                                              std::vector<uint64_t> seeds, const std::string& autoreset_mode,
+                                              bool episode_stats) {
+    EnvSpec env_spec = SpecFromDict(spec);
+    auto task = MakeProcessTask(env_spec.task_id, std::move(channel));
+    auto pool = std::unique_ptr<PyPool>(new PyPool());
+    pool->Init(std::move(task), std::move(env_spec), num_envs, batch_size, num_threads, -1, std::move(seeds),
+               autoreset_mode, episode_stats);
+    return pool;
+  }
+
+ private:
+  PyPool() = default;
+  void Init(std::shared_ptr<const TaskEntry> task, EnvSpec spec, int num_envs, std::optional<int> batch_size,
+            int num_threads, int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
+            bool episode_stats) {
     PoolOptions options;
     options.num_envs = num_envs;
     options.batch_size = batch_size;
@@ -200,6 +263,7 @@ class PyPool {
     for (int i = 0; i < num_envs; ++i) all_ids_[static_cast<std::size_t>(i)] = i;
   }
 
+ public:
   py::dict spec() const { return SpecToDict(pool_->spec()); }
   py::list field_names() const { return py::cast(names_); }
   int num_envs() const { return pool_->options().num_envs; }
@@ -737,6 +801,8 @@ py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::
 
 // pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
 void RegisterPygameTextHooks(py::module_& m);
+// process_bindings.cc: the Python-env backend's channel.
+void RegisterProcessChannel(py::module_& m);
 
 }  // namespace pp
 
@@ -784,6 +850,7 @@ PYBIND11_MODULE(_native, m) {
     return SpecToDict(MakeSpec(*task, ToOverrides(overrides)));
   });
 
+  RegisterProcessChannel(m);  // before Pool: Pool.for_processes takes a ProcessChannel
   py::class_<PyPool>(m, "Pool")
       .def(py::init<const std::string&, const py::dict&, int, std::optional<int>, int, int, std::vector<uint64_t>,
                     const std::string&, bool>(),
@@ -804,6 +871,9 @@ PYBIND11_MODULE(_native, m) {
       .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("reset_now", &PyPool::ResetNow, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("render", &PyPool::Render, py::arg("env_ids") = py::none())
+      .def_static("for_processes", &PyPool::ForProcesses, py::arg("spec"), py::arg("channel"), py::arg("num_envs"),
+                  py::arg("batch_size"), py::arg("num_threads"), py::arg("seeds"), py::arg("autoreset_mode"),
+                  py::arg("episode_stats"))
       .def("check_open", &PyPool::CheckOpen)
       .def("close", &PyPool::Close);
 
