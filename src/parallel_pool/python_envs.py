@@ -106,9 +106,9 @@ def _leaf_field(name: str, space: spaces.Space, what: str) -> dict[str, Any]:
         dtype = _as_dtype(space.dtype, what)
         return _field(name, dtype, space.shape, "box", _bound(space.low), _bound(space.high))
     if isinstance(space, spaces.MultiDiscrete):
-        start = np.broadcast_to(np.asarray(space.start, dtype=np.int64), space.shape)
-        high = start + np.asarray(space.nvec, dtype=np.int64) - 1
-        return _field(name, _as_dtype(space.dtype, what), space.shape, "box", _bound(start), _bound(high))
+        low = np.broadcast_to(np.asarray(space.start, dtype=np.int64), space.shape)
+        high = low + np.asarray(space.nvec, dtype=np.int64) - 1
+        return _field(name, _as_dtype(space.dtype, what), space.shape, "box", _bound(low), _bound(high))
     if isinstance(space, spaces.MultiBinary):
         shape = tuple(np.atleast_1d(np.asarray(space.n)).tolist())
         return _field(name, _as_dtype(space.dtype, what), shape, "box", [0.0], [1.0])
@@ -217,7 +217,7 @@ class _EnvSlot:
                 v[...] = obs[key]
 
     def write_frame(self) -> None:
-        frame = self.env.render()
+        frame: Any = self.env.render()
         assert self.frame is not None
         if not isinstance(frame, np.ndarray) or frame.shape != self.frame.shape:
             got = frame.shape if isinstance(frame, np.ndarray) else type(frame).__name__
@@ -231,9 +231,11 @@ def _probe_render_shape(env: gymnasium.Env) -> tuple[int, ...] | None:
     if env.render_mode != "rgb_array":
         return None
     env.reset()
-    frame = env.render()
+    frame: Any = env.render()
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-        raise TypeError(f"render_mode='rgb_array' but render() returned {type(frame).__name__}, not an (h, w, 3) uint8 array")
+        raise TypeError(
+            f"render_mode='rgb_array' but render() returned {type(frame).__name__}, not an (h, w, 3) uint8 array"
+        )
     return tuple(int(d) for d in frame.shape)
 
 
@@ -454,7 +456,9 @@ class PythonEnvSource:
         valid = set(POOL_DEFAULTS) | set(PYTHON_DEFAULTS)
         unknown = sorted(set(kwargs) - valid)
         if self.env_id is None and unknown:
-            raise ValueError(f"unknown keyword argument(s) {', '.join(unknown)}; valid ones: {', '.join(sorted(valid))}")
+            raise ValueError(
+                f"unknown keyword argument(s) {', '.join(unknown)}; valid ones: {', '.join(sorted(valid))}"
+            )
         pool = {k: kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
         extra = {k: kwargs.get(k, v) for k, v in PYTHON_DEFAULTS.items()}
         # With an env id, the other kwargs are the env's own: gymnasium.make(env_id, **them).
