@@ -324,7 +324,7 @@ def make_runner(
     make_one = (gymnasium_equivalents or {}).get(task_id) or functools.partial(gymnasium.make, task_id)
     if method in PYTHON_BACKEND_METHODS:
         batch = num_envs if method == "pp-python-sync" else async_batch_size(num_envs, async_fraction)
-        py_env = parallel_pool.make_python(
+        py_env: Any = parallel_pool.make_python(
             [make_one] * num_envs, batch_size=batch, num_threads=num_threads, seed=seed
         )
         actions = draw_actions(py_env.action_space, batch, ACTION_BATCHES, seed)
