@@ -384,3 +384,49 @@ def test_async_reset_of_more_envs_than_a_batch_then_its_batches_go_on() -> None:
         assert sorted(seen) == list(range(8))
     env.close()
     reference.close()
+
+
+def test_env_kwargs_give_each_env_its_own_config() -> None:
+    """Per-env config (EnvPool #309): env i of the pool steps exactly as a pool of one env made with
+    env i's kwargs (and env i's seed)."""
+    per_env = [{"g": 9.81}, {"g": 3.0}, {"g": 15.0, "max_episode_steps": 4}]
+    env = parallel_pool.make("Pendulum-v1", num_envs=3, seed=10, max_episode_steps=6, env_kwargs=per_env)
+    singles = [
+        parallel_pool.make("Pendulum-v1", num_envs=1, seed=10 + i, **{"max_episode_steps": 6, **kw})
+        for i, kw in enumerate(per_env)
+    ]
+    assert env.config["env_kwargs"] == per_env and env.config["max_episode_steps"] == 6
+    obs, _ = env.reset()
+    for i, single in enumerate(singles):
+        np.testing.assert_array_equal(obs[i], single.reset()[0][0])
+    action = np.array([[0.5], [-1.0], [2.0]], dtype=np.float32)
+    truncated_at: dict[int, int] = {}
+    for t in range(1, 8):
+        obs, rew, _, trunc, _ = env.step(action)
+        for i, single in enumerate(singles):
+            o, r, _, tr, _ = single.step(action[i : i + 1])
+            np.testing.assert_array_equal(obs[i], o[0])
+            assert rew[i] == r[0] and trunc[i] == tr[0]
+            if tr[0]:
+                truncated_at.setdefault(i, t)
+    assert truncated_at == {0: 6, 1: 6, 2: 4}
+    assert not np.array_equal(obs[0], obs[1])  # the gravities differ
+    env.close()
+    for single in singles:
+        single.close()
+
+
+def test_bad_env_kwargs() -> None:
+    with pytest.raises(ValueError, match="one dict per env"):
+        parallel_pool.make("Pendulum-v1", num_envs=2, env_kwargs=[{"g": 1.0}])
+    with pytest.raises(TypeError, match="list of dicts"):
+        parallel_pool.make("Pendulum-v1", num_envs=1, env_kwargs={"g": 1.0})
+    with pytest.raises(ValueError, match=r"env_kwargs\[1\]: unknown or pool-wide .* gravity"):
+        parallel_pool.make("Pendulum-v1", num_envs=2, env_kwargs=[{}, {"gravity": 1.0}])
+    with pytest.raises(ValueError, match=r"env_kwargs\[0\]: unknown or pool-wide .* seed"):
+        parallel_pool.make("Pendulum-v1", num_envs=1, env_kwargs=[{"seed": 1}])
+    with pytest.raises(TypeError, match="g must be float"):
+        parallel_pool.make("Pendulum-v1", num_envs=1, env_kwargs=[{"g": "strong"}])
+    # A per-env map that changes the observation space is refused: a batch has one pair of spaces.
+    with pytest.raises(ValueError, match=r"env_kwargs\[1\] changes the env's spaces"):
+        parallel_pool.make("FrozenLake-v1", num_envs=2, env_kwargs=[{"map_name": "4x4"}, {"map_name": "8x8"}])

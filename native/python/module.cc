@@ -218,11 +218,21 @@ class PyPool {
  public:
   PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, std::optional<int> batch_size,
          int num_threads, int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
-         bool episode_stats) {
+         bool episode_stats, const std::optional<py::list>& env_configs) {
     auto task = FindTask(task_id);
-    EnvSpec spec = MakeSpec(*task, ToOverrides(overrides));
+    const auto common = ToOverrides(overrides);
+    EnvSpec spec = MakeSpec(*task, common);
+    std::vector<EnvSpec> env_specs;
+    if (env_configs) {
+      // Each env's config: the pool's overrides, then its own on top.
+      for (py::handle env_config : *env_configs) {
+        auto merged = common;
+        for (auto& [key, value] : ToOverrides(env_config.cast<py::dict>())) merged[key] = std::move(value);
+        env_specs.push_back(MakeSpec(*task, merged));
+      }
+    }
     Init(std::move(task), std::move(spec), num_envs, batch_size, num_threads, thread_affinity_offset, std::move(seeds),
-         autoreset_mode, episode_stats);
+         autoreset_mode, episode_stats, std::move(env_specs));
   }
 
   // A pool of Python envs run by worker processes (core/process_env.h): the spec comes from their
@@ -235,7 +245,7 @@ class PyPool {
     auto task = MakeProcessTask(env_spec.task_id, std::move(channel));
     auto pool = std::unique_ptr<PyPool>(new PyPool());
     pool->Init(std::move(task), std::move(env_spec), num_envs, batch_size, num_threads, -1, std::move(seeds),
-               autoreset_mode, episode_stats);
+               autoreset_mode, episode_stats, {});
     return pool;
   }
 
@@ -243,8 +253,9 @@ class PyPool {
   PyPool() = default;
   void Init(std::shared_ptr<const TaskEntry> task, EnvSpec spec, int num_envs, std::optional<int> batch_size,
             int num_threads, int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
-            bool episode_stats) {
+            bool episode_stats, std::vector<EnvSpec> env_specs) {
     PoolOptions options;
+    options.env_specs = std::move(env_specs);
     options.num_envs = num_envs;
     options.batch_size = batch_size;
     options.num_threads = num_threads;
@@ -853,9 +864,10 @@ PYBIND11_MODULE(_native, m) {
   RegisterProcessChannel(m);  // before Pool: Pool.for_processes takes a ProcessChannel
   py::class_<PyPool>(m, "Pool")
       .def(py::init<const std::string&, const py::dict&, int, std::optional<int>, int, int, std::vector<uint64_t>,
-                    const std::string&, bool>(),
+                    const std::string&, bool, const std::optional<py::list>&>(),
            py::arg("task_id"), py::arg("config"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_threads"),
-           py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"), py::arg("episode_stats"))
+           py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"), py::arg("episode_stats"),
+           py::arg("env_configs") = py::none())
       .def_property_readonly("spec", &PyPool::spec)
       .def_property_readonly("field_names", &PyPool::field_names)
       .def_property_readonly("num_envs", &PyPool::num_envs)

@@ -50,6 +50,7 @@ class BasePoolEnv:
             seeds,
             pool["autoreset_mode"],
             pool["episode_stats"],
+            pool["env_kwargs"],
         )
         pool["num_threads"] = self._native.num_threads
         self.spec = EnvSpec(task_id, self._native.spec, pool)

@@ -80,7 +80,7 @@ from parallel_pool.spec import EnvSpec
 # make("gymnasium:<id>"): a Gymnasium-registered env id run by this backend.
 GYMNASIUM_PREFIX = "gymnasium:"
 # make_python's kwargs besides the pool options every task takes.
-PYTHON_DEFAULTS: dict[str, Any] = {"num_workers": 0, "env_kwargs": None, "max_episode_steps": None, "render_mode": None}
+PYTHON_DEFAULTS: dict[str, Any] = {"num_workers": 0, "max_episode_steps": None, "render_mode": None}
 # A waiting worker checks this often that its parent lives (an orphan exits within this).
 _PARENT_POLL_S = 0.1
 # How long close() waits for a worker to exit before it kills it.
@@ -468,6 +468,7 @@ class PythonEnvSource:
             # One thread per env: each sleeps while its worker steps its env (see the design).
             pool["num_threads"] = len(env_fns)
         pool["num_envs"] = len(env_fns)
+        pool["env_kwargs"] = None  # given to the factories; the native pool sees one spec
         _check_pool_options(pool)
         num_workers = _check_int("num_workers", extra["num_workers"])
         if num_workers < 0:
@@ -484,13 +485,16 @@ class PythonEnvSource:
 
     def _env_fns(self, pool: dict[str, Any], extra: dict[str, Any],
                  make_kwargs: dict[str, Any]) -> list[Callable[[], gymnasium.Env]]:
-        env_kwargs = extra["env_kwargs"]
+        env_kwargs = pool["env_kwargs"]
         if self.env_id is not None:
             num_envs = _check_int("num_envs", pool["num_envs"])
             if num_envs < 1:
                 raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-            if env_kwargs is not None and (not isinstance(env_kwargs, (list, tuple)) or len(env_kwargs) != num_envs):
-                raise ValueError(f"env_kwargs must be a list of one dict per env ({num_envs})")
+            if env_kwargs is not None and (
+                not isinstance(env_kwargs, (list, tuple)) or len(env_kwargs) != num_envs
+                or not all(isinstance(d, dict) for d in env_kwargs)
+            ):
+                raise ValueError(f"env_kwargs needs one dict per env ({num_envs})")
             common = dict(make_kwargs)
             for key in ("max_episode_steps", "render_mode"):
                 if extra[key] is not None:
@@ -503,8 +507,8 @@ class PythonEnvSource:
             raise TypeError("env_fns must be a non-empty sequence of callables that each return a gymnasium.Env")
         if pool["num_envs"] not in (POOL_DEFAULTS["num_envs"], len(env_fns)):
             raise ValueError(f"num_envs ({pool['num_envs']}) must equal len(env_fns) ({len(env_fns)})")
-        for key in ("env_kwargs", "max_episode_steps", "render_mode"):
-            if extra[key] is not None:
+        for key, value in (("env_kwargs", env_kwargs), *((k, extra[k]) for k in ("max_episode_steps", "render_mode"))):
+            if value is not None:
                 raise ValueError(f"{key} applies to an env id; with env_fns, pass it to the factories")
         return env_fns
 
