@@ -343,7 +343,7 @@ def test_killed_worker_is_reported_and_restarted() -> None:
     with pytest.raises(parallel_pool.EnvError) as err:
         env.step(np.zeros(4, dtype=np.int64))
     assert err.value.env_ids == [2, 3]
-    assert "worker process 1" in err.value.errors[0][1] and "died" in err.value.errors[0][1]
+    assert "worker process 1" in err.value.errors[0][1] and "envs 2..3) has died" in err.value.errors[0][1]
     obs = err.value.result[0]
     assert np.all(obs[2:] == 0) and np.all(obs[:2] != 0)
     # Still dead: refused again, at once, rather than hanging.

@@ -93,6 +93,10 @@ ProcessChannel::ProcessChannel(ChannelShape shape, int fd, bool owner)
     if (w < 0) throw std::invalid_argument("worker indices must be >= 0");
   }
   ComputeLayout();
+  envs_of_worker_.resize(static_cast<std::size_t>(shape_.num_workers()));
+  for (int e = 0; e < shape_.num_envs; ++e) {
+    envs_of_worker_[static_cast<std::size_t>(shape_.worker_of_env[static_cast<std::size_t>(e)])].push_back(e);
+  }
   pidfds_.assign(static_cast<std::size_t>(shape_.num_workers()), -1);
   pids_.assign(static_cast<std::size_t>(shape_.num_workers()), 0);
 }
@@ -210,9 +214,7 @@ void ProcessChannel::SetWorker(int worker, int pid) {
   pids_[w] = pid;
   // A restarted worker starts from idle slots; none of its envs has a request in flight (the
   // parent received their failures before restarting it).
-  for (int e = 0; e < shape_.num_envs; ++e) {
-    if (shape_.worker_of_env[static_cast<std::size_t>(e)] == worker) slot(e).state.store(kIdle);
-  }
+  for (int e : envs_of_worker_[w]) slot(e).state.store(kIdle);
   worker_header(worker).sleeping.store(0);
 }
 
@@ -228,8 +230,12 @@ int ProcessChannel::worker_pid(int worker) const { return pids_.at(static_cast<s
 bool ProcessChannel::Request(int env_id, ChannelCommand command, bool seeded, uint64_t seed) {
   const int worker = shape_.worker_of_env[static_cast<std::size_t>(env_id)];
   auto died = [&] {
+    const std::vector<int>& envs = envs_of_worker_[static_cast<std::size_t>(worker)];
+    const std::string ids = envs.size() == 1
+                                ? "env " + std::to_string(envs.front())
+                                : "envs " + std::to_string(envs.front()) + ".." + std::to_string(envs.back());
     return WorkerDiedError("worker process " + std::to_string(worker) + " (pid " + std::to_string(worker_pid(worker)) +
-                           ") has died; restart it with restart_workers()");
+                           ", " + ids + ") has died; restart it with env.workers.restart()");
   };
   if (WorkerDead(worker)) throw died();
   SlotHeader& s = slot(env_id);
@@ -283,8 +289,7 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
   for (;;) {
     if (h.shutdown.load(std::memory_order_acquire) != 0) return false;
     const uint32_t seen = w.doorbell.load(std::memory_order_seq_cst);
-    for (int e = 0; e < shape_.num_envs; ++e) {
-      if (shape_.worker_of_env[static_cast<std::size_t>(e)] != worker) continue;
+    for (int e : envs_of_worker_.at(static_cast<std::size_t>(worker))) {
       const SlotHeader& s = slot(e);
       const uint32_t state = s.state.load(std::memory_order_acquire);
       if (state == kRequest || state == kWaiting) {

@@ -119,7 +119,8 @@ class ProcessChannel {
   std::size_t slots_offset_ = 0, slot_bytes_ = 0;
   std::size_t action_in_slot_ = 0, state_in_slot_ = 0, render_in_slot_ = 0, error_in_slot_ = 0;
   std::vector<std::size_t> action_field_offsets_, state_field_offsets_;
-  std::vector<int> pidfds_;  // parent side: one per worker, -1 before SetWorker
+  std::vector<std::vector<int>> envs_of_worker_;  // a worker scans only its own slots
+  std::vector<int> pidfds_;                       // parent side: one per worker, -1 before SetWorker
   std::vector<int> pids_;
 };
 
