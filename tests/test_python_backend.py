@@ -27,6 +27,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import parallel_pool
+from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
 from parallel_pool.python_envs import space_fields
 
 # The envs below are sent to the workers by value: the workers need not import this file.
@@ -434,3 +435,21 @@ def test_no_orphan_workers_when_the_parent_is_killed_or_interrupted(tmp_path, ho
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_integrations_take_a_python_env_id() -> None:
+    """The integrations make their pools by task id: "gymnasium:<id>" gives them the Python backend
+    (SB3 here: same-step autoreset with terminal_observation, VecMonitor's episode info)."""
+    venv = ParallelPoolVecEnv("gymnasium:CartPole-v1", num_envs=2, seed=0, num_workers=1, max_episode_steps=5)
+    ref = [gym.make("CartPole-v1", max_episode_steps=5) for _ in range(2)]
+    obs = venv.reset()
+    np.testing.assert_array_equal(obs, np.stack([r.reset(seed=i)[0] for i, r in enumerate(ref)]))
+    for _ in range(5):
+        obs, _, dones, infos = venv.step(np.zeros(2, dtype=np.int64))
+    assert dones.all()
+    for i, r in enumerate(ref):
+        final = [r.step(0)[0] for _ in range(5)][-1]
+        np.testing.assert_array_equal(infos[i]["terminal_observation"], final)
+        assert infos[i]["episode"]["l"] == 5 and infos[i]["TimeLimit.truncated"]
+        np.testing.assert_array_equal(obs[i], r.reset()[0])  # the next episode, unseeded: its stream goes on
+    venv.close()
