@@ -340,22 +340,22 @@ def test_killed_worker_is_reported_and_restarted() -> None:
     deadline = time.monotonic() + 10
     while env.workers.dead() == {} and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert env.workers.dead() == {1: [2, 3]}
+    assert env.workers.dead() == {1: [1, 3]}  # round robin: env i on worker i % 2
     with pytest.raises(parallel_pool.EnvError) as err:
         env.step(np.zeros(4, dtype=np.int64))
-    assert err.value.env_ids == [2, 3]
-    assert "worker process 1" in err.value.errors[0][1] and "envs 2..3) has died" in err.value.errors[0][1]
+    assert err.value.env_ids == [1, 3]
+    assert f"worker process 1 (pid {victim}, envs 1, 3) has died" in err.value.errors[0][1]
     obs = err.value.result[0]
-    assert np.all(obs[2:] == 0) and np.all(obs[:2] != 0)
+    assert np.all(obs[[1, 3]] == 0) and np.all(obs[[0, 2]] != 0)
     # Still dead: refused again, at once, rather than hanging.
     with pytest.raises(parallel_pool.EnvError):
         env.step(np.zeros(4, dtype=np.int64))
-    assert env.workers.restart() == [2, 3]
+    assert env.workers.restart() == [1, 3]
     assert env.workers.dead() == {} and env.workers.pids[1] != victim
     obs, _, _, _, info = env.step(np.zeros(4, dtype=np.int64))
-    assert list(info["elapsed_step"][2:]) == [0, 0]  # the restarted envs start new episodes
+    assert list(info["elapsed_step"]) == [4, 0, 4, 0]  # the restarted envs start new episodes
     obs, _ = env.reset(seed=3)  # and can be re-seeded as any env
-    np.testing.assert_array_equal(obs[2], cartpole().reset(seed=5)[0])
+    np.testing.assert_array_equal(obs[3], cartpole().reset(seed=6)[0])
     env.close()
 
 

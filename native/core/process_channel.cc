@@ -231,9 +231,8 @@ bool ProcessChannel::Request(int env_id, ChannelCommand command, bool seeded, ui
   const int worker = shape_.worker_of_env[static_cast<std::size_t>(env_id)];
   auto died = [&] {
     const std::vector<int>& envs = envs_of_worker_[static_cast<std::size_t>(worker)];
-    const std::string ids = envs.size() == 1
-                                ? "env " + std::to_string(envs.front())
-                                : "envs " + std::to_string(envs.front()) + ".." + std::to_string(envs.back());
+    std::string ids = envs.size() == 1 ? "env" : "envs";
+    for (std::size_t k = 0; k < envs.size(); ++k) ids += (k ? ", " : " ") + std::to_string(envs[k]);
     return WorkerDiedError("worker process " + std::to_string(worker) + " (pid " + std::to_string(worker_pid(worker)) +
                            ", " + ids + ") has died; restart it with env.workers.restart()");
   };

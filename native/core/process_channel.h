@@ -23,7 +23,7 @@ struct WorkerDiedError : std::runtime_error {
 // The sizes that fix a channel's layout; the parent and its workers build the channel from the same.
 struct ChannelShape {
   int num_envs = 1;
-  // worker_of_env: env i is served by worker process worker_of_env[i] (contiguous ranges).
+  // worker_of_env: env i is served by worker process worker_of_env[i].
   std::vector<int> worker_of_env;
   std::vector<std::size_t> action_row_bytes;  // one per action field, in spec order
   std::vector<std::size_t> state_row_bytes;   // one per state field, in spec order

@@ -127,7 +127,8 @@ TEST(AWorkerThatDiesIsReportedAndCanBeReplaced) {
   CHECK_THROWS_WITH(pp::WorkerDiedError, channel->Request(0, ChannelCommand::kStep), "has died");
   CHECK_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   CHECK(channel->WorkerDead(0));  // a zombie until reaped: still dead
-  CHECK_THROWS_WITH(pp::WorkerDiedError, channel->Request(1, ChannelCommand::kReset), "worker process 0");
+  CHECK_THROWS_WITH(pp::WorkerDiedError, channel->Request(1, ChannelCommand::kReset),
+                    "worker process 0 (pid " + std::to_string(pid) + ", envs 0, 1) has died");
   waitpid(pid, nullptr, 0);
   pid = StartWorker(*channel);
   const int32_t two = 2;
