@@ -57,3 +57,36 @@ def _async_rows(pool: Any, next_action: Callable[[int, Any], Any], batches: int,
         pool.send(np.stack([actions[int(i)] for i in shuffled]), shuffled)
         sent[shuffled] += 1
     assert (received == sent).all(), (received, sent)
+
+
+# The API conformance tests that hold for any env run over both backends: the native envs and
+# the Python-env backend (the same task as Gymnasium's env, in worker processes).
+BACKENDS = ("native", "python")
+
+
+class PoolMaker:
+    """``make_pool(task_id, **kwargs)``: ``parallel_pool.make`` on the backend under test; pools it
+    makes are closed after the test (closing twice is fine)."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.pools: list[Any] = []
+
+    def __call__(self, task_id: str, **kwargs: Any) -> Any:
+        import parallel_pool
+
+        if self.backend == "python":
+            # One worker process: what the tests check is the API, not the speed.
+            pool = parallel_pool.make("gymnasium:" + task_id, num_workers=1, **kwargs)
+        else:
+            pool = parallel_pool.make(task_id, **kwargs)
+        self.pools.append(pool)
+        return pool
+
+
+@pytest.fixture(params=BACKENDS)
+def make_pool(request: pytest.FixtureRequest) -> Iterator[PoolMaker]:
+    maker = PoolMaker(request.param)
+    yield maker
+    for pool in maker.pools:
+        pool.close()

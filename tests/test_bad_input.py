@@ -28,8 +28,9 @@ def _still_works(env: parallel_pool.GymnasiumEnv) -> None:
 
 
 @pytest.fixture
-def cartpole():
-    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+def cartpole(make_pool):
+    # On both backends (conftest.py): the native CartPole and Gymnasium's, in a worker process.
+    env = make_pool("CartPole-v1", num_envs=4, seed=0)
     env.reset()
     yield env
     env.close()
@@ -37,6 +38,8 @@ def cartpole():
 
 @pytest.fixture
 def pendulum():
+    # Native only: NaN actions are refused by the native env's declaration; the Python backend
+    # leaves them to the Python env, as Gymnasium does.
     env = parallel_pool.make("Pendulum-v1", num_envs=3, seed=0)
     env.reset()
     yield env
@@ -250,8 +253,8 @@ def test_bad_timeout(cartpole) -> None:
     env.close()
 
 
-def test_every_call_after_close_raises() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=2)
+def test_every_call_after_close_raises(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=2)
     env.reset()
     env.close()
     for call in (

@@ -14,8 +14,8 @@ import parallel_pool
 from parallel_pool import EnvError, PoolClosedError
 
 
-def test_sync_rows_are_env_order() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=8, seed=0)
+def test_sync_rows_are_env_order(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=8, seed=0)
     _, info = env.reset()
     np.testing.assert_array_equal(info["env_id"], np.arange(8))
     for _ in range(50):
@@ -110,8 +110,8 @@ def test_same_seed_same_stream_for_any_thread_count(batch_size: int) -> None:
     assert not np.array_equal(ref[0][0][0], other[0][0][0])
 
 
-def test_reset_seed_reseeds() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+def test_reset_seed_reseeds(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=4, seed=0)
     a, _ = env.reset(seed=123)
     env.step(np.ones(4, dtype=np.int64))
     b, _ = env.reset(seed=123)
@@ -121,7 +121,7 @@ def test_reset_seed_reseeds() -> None:
     # Gymnasium's convention: an int seed gives env i the seed + i; a list gives one per env.
     d, _ = env.reset(seed=[123, 124, 125, 126])
     np.testing.assert_array_equal(a, d)
-    e, _ = parallel_pool.make("CartPole-v1", num_envs=4, seed=123).reset()
+    e, _ = make_pool("CartPole-v1", num_envs=4, seed=123).reset()
     np.testing.assert_array_equal(a, e)
     env.close()
 
@@ -181,8 +181,8 @@ def test_recv_timeout_then_result_still_arrives() -> None:
     env.close()
 
 
-def test_recv_with_nothing_in_flight_raises_instead_of_blocking() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+def test_recv_with_nothing_in_flight_raises_instead_of_blocking(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=4, batch_size=2, seed=0)
     with pytest.raises(RuntimeError, match="wait for ever"):
         env.recv()
     env.async_reset()
@@ -238,8 +238,8 @@ def test_close_from_another_thread_wakes_a_waiting_recv() -> None:
     assert not t.is_alive()
 
 
-def test_outputs_are_zero_copy_views_and_blocks_are_recycled() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=4, seed=0)
+def test_outputs_are_zero_copy_views_and_blocks_are_recycled(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=4, seed=0)
     obs, _ = env.reset()
     assert not obs.flags.owndata  # a view into the native output block
     kept = obs.copy()
@@ -305,21 +305,22 @@ def test_register_alias() -> None:
 
 
 @pytest.mark.parametrize("num_envs, batch_size", [(64, 32), (16, 8), (32, 31)])
-def test_async_never_loses_a_job(num_envs: int, batch_size: int) -> None:
+def test_async_never_loses_a_job(num_envs: int, batch_size: int, make_pool) -> None:
     """Regression: a push that met a queue cell still being released was dropped, and recv hung.
-    Every recv here must complete; a lost job shows up as a TimeoutError, not a hang."""
-    env = parallel_pool.make("CartPole-v1", num_envs=num_envs, batch_size=batch_size, seed=0, num_threads=2)
+    Every recv here must complete; a lost job shows up as a TimeoutError, not a hang. (The Python
+    backend's steps are some 50x slower: fewer recvs keep its run short.)"""
+    env = make_pool("CartPole-v1", num_envs=num_envs, batch_size=batch_size, seed=0, num_threads=2)
     env.async_reset()
     action = np.zeros(batch_size, dtype=np.int64)
-    for _ in range(20_000):
+    for _ in range(20_000 if make_pool.backend == "native" else 1_000):
         _, _, _, _, info = env.recv(timeout=10)
         env.send(action, info["env_id"])
     env.close()
 
 
-def test_async_reset_of_given_envs_returns_exactly_their_rows() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=8, batch_size=4, seed=0, num_threads=2)
-    reference = parallel_pool.make("CartPole-v1", num_envs=8, seed=0)
+def test_async_reset_of_given_envs_returns_exactly_their_rows(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=8, batch_size=4, seed=0, num_threads=2)
+    reference = make_pool("CartPole-v1", num_envs=8, seed=0)
     ref_obs, _ = reference.reset(seed=100)
     env.async_reset()
     _, _, _, _, info = env.recv()
@@ -383,3 +384,49 @@ def test_async_reset_of_more_envs_than_a_batch_then_its_batches_go_on() -> None:
         assert sorted(seen) == list(range(8))
     env.close()
     reference.close()
+
+
+def test_env_kwargs_give_each_env_its_own_config() -> None:
+    """Per-env config (EnvPool #309): env i of the pool steps exactly as a pool of one env made with
+    env i's kwargs (and env i's seed)."""
+    per_env = [{"g": 9.81}, {"g": 3.0}, {"g": 15.0, "max_episode_steps": 4}]
+    env = parallel_pool.make("Pendulum-v1", num_envs=3, seed=10, max_episode_steps=6, env_kwargs=per_env)
+    singles = [
+        parallel_pool.make("Pendulum-v1", num_envs=1, seed=10 + i, **{"max_episode_steps": 6, **kw})
+        for i, kw in enumerate(per_env)
+    ]
+    assert env.config["env_kwargs"] == per_env and env.config["max_episode_steps"] == 6
+    obs, _ = env.reset()
+    for i, single in enumerate(singles):
+        np.testing.assert_array_equal(obs[i], single.reset()[0][0])
+    action = np.array([[0.5], [-1.0], [2.0]], dtype=np.float32)
+    truncated_at: dict[int, int] = {}
+    for t in range(1, 8):
+        obs, rew, _, trunc, _ = env.step(action)
+        for i, single in enumerate(singles):
+            o, r, _, tr, _ = single.step(action[i : i + 1])
+            np.testing.assert_array_equal(obs[i], o[0])
+            assert rew[i] == r[0] and trunc[i] == tr[0]
+            if tr[0]:
+                truncated_at.setdefault(i, t)
+    assert truncated_at == {0: 6, 1: 6, 2: 4}
+    assert not np.array_equal(obs[0], obs[1])  # the gravities differ
+    env.close()
+    for single in singles:
+        single.close()
+
+
+def test_bad_env_kwargs() -> None:
+    with pytest.raises(ValueError, match="one dict per env"):
+        parallel_pool.make("Pendulum-v1", num_envs=2, env_kwargs=[{"g": 1.0}])
+    with pytest.raises(TypeError, match="list of dicts"):
+        parallel_pool.make("Pendulum-v1", num_envs=1, env_kwargs={"g": 1.0})
+    with pytest.raises(ValueError, match=r"env_kwargs\[1\]: unknown or pool-wide .* gravity"):
+        parallel_pool.make("Pendulum-v1", num_envs=2, env_kwargs=[{}, {"gravity": 1.0}])
+    with pytest.raises(ValueError, match=r"env_kwargs\[0\]: unknown or pool-wide .* seed"):
+        parallel_pool.make("Pendulum-v1", num_envs=1, env_kwargs=[{"seed": 1}])
+    with pytest.raises(TypeError, match="g must be float"):
+        parallel_pool.make("Pendulum-v1", num_envs=1, env_kwargs=[{"g": "strong"}])
+    # A per-env map that changes the observation space is refused: a batch has one pair of spaces.
+    with pytest.raises(ValueError, match=r"env_kwargs\[1\] changes the env's spaces"):
+        parallel_pool.make("FrozenLake-v1", num_envs=2, env_kwargs=[{"map_name": "4x4"}, {"map_name": "8x8"}])

@@ -13,8 +13,8 @@ import parallel_pool
 from parallel_pool.errors import PoolClosedError
 
 
-def test_envpool_style_spaces_are_single_env() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=5)
+def test_envpool_style_spaces_are_single_env(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=5)
     ref = gym.make("CartPole-v1")
     assert env.observation_space == ref.observation_space
     assert env.action_space == ref.action_space
@@ -60,16 +60,16 @@ def test_make_vec_kwargs_and_gymnasium_wrappers() -> None:
     envs.close()
 
 
-def test_gym_env_type() -> None:
-    env = parallel_pool.make("CartPole-v1", env_type="gym", num_envs=2)
+def test_gym_env_type(make_pool) -> None:
+    env = make_pool("CartPole-v1", env_type="gym", num_envs=2)
     assert isinstance(env, parallel_pool.GymEnv)
     env.reset()
     assert len(env.step(np.zeros(2, dtype=np.int64))) == 5
     env.close()
 
 
-def test_dm_env_front_end_step_types_and_discounts() -> None:
-    env = parallel_pool.make_dm("CartPole-v1", num_envs=2, seed=0, max_episode_steps=15)
+def test_dm_env_front_end_step_types_and_discounts(make_pool) -> None:
+    env = make_pool("CartPole-v1", env_type="dm", num_envs=2, seed=0, max_episode_steps=15)
     assert isinstance(env.observation_spec(), dm_env.specs.BoundedArray)
     assert env.action_spec() == dm_env.specs.DiscreteArray(2, dtype=np.int64, name="action")
     ts = env.reset()
@@ -92,7 +92,7 @@ def test_dm_env_front_end_step_types_and_discounts() -> None:
     assert saw_terminal
     np.testing.assert_array_equal(ts.observation.env_id, [0, 1])
     env.close()
-    env = parallel_pool.make_dm("Pendulum-v1", num_envs=2, seed=0, max_episode_steps=5)
+    env = make_pool("Pendulum-v1", env_type="dm", num_envs=2, seed=0, max_episode_steps=5)
     env.reset()
     for _ in range(5):
         ts = env.step(np.zeros((2, 1), dtype=np.float32))
@@ -106,8 +106,8 @@ def test_dm_env_needs_next_step_autoreset() -> None:
         parallel_pool.make_dm("CartPole-v1", autoreset_mode="same_step")
 
 
-def test_async_reset_then_recv_loop_as_in_the_readme() -> None:
-    env = parallel_pool.make("CartPole-v1", num_envs=8, batch_size=4, seed=0)
+def test_async_reset_then_recv_loop_as_in_the_readme(make_pool) -> None:
+    env = make_pool("CartPole-v1", num_envs=8, batch_size=4, seed=0)
     env.async_reset()
     seen = set()
     for _ in range(100):

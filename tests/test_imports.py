@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     {"tasks"},  # the task table: aliases, lookup, metadata
     {"options"},  # kwargs: pool options, env config, autoreset modes, seeds
     {"spec"},  # EnvSpec: fields, spaces, dm_env specs
+    {"python_envs"},  # the Python-env backend: gymnasium.Envs in worker processes, a native pool's envs
     {"unpack"},  # native results -> (obs, reward, terminated, truncated, info)
     {"xla"},  # xla(): send/recv/step as XLA custom calls (imports jax only when called)
     {"base"},  # BasePoolEnv

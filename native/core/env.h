@@ -91,6 +91,7 @@ class Env {
   void Seed(uint64_t seed) {
     rng_.Seed(seed);
     np_random_.Seed(seed);
+    Reseeded(seed);
   }
   void SetAllocator(SlotAllocator* allocator) { allocator_ = allocator; }
   // The core counts steps: 0 after Reset, incremented before each Step.
@@ -105,6 +106,9 @@ class Env {
   // NumPy's stream, np.random.default_rng(seed), for envs whose reference draws from a Gymnasium
   // env's np_random: the same seed and the same calls give the reference's episode (numpy_random.h).
   NumpyGenerator& np_random() { return np_random_; }
+  // Called by Seed() after rng() and np_random() restart from `seed`: for an env whose randomness
+  // lives elsewhere (a Python env in a worker process takes the seed on its next reset).
+  virtual void Reseeded(uint64_t /*seed*/) {}
   // True on the step that reaches max_episode_steps: report it as `truncated`.
   bool TimeLimitReached() const { return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps; }
   Slot Allocate(int num_players = 1) {

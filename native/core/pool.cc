@@ -74,6 +74,23 @@ Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
     throw std::invalid_argument("need one seed per env");
   }
   if (spec.max_num_players < 1) throw std::invalid_argument("max_num_players must be >= 1");
+  if (!options.env_specs.empty()) {
+    if (options.env_specs.size() != static_cast<std::size_t>(num_envs)) {
+      throw std::invalid_argument("env_kwargs needs one entry per env (" + std::to_string(num_envs) + "), got " +
+                                  std::to_string(options.env_specs.size()));
+    }
+    for (std::size_t i = 0; i < options.env_specs.size(); ++i) {
+      const EnvSpec& e = options.env_specs[i];
+      // The batch has one layout and one pair of spaces: an env's kwargs may change its dynamics,
+      // not its fields.
+      if (e.state != spec.state || e.action != spec.action || e.max_num_players != spec.max_num_players ||
+          e.render_shape != spec.render_shape) {
+        throw std::invalid_argument("env_kwargs[" + std::to_string(i) +
+                                    "] changes the env's spaces (its observation, action or info fields); "
+                                    "every env of a pool must have the same spaces");
+      }
+    }
+  }
   if (spec.max_num_players > 1 && options.autoreset_mode == AutoresetMode::kSameStep) {
     // The reset inside the step may change the number of players, so the final step's per-player
     // rows and the new episode's cannot share one row range.
@@ -115,7 +132,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
   const std::vector<std::size_t>& action_row_bytes = action_check_.row_bytes();
   for (int i = 0; i < num_envs; ++i) {
     EnvState& s = envs_[static_cast<std::size_t>(i)];
-    s.env = task_->make_env(spec_, i);
+    const EnvSpec& env_spec = options_.env_specs.empty() ? spec_ : options_.env_specs[static_cast<std::size_t>(i)];
+    s.env = task_->make_env(env_spec, i);
     s.env->SetAllocator(this);
     s.env->Seed(options_.seeds[static_cast<std::size_t>(i)]);
     std::size_t total = 0;

@@ -44,6 +44,10 @@ struct PoolOptions {
   std::vector<uint64_t> seeds;      // one per env
   AutoresetMode autoreset_mode = AutoresetMode::kNextStep;
   bool episode_stats = false;
+  // Per-env config (make(..., env_kwargs=[...])): empty, every env gets the pool's spec; else one
+  // spec per env, each built from its own config, with exactly the pool spec's fields (a different
+  // gravity or map per env, never different spaces).
+  std::vector<EnvSpec> env_specs;
 };
 
 class Pool final : public SlotAllocator {

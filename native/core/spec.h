@@ -41,6 +41,8 @@ struct FieldSpec {
   // Actions only: whether NaN is a valid value (float fields). Envs forbid it by default.
   bool allow_nan = false;
 
+  bool operator==(const FieldSpec&) const = default;
+
   std::size_t NumElements() const {
     return std::accumulate(shape.begin(), shape.end(), std::size_t{1},
                            [](std::size_t a, int b) { return a * static_cast<std::size_t>(b); });

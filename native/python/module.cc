@@ -19,6 +19,7 @@
 #include "core/family_loader.h"
 #include "core/numpy_random.h"
 #include "core/pool.h"
+#include "core/process_env.h"
 #include "core/registry.h"
 #include "envs/common/png.h"
 #include "envs/common/pygame_raster.h"
@@ -102,6 +103,45 @@ py::dict SpecToDict(const EnvSpec& spec) {
   return d;
 }
 
+Dtype DtypeFromName(const std::string& name) {
+  for (Dtype d : {Dtype::kBool, Dtype::kInt8, Dtype::kUInt8, Dtype::kInt16, Dtype::kInt32, Dtype::kInt64,
+                  Dtype::kFloat32, Dtype::kFloat64}) {
+    if (DtypeName(d) == name) return d;
+  }
+  throw py::type_error("dtype " + name + " is not one a pool field can have");
+}
+
+FieldSpec FieldFromDict(const py::dict& d) {
+  FieldSpec f;
+  f.name = d["name"].cast<std::string>();
+  f.dtype = DtypeFromName(d["dtype"].cast<std::string>());
+  f.shape = d["shape"].cast<std::vector<int>>();
+  const auto space = d["space"].cast<std::string>();
+  if (space != "box" && space != "discrete")
+    throw py::value_error("field '" + f.name + "': space must be box or discrete");
+  f.space = space == "discrete" ? SpaceKind::kDiscrete : SpaceKind::kBox;
+  f.low = d["low"].cast<std::vector<double>>();
+  f.high = d["high"].cast<std::vector<double>>();
+  f.allow_nan = d["allow_nan"].cast<bool>();
+  return f;
+}
+
+// The inverse of SpecToDict for the fields a Python env's spaces give (single-player, no tables).
+EnvSpec SpecFromDict(const py::dict& d) {
+  EnvSpec spec;
+  spec.task_id = d["task_id"].cast<std::string>();
+  for (auto f : d["state"].cast<py::list>()) spec.state.push_back(FieldFromDict(f.cast<py::dict>()));
+  for (auto f : d["action"].cast<py::list>()) spec.action.push_back(FieldFromDict(f.cast<py::dict>()));
+  spec.max_episode_steps = d["max_episode_steps"].cast<int>();
+  if (!d["reward_threshold"].is_none()) spec.reward_threshold = d["reward_threshold"].cast<double>();
+  if (!d["render_shape"].is_none()) spec.render_shape = d["render_shape"].cast<std::vector<int>>();
+  for (auto item : d["config"].cast<py::dict>()) {
+    const std::string key = py::str(item.first);
+    spec.config.Set(key, ToConfigValue(key, item.second));
+  }
+  return spec;
+}
+
 std::shared_ptr<const TaskEntry> FindTask(const std::string& task_id) {
   auto task = Registry::Global().Find(task_id);
   if (!task) throw py::value_error("unknown task id '" + task_id + "'");
@@ -181,10 +221,44 @@ class PyPool {
  public:
   PyPool(const std::string& task_id, const py::dict& overrides, int num_envs, std::optional<int> batch_size,
          int num_threads, int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
-         bool episode_stats) {
+         bool episode_stats, const std::optional<py::list>& env_configs) {
     auto task = FindTask(task_id);
-    EnvSpec spec = MakeSpec(*task, ToOverrides(overrides));
+    const auto common = ToOverrides(overrides);
+    EnvSpec spec = MakeSpec(*task, common);
+    std::vector<EnvSpec> env_specs;
+    if (env_configs) {
+      // Each env's config: the pool's overrides, then its own on top.
+      for (py::handle env_config : *env_configs) {
+        auto merged = common;
+        for (auto& [key, value] : ToOverrides(env_config.cast<py::dict>())) merged[key] = std::move(value);
+        env_specs.push_back(MakeSpec(*task, merged));
+      }
+    }
+    Init(std::move(task), std::move(spec), num_envs, batch_size, num_threads, thread_affinity_offset, std::move(seeds),
+         autoreset_mode, episode_stats, std::move(env_specs));
+  }
+
+  // A pool of Python envs run by worker processes (core/process_env.h): the spec comes from their
+  // spaces (a dict of SpecToDict's form), the envs forward every call through `channel`.
+  static std::unique_ptr<PyPool> ForProcesses(const py::dict& spec, std::shared_ptr<ProcessChannel> channel,
+                                              int num_envs, std::optional<int> batch_size, int num_threads,
+                                              std::vector<uint64_t> seeds, const std::string& autoreset_mode,
+                                              bool episode_stats) {
+    EnvSpec env_spec = SpecFromDict(spec);
+    auto task = MakeProcessTask(env_spec.task_id, std::move(channel));
+    auto pool = std::unique_ptr<PyPool>(new PyPool());
+    pool->Init(std::move(task), std::move(env_spec), num_envs, batch_size, num_threads, -1, std::move(seeds),
+               autoreset_mode, episode_stats, {});
+    return pool;
+  }
+
+ private:
+  PyPool() = default;
+  void Init(std::shared_ptr<const TaskEntry> task, EnvSpec spec, int num_envs, std::optional<int> batch_size,
+            int num_threads, int thread_affinity_offset, std::vector<uint64_t> seeds, const std::string& autoreset_mode,
+            bool episode_stats, std::vector<EnvSpec> env_specs) {
     PoolOptions options;
+    options.env_specs = std::move(env_specs);
     options.num_envs = num_envs;
     options.batch_size = batch_size;
     options.num_threads = num_threads;
@@ -208,6 +282,7 @@ class PyPool {
   PyPool(const PyPool&) = delete;
   PyPool& operator=(const PyPool&) = delete;
 
+ public:
   py::dict spec() const { return SpecToDict(pool_->spec()); }
   py::list field_names() const { return py::cast(names_); }
   // (name, dtype, row shape, per_player) of each output field, in field_names' order: the arrays
@@ -802,6 +877,8 @@ py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::
 
 // pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
 void RegisterPygameTextHooks(py::module_& m);
+// process_bindings.cc: the Python-env backend's channel.
+void RegisterProcessChannel(py::module_& m);
 #ifdef PP_WITH_XLA
 // xla_ffi.cc: _xla_targets(), the XLA custom-call handlers of xla().
 void RegisterXlaTargets(py::module_& m);
@@ -853,11 +930,13 @@ PYBIND11_MODULE(_native, m) {
     return SpecToDict(MakeSpec(*task, ToOverrides(overrides)));
   });
 
+  RegisterProcessChannel(m);  // before Pool: Pool.for_processes takes a ProcessChannel
   py::class_<PyPool>(m, "Pool")
       .def(py::init<const std::string&, const py::dict&, int, std::optional<int>, int, int, std::vector<uint64_t>,
-                    const std::string&, bool>(),
+                    const std::string&, bool, const std::optional<py::list>&>(),
            py::arg("task_id"), py::arg("config"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_threads"),
-           py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"), py::arg("episode_stats"))
+           py::arg("thread_affinity_offset"), py::arg("seeds"), py::arg("autoreset_mode"), py::arg("episode_stats"),
+           py::arg("env_configs") = py::none())
       .def_property_readonly("spec", &PyPool::spec)
       .def_property_readonly("field_names", &PyPool::field_names)
       .def_property_readonly("field_layout", &PyPool::field_layout)
@@ -875,6 +954,9 @@ PYBIND11_MODULE(_native, m) {
       .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("reset_now", &PyPool::ResetNow, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("render", &PyPool::Render, py::arg("env_ids") = py::none())
+      .def_static("for_processes", &PyPool::ForProcesses, py::arg("spec"), py::arg("channel"), py::arg("num_envs"),
+                  py::arg("batch_size"), py::arg("num_threads"), py::arg("seeds"), py::arg("autoreset_mode"),
+                  py::arg("episode_stats"))
       .def("check_open", &PyPool::CheckOpen)
       .def("close", &PyPool::Close);
 

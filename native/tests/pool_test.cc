@@ -281,6 +281,24 @@ TEST(ConstructorAndSpecValidation) {
   CHECK_EQ(pool->outstanding(), 0);
 }
 
+// Per-env config (env_kwargs): one spec per env, each env built from its own; a spec whose fields
+// differ from the pool's is refused, as is a count other than num_envs.
+TEST(PerEnvSpecs) {
+  pp::PoolOptions options = Options(2, 2, 1);
+  options.env_specs = {pp::MakeSpec(*Task(), {{"num_actions", int64_t{4}}}),
+                       pp::MakeSpec(*Task(), {{"num_actions", int64_t{4}}, {"episode_length", int64_t{9}}})};
+  auto pool = MakePool({{"num_actions", int64_t{4}}}, options);
+  CHECK_EQ(pool->spec().config.GetInt("episode_length"), Task()->defaults.GetInt("episode_length"));
+  pp::PoolOptions wrong_count = Options(3, 3, 1);
+  wrong_count.env_specs = options.env_specs;
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool({{"num_actions", int64_t{4}}}, wrong_count),
+                    "env_kwargs needs one entry per env (3), got 2");
+  pp::PoolOptions other_space = Options(2, 2, 1);
+  other_space.env_specs = {options.env_specs[0], pp::MakeSpec(*Task(), {{"num_actions", int64_t{5}}})};
+  CHECK_THROWS_WITH(std::invalid_argument, MakePool({{"num_actions", int64_t{4}}}, other_space),
+                    "env_kwargs[1] changes the env's spaces");
+}
+
 // Sync mode: row i is the i-th env sent, however the envs' step times differ.
 TEST(SyncRowsFollowSendOrder) {
   auto pool = MakePool({{"step_sleep_us", int64_t{300}}, {"episode_length", int64_t{1000}}}, Options(8, 8, 3));

@@ -23,7 +23,7 @@ from parallel_pool import _native
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.errors import EnvError, PoolClosedError
-from parallel_pool.factory import make, make_dm, make_gym, make_gymnasium, make_spec, register
+from parallel_pool.factory import make, make_dm, make_gym, make_gymnasium, make_python, make_spec, register
 from parallel_pool.factory import register_with_gymnasium as _register_with_gymnasium
 from parallel_pool.families import load_installed_families as _load_installed_families
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
@@ -49,6 +49,7 @@ __all__ = [
     "make_dm",
     "make_gym",
     "make_gymnasium",
+    "make_python",
     "make_spec",
     "register",
 ]

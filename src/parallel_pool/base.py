@@ -10,6 +10,7 @@ import numpy as np
 from parallel_pool import _native, tasks, xla
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
+from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource, WorkerGroup
 from parallel_pool.spec import EnvSpec
 from parallel_pool.unpack import Unpacker
 
@@ -22,7 +23,16 @@ class BasePoolEnv:
     ``batch_size`` envs to finish, and ``info["env_id"]`` says which.
     """
 
-    def __init__(self, task_id: str, **kwargs: Any) -> None:
+    def __init__(self, task_id: str | PythonEnvSource, **kwargs: Any) -> None:
+        # The worker processes of a pool of Python envs (python_envs.py); None for native envs.
+        self.workers: WorkerGroup | None = None
+        if isinstance(task_id, str) and task_id.startswith(GYMNASIUM_PREFIX):
+            task_id = PythonEnvSource(env_id=task_id[len(GYMNASIUM_PREFIX):])
+        if isinstance(task_id, PythonEnvSource):
+            self._native, self.spec, pool, self.workers = task_id.open(kwargs)
+            self.task_id = task_id.task_id
+            self._setup(pool)
+            return
         render_mode = kwargs.pop("render_mode", None)
         if render_mode is not None and "render_mode" in tasks.task_info(task_id)["defaults"]:
             # A task that declares render_mode simulates what only a rendered episode shows
@@ -41,9 +51,18 @@ class BasePoolEnv:
             seeds,
             pool["autoreset_mode"],
             pool["episode_stats"],
+            pool["env_kwargs"],
         )
         pool["num_threads"] = self._native.num_threads
         self.spec = EnvSpec(task_id, self._native.spec, pool)
+        self._setup(pool)
+        if render_mode not in (None, self.render_mode):
+            self._native.close()
+            modes = "'rgb_array' or None" if self.render_mode else "None (it does not render)"
+            raise ValueError(f"render_mode of {task_id} must be {modes}, got {render_mode!r}")
+
+    def _setup(self, pool: dict[str, Any]) -> None:
+        """The attributes every front-end reads, from the native pool and its spec."""
         self.num_envs: int = pool["num_envs"]
         self.batch_size: int = pool["batch_size"]
         self.is_async = self.batch_size < self.num_envs
@@ -53,10 +72,6 @@ class BasePoolEnv:
         self.action_space = self.spec.action_space
         # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
         self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
-        if render_mode not in (None, self.render_mode):
-            self._native.close()
-            modes = "'rgb_array' or None" if self.render_mode else "None (it does not render)"
-            raise ValueError(f"render_mode of {task_id} must be {modes}, got {render_mode!r}")
 
     # --- the spaces, as EnvPool names them and as Gymnasium's vector envs name them ---
     # ``observation_space``/``action_space`` are the single-env spaces (EnvPool's convention), and
@@ -211,7 +226,10 @@ class BasePoolEnv:
     def close(self, **kwargs: Any) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent.
 
-        ``kwargs`` (Gymnasium's vector envs take some, e.g. ``terminate``) are accepted and unused."""
+        ``kwargs`` (Gymnasium's vector envs take some, e.g. ``terminate``) are accepted and unused.
+        A pool of Python envs stops its worker processes first (so no step waits on one)."""
+        if self.workers is not None:
+            self.workers.close()
         self._native.close()
 
     def __enter__(self) -> BasePoolEnv:

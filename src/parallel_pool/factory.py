@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import gymnasium
@@ -28,6 +28,7 @@ from parallel_pool.dm_env import DmEnv
 from parallel_pool.families import load_env_library
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.options import resolve
+from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource
 from parallel_pool.spec import EnvSpec
 
 # make(env_type=...) -> the front-end it makes.
@@ -66,6 +67,38 @@ def make_gym(task_id: str, **kwargs: Any) -> GymEnv:
 def make_dm(task_id: str, **kwargs: Any) -> DmEnv:
     """``make(task_id, env_type="dm", ...)``."""
     return DmEnv(task_id, **kwargs)
+
+
+def make_python(
+    envs: str | Sequence[Callable[[], gymnasium.Env]], env_type: str = "gymnasium", **kwargs: Any
+) -> BasePoolEnv:
+    """Makes a pool of Python envs (any ``gymnasium.Env``), each run in a worker process, behind the
+    same API as ``make``'s native pools (``python_envs.py`` has the design).
+
+    ``envs`` is a Gymnasium env id (each env is ``gymnasium.make(envs, **kwargs)``, kwargs that are
+    not pool options going to ``gymnasium.make``; ``make("gymnasium:<id>")`` is the same) or a list of
+    factories, one per env, as ``AsyncVectorEnv`` takes (picklable with cloudpickle). Pool kwargs as
+    ``make``'s (``num_envs``, ``batch_size``, ``seed``, ``autoreset_mode``, ``episode_stats``,
+    ``num_threads``: default four per worker, at most one per env), plus ``num_workers`` (processes;
+    default one per CPU, at most ``num_envs``), and, with an env id, ``env_kwargs`` (one dict per env, over the common
+    kwargs), ``max_episode_steps`` and ``render_mode``.
+
+    Example:
+        >>> import gymnasium, parallel_pool
+        >>> env = parallel_pool.make_python([lambda: gymnasium.make("CartPole-v1")] * 2, seed=0)
+        >>> obs, info = env.reset()
+        >>> obs.shape
+        (2, 4)
+        >>> env.close()
+    """
+    if env_type not in _ENV_TYPES:
+        raise ValueError(f"env_type must be one of {sorted(_ENV_TYPES)}, got {env_type!r}")
+    if isinstance(envs, str):
+        env_id = envs[len(GYMNASIUM_PREFIX):] if envs.startswith(GYMNASIUM_PREFIX) else envs
+        source = PythonEnvSource(env_id=env_id)
+    else:
+        source = PythonEnvSource(env_fns=list(envs))
+    return _ENV_TYPES[env_type](source, **kwargs)
 
 
 def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:

@@ -31,6 +31,9 @@ POOL_DEFAULTS: dict[str, Any] = {
     "thread_affinity_offset": -1,
     "autoreset_mode": "next_step",
     "episode_stats": False,
+    # One dict of the task's own kwargs per env, over the common ones (a different gravity or map
+    # per env); they may change an env's dynamics, not its spaces.
+    "env_kwargs": None,
 }
 
 AUTORESET_MODES = ("next_step", "same_step", "disabled")
@@ -60,13 +63,28 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
         valid = ", ".join(sorted(set(POOL_DEFAULTS) | set(env_defaults)))
         raise ValueError(f"unknown keyword argument(s) {', '.join(unknown)} for {task_id!r}; valid ones: {valid}")
     pool = {k: kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
-    env = {k: kwargs[k] for k in env_defaults if k in kwargs}
+    env = _check_env_config(task_id, {k: kwargs[k] for k in env_defaults if k in kwargs}, env_defaults)
+    _check_pool_options(pool)
+    if pool["env_kwargs"] is not None:
+        per_env = []
+        for i, own in enumerate(pool["env_kwargs"]):
+            bad = sorted(set(own) - set(env_defaults))
+            if bad:
+                raise ValueError(
+                    f"env_kwargs[{i}]: unknown or pool-wide keyword argument(s) {', '.join(bad)} for {task_id!r}; "
+                    f"valid per env: {', '.join(sorted(env_defaults))}"
+                )
+            per_env.append(_check_env_config(task_id, dict(own), env_defaults))
+        pool["env_kwargs"] = per_env
+    return base_id, pool, env
+
+
+def _check_env_config(task_id: str, env: dict[str, Any], env_defaults: dict[str, Any]) -> dict[str, Any]:
     for key, value in env.items():
         if isinstance(env_defaults[key], str):
             env[key] = value = _as_config_str(value)
         _check_config_type(task_id, key, value, env_defaults[key])
-    _check_pool_options(pool)
-    return base_id, pool, env
+    return env
 
 
 def _as_config_str(value: Any) -> Any:
@@ -127,6 +145,13 @@ def _check_pool_options(pool: dict[str, Any]) -> None:
     if not isinstance(pool["episode_stats"], (bool, np.bool_)):
         raise TypeError(f"episode_stats must be a bool, got {type(pool['episode_stats']).__name__}")
     pool["episode_stats"] = bool(pool["episode_stats"])
+    env_kwargs = pool["env_kwargs"]
+    if env_kwargs is not None:
+        if not isinstance(env_kwargs, (list, tuple)) or not all(isinstance(d, dict) for d in env_kwargs):
+            raise TypeError(f"env_kwargs must be a list of dicts, one per env, got {type(env_kwargs).__name__}")
+        if len(env_kwargs) != pool["num_envs"]:
+            raise ValueError(f"env_kwargs needs one dict per env ({pool['num_envs']}), got {len(env_kwargs)}")
+        pool["env_kwargs"] = [dict(d) for d in env_kwargs]
 
 
 def env_seeds(seed: Any, num_envs: int) -> list[int]:

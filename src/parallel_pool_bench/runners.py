@@ -26,6 +26,7 @@ __all__ = [
     "GYMNASIUM_METHODS",
     "MAX_SUBPROCESSES",
     "METHODS",
+    "PYTHON_BACKEND_METHODS",
     "SUBPROCESS_METHODS",
     "AsyncRunner",
     "GymnasiumEquivalents",
@@ -49,9 +50,14 @@ METHODS: dict[str, str] = {
     "envpool-async": "envpool async",
     "ale-sync": "ale_py AtariVectorEnv sync",
     "ale-async": "ale_py AtariVectorEnv async",
+    # The Python-env backend: Gymnasium's own env (``gymnasium.make(task_id)``) in worker processes.
+    "pp-python-sync": "parallel_pool Python backend sync",
+    "pp-python-async": "parallel_pool Python backend async",
 }
 GYMNASIUM_METHODS = ("gym-sync", "gym-async")
-DEFAULT_METHODS = tuple(METHODS)
+PYTHON_BACKEND_METHODS = ("pp-python-sync", "pp-python-async")
+# What `parallel-pool bench` runs unless told: the native pools and their peers.
+DEFAULT_METHODS = tuple(m for m in METHODS if m not in PYTHON_BACKEND_METHODS)
 
 # Task ids whose Gymnasium/SB3 counterpart is not ``gymnasium.make(task_id)``, each with a
 # picklable zero-argument constructor of the equivalent single env (e.g. Pong-v5: ale_py's
@@ -186,7 +192,7 @@ def check_available(
     The Gymnasium and SB3 methods need ``task_id`` in Gymnasium's registry or in
     ``gymnasium_equivalents``.
     """
-    if method in GYMNASIUM_METHODS or method == "sb3-subproc":
+    if method in GYMNASIUM_METHODS or method in PYTHON_BACKEND_METHODS or method == "sb3-subproc":
         if task_id not in gymnasium.registry and task_id not in (gymnasium_equivalents or {}):
             return f"Gymnasium has no env {task_id!r}"
     if method == "sb3-subproc" and importlib.util.find_spec("stable_baselines3") is None:
@@ -316,6 +322,16 @@ def make_runner(
             return SyncRunner(ale_env, actions, num_envs, ale_env.close)
         return AsyncRunner(_ResetThenRecv(ale_env, seed), actions, batch)
     make_one = (gymnasium_equivalents or {}).get(task_id) or functools.partial(gymnasium.make, task_id)
+    if method in PYTHON_BACKEND_METHODS:
+        batch = num_envs if method == "pp-python-sync" else async_batch_size(num_envs, async_fraction)
+        py_env: Any = parallel_pool.make_python(
+            [make_one] * num_envs, batch_size=batch, num_threads=num_threads, seed=seed
+        )
+        actions = draw_actions(py_env.action_space, batch, ACTION_BATCHES, seed)
+        if method == "pp-python-sync":
+            py_env.reset()
+            return SyncRunner(py_env, actions, num_envs, py_env.close, abortable=True)
+        return AsyncRunner(py_env, actions, batch, abortable=True)
     if method in GYMNASIUM_METHODS:
         cls = gymnasium.vector.SyncVectorEnv if method == "gym-sync" else gymnasium.vector.AsyncVectorEnv
         try:

@@ -1,0 +1,95 @@
+"""The Python-env backend against Gymnasium's AsyncVectorEnv(shared_memory=True), on Python envs.
+
+Measures, side by side in one run on this machine (segments of the methods interleaved, median of
+``--repeats`` segments each), env steps/s of:
+
+- ``parallel_pool.make_python([gymnasium.make(task)] * n)`` in sync mode and in async mode
+  (``batch_size = n // 2``), the default worker count (one process per CPU);
+- Gymnasium's ``AsyncVectorEnv`` (one process per env, shared-memory observations);
+- optionally Gymnasium's ``SyncVectorEnv`` (``--methods ... gym-sync``),
+
+for Gymnasium's pure-Python ``CartPole-v1`` (cheap: overhead-bound) and ``LunarLander-v3``
+(Box2D, costly: throughput-bound), at 8, 32 and 64 envs; then checks the issue's target (each
+Python-backend mode >= 1.5x AsyncVectorEnv at every size) and optionally appends everything to a
+JSON file. PufferLib is not compared: PufferLib 3.0.0 does not build here (its setup downloads
+from GitHub, benchmarks/BENCHMARKS.md and /work/shared/FACTS.md record it).
+
+Usage:
+    python benchmarks/bench_python_envs.py                          # ~3-4 minutes on 2 cores
+    python benchmarks/bench_python_envs.py --tasks CartPole-v1 --num-envs 8 --seconds 0.5 --repeats 3
+    python benchmarks/bench_python_envs.py --json benchmarks/results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import parallel_pool_bench as bench
+
+TASKS = ("CartPole-v1", "LunarLander-v3")
+NUM_ENVS = (8, 32, 64)
+METHODS = ("pp-python-sync", "pp-python-async", "gym-async")
+# The issue's target: each mode of the Python backend against AsyncVectorEnv(shared_memory=True).
+TARGET = 1.5
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), help="Gymnasium env ids")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
+    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed segments per method (default 5)")
+    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+
+    machine = bench.machine_info()
+    print(f"# Python envs: parallel_pool's Python backend vs Gymnasium {machine['gymnasium']}'s AsyncVectorEnv")
+    print()
+    print(
+        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
+        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    )
+    record: dict = {"machine": machine, "command": " ".join(["python", *sys.argv])}
+    result = bench.run_benchmarks(
+        args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
+        progress=not args.no_progress,
+    )
+    print()
+    print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds} s)")
+    print()
+    print(bench.format_table(result))
+    record["throughput"] = result.to_json()
+
+    checks: list[tuple[str, bool, str]] = []
+    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
+    for task in args.tasks:
+        for n in args.num_envs:
+            theirs = rates.get((task, "gym-async", n))
+            for method in bench.PYTHON_BACKEND_METHODS:
+                if method not in args.methods or "gym-async" not in args.methods:
+                    continue
+                ours = rates.get((task, method, n))
+                name = f"{bench.METHODS[method]}, {task}, {n} envs >= {TARGET:g}x AsyncVectorEnv"
+                if ours is None or theirs is None:
+                    checks.append((name, False, "not measured"))
+                    continue
+                ratio = ours / theirs
+                checks.append((name, ratio >= TARGET, f"{ours:,.0f} vs {theirs:,.0f} steps/s = {ratio:.2f}x"))
+    if checks:
+        print()
+        print("## Targets")
+        print()
+        for name, ok, detail in checks:
+            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
+    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
+    if args.json:
+        bench.write_json(args.json, record, append=True)
+        print(f"\nappended to {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+// The shared-memory channel between a pool and the worker processes that run its Python envs: one
+// slot per env (an action area, an output area, a result, a futex word) and one doorbell per worker.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+// The commands a pool sends to an env's worker.
+enum class ChannelCommand : uint32_t { kStep = 1, kReset = 2, kRender = 3 };
+
+// An env's worker process died: the env cannot run until the worker is restarted.
+struct WorkerDiedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The sizes that fix a channel's layout; the parent and its workers build the channel from the same.
+struct ChannelShape {
+  int num_envs = 1;
+  // worker_of_env: env i is served by worker process worker_of_env[i].
+  std::vector<int> worker_of_env;
+  std::vector<std::size_t> action_row_bytes;  // one per action field, in spec order
+  std::vector<std::size_t> state_row_bytes;   // one per state field, in spec order
+  std::size_t render_bytes = 0;               // one RGB frame; 0: the envs do not render
+  int num_workers() const;
+};
+
+// One env's slot as the worker sees it after WaitRequests: which command, and the seed a reset takes.
+struct ChannelRequest {
+  int env_id = 0;
+  ChannelCommand command = ChannelCommand::kStep;
+  bool seeded = false;
+  uint64_t seed = 0;
+};
+
+// The channel lives in one memfd mapping: the parent creates it, each worker maps the same file
+// (/proc/<parent pid>/fd/<fd>), so nothing is left in /dev/shm whatever kills whom.
+//
+// Protocol of one request (env slot state, a futex word shared by both processes):
+//   parent: writes the action (or seed), state = kRequest, rings the worker's doorbell (a futex
+//           woken only when the worker sleeps), then waits for state == kDone (state = kWaiting
+//           while it sleeps on it, so the worker wakes it only then), and sets state = kIdle.
+//   worker: WaitRequests returns the envs in kRequest/kWaiting; it runs them and Finish()es each:
+//           writes the outputs and result, state = kDone, a futex wake if the parent sleeps.
+// A parent waiting on a worker that died (pidfd readable) gets WorkerDiedError, never a hang.
+class ProcessChannel {
+ public:
+  // Parent side: creates the memfd and maps it.
+  static std::shared_ptr<ProcessChannel> Create(const ChannelShape& shape);
+  // Worker side: maps the parent's channel (`fd` in process `parent_pid`) and checks its layout.
+  static std::shared_ptr<ProcessChannel> Attach(const ChannelShape& shape, int parent_pid, int fd);
+  ~ProcessChannel();
+  ProcessChannel(const ProcessChannel&) = delete;
+  ProcessChannel& operator=(const ProcessChannel&) = delete;
+
+  const ChannelShape& shape() const { return shape_; }
+  int fd() const { return fd_; }
+  std::size_t size_bytes() const { return size_; }
+  std::byte* base() const { return base_; }
+  // Byte offsets into the mapping, for NumPy views on the worker's side.
+  std::size_t action_offset(int env_id, int field) const;
+  std::size_t state_offset(int env_id, int field) const;
+  std::size_t render_offset(int env_id) const;
+
+  // ---- parent side ----
+  // The worker serving env ids [first, end): its pid, watched through a pidfd. Before any request
+  // to its envs, and again after a restart (the slots of its envs are made idle).
+  void SetWorker(int worker, int pid);
+  // Whether the worker's process has exited (it may be a zombie not yet reaped).
+  bool WorkerDead(int worker) const;
+  int worker_pid(int worker) const;
+  // Sends `command` to env_id's worker and waits for the result; false when the env raised
+  // (error() holds its message). Throws WorkerDiedError when the worker is or becomes dead.
+  bool Request(int env_id, ChannelCommand command, bool seeded = false, uint64_t seed = 0);
+  std::byte* action_area(int env_id) const { return base_ + action_offset(env_id, 0); }
+  const std::byte* state_field(int env_id, int field) const { return base_ + state_offset(env_id, field); }
+  const std::byte* render_area(int env_id) const { return base_ + render_offset(env_id); }
+  double reward(int env_id) const;
+  bool terminated(int env_id) const;
+  bool truncated(int env_id) const;
+  std::string error(int env_id) const;
+  // Asks every worker to exit (WaitRequests returns false) and wakes them.
+  void Shutdown();
+
+  // ---- worker side ----
+  // Waits (up to timeout_s per sleep, then checks that the parent still lives) for requests to
+  // the envs of `worker` and appends them to `out`. Returns false when the worker should exit:
+  // Shutdown() was called or the parent process is gone.
+  bool WaitRequests(int worker, double timeout_s, std::vector<ChannelRequest>* out);
+  // Completes env_id's request: a result, or the error text of an env that raised.
+  void Finish(int env_id, double reward, bool terminated, bool truncated);
+  void Fail(int env_id, const std::string& message);
+
+  // Room for an error message (a traceback); a longer one is cut, keeping its end (the exception).
+  static constexpr std::size_t kErrorBytes = 16384;
+
+ private:
+  struct Header;
+  struct WorkerHeader;
+  struct SlotHeader;
+  ProcessChannel(ChannelShape shape, int fd, bool owner);
+  void ComputeLayout();
+  Header& header() const;
+  WorkerHeader& worker_header(int worker) const;
+  SlotHeader& slot(int env_id) const;
+  void Map();
+
+  ChannelShape shape_;
+  int fd_ = -1;
+  bool owner_ = false;
+  std::byte* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t slots_offset_ = 0, slot_bytes_ = 0;
+  std::size_t action_in_slot_ = 0, state_in_slot_ = 0, render_in_slot_ = 0, error_in_slot_ = 0;
+  std::vector<std::size_t> action_field_offsets_, state_field_offsets_;
+  std::vector<std::vector<int>> envs_of_worker_;  // a worker scans only its own slots
+  std::vector<int> pidfds_;                       // parent side: one per worker, -1 before SetWorker
+  std::vector<int> pids_;
+};
+
+}  // namespace pp

@@ -1,0 +1,455 @@
+"""The Python-env backend (``make_python``, ``make("gymnasium:<id>")``): gymnasium.Envs in worker
+processes behind the native engine.
+
+The oracle is Gymnasium itself: the same env factories, seeds and actions in ``SyncVectorEnv`` (or
+in one plain env per pool env) give the same transitions, compared exactly (the same Python code
+runs on both sides, so any difference is the backend's). Faults: env exceptions, killed workers,
+timeouts, and workers that outlive a killed or interrupted parent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+import parallel_pool
+from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+from parallel_pool.python_envs import space_fields
+
+# The envs below are sent to the workers by value: the workers need not import this file.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+NUM_ENVS = 4
+# Gymnasium's vector RecordEpisodeStatistics counts same-step episodes right only after 1.1 (see
+# test_autoreset.py); where it does not, the native engine's stats (tested there) are not compared.
+GYMNASIUM_STATS_KNOW_SAME_STEP = "SAME_STEP" in inspect.getsource(RecordEpisodeStatistics.step)
+MAX_STEPS = 25  # short episodes: truncations and terminations both happen often
+
+
+def cartpole() -> gym.Env:
+    return gym.make("CartPole-v1", max_episode_steps=MAX_STEPS)
+
+
+class CountingEnv(gym.Env):
+    """A small env with every supported space kind: Dict observation, Dict action, and faults on
+    demand (``raise_on_step``, ``sleep_s``)."""
+
+    def __init__(self, raise_on_step: int = 0, sleep_s: float = 0.0, length: int = 7) -> None:
+        self.observation_space = spaces.Dict({
+            "pos": spaces.Box(-10.0, 10.0, (2,), np.float64),
+            "count": spaces.Discrete(100),
+            "flags": spaces.MultiBinary(3),
+            "cells": spaces.MultiDiscrete([3, 4]),
+        })
+        self.action_space = spaces.Dict({"move": spaces.Box(-1.0, 1.0, (2,), np.float32), "pick": spaces.Discrete(3)})
+        self.raise_on_step = raise_on_step
+        self.sleep_s = sleep_s
+        self.length = length
+        self.count = 0
+        self.pos = np.zeros(2)
+
+    def _obs(self) -> dict[str, Any]:
+        return {
+            "pos": self.pos.copy(),
+            "count": self.count,
+            "flags": np.array([self.count % 2, self.count % 3 == 0, 1], dtype=np.int8),
+            "cells": np.array([self.count % 3, self.count % 4], dtype=np.int64),
+        }
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.count = 0
+        self.pos = self.np_random.uniform(-1, 1, 2)
+        return self._obs(), {}
+
+    def step(self, action: dict) -> tuple[Any, float, bool, bool, dict]:
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        self.count += 1
+        if self.count == self.raise_on_step:
+            raise ZeroDivisionError(f"step {self.count} of a CountingEnv")
+        self.pos = np.clip(self.pos + action["move"], -10, 10)
+        reward = float(action["pick"]) + float(self.pos.sum())
+        return self._obs(), reward, self.count >= self.length, False, {}
+
+
+@pytest.mark.parametrize("stats", [False, True])
+@pytest.mark.parametrize("mode", ["next_step", "same_step", "disabled"])
+def test_matches_sync_vector_env_transition_by_transition(mode: str, stats: bool, rng: np.random.Generator) -> None:
+    gym_mode = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP,
+                "disabled": AutoresetMode.DISABLED}[mode]
+    gvec: gym.vector.VectorEnv = SyncVectorEnv([cartpole] * NUM_ENVS, autoreset_mode=gym_mode)
+    if stats:
+        gvec = RecordEpisodeStatistics(gvec)
+    env = parallel_pool.make_python([cartpole] * NUM_ENVS, num_workers=2, seed=5, autoreset_mode=mode,
+                                    episode_stats=stats)
+    try:
+        assert env.metadata["autoreset_mode"] == gym_mode
+        obs, _ = env.reset()
+        gobs, _ = gvec.reset(seed=5)
+        np.testing.assert_array_equal(obs, gobs)
+        ends = finals = 0
+        returns, lengths = np.zeros(NUM_ENVS), np.zeros(NUM_ENVS, dtype=np.int64)
+        was_reset = np.zeros(NUM_ENVS, dtype=bool)
+        for _ in range(300):
+            action = rng.integers(0, 2, NUM_ENVS)
+            obs, rew, term, trunc, info = env.step(action)
+            gobs, grew, gterm, gtrunc, ginfo = gvec.step(action)
+            np.testing.assert_array_equal(obs, gobs)
+            np.testing.assert_array_equal(rew, grew)
+            np.testing.assert_array_equal(term, gterm)
+            np.testing.assert_array_equal(trunc, gtrunc)
+            assert ("final_obs" in info) == ("final_obs" in ginfo)
+            if "final_obs" in ginfo:
+                np.testing.assert_array_equal(info["_final_obs"], ginfo["_final_obs"])
+                for i in np.flatnonzero(ginfo["_final_obs"]):
+                    np.testing.assert_array_equal(info["final_obs"][i], ginfo["final_obs"][i])
+                    finals += 1
+            done = term | trunc
+            # Episode stats against an independent count, and against Gymnasium's wrapper where it
+            # counts right (it zeroes every env's count on a reset_mask reset, so not in "disabled").
+            counted = ~was_reset
+            returns[counted] += rew[counted]
+            lengths[counted] += 1
+            if stats:
+                assert ("episode" in info) == done.any()
+            if stats and done.any():
+                np.testing.assert_array_equal(info["_episode"], done)
+                np.testing.assert_array_equal(info["episode"]["r"], np.where(done, returns, 0))
+                np.testing.assert_array_equal(info["episode"]["l"], np.where(done, lengths, 0))
+                if mode == "next_step" or (mode == "same_step" and GYMNASIUM_STATS_KNOW_SAME_STEP):
+                    np.testing.assert_array_equal(info["episode"]["r"], ginfo["episode"]["r"])
+                    np.testing.assert_array_equal(info["episode"]["l"], ginfo["episode"]["l"])
+            returns[done], lengths[done] = 0, 0
+            # next_step: the step after an episode end is a reset, not counted.
+            was_reset = done if mode == "next_step" else np.zeros(NUM_ENVS, dtype=bool)
+            ends += int(done.sum())
+            if mode == "disabled" and done.any():
+                obs, _ = env.reset(options={"reset_mask": done})  # the rows of the envs reset
+                gobs, _ = gvec.reset(options={"reset_mask": done})
+                np.testing.assert_array_equal(obs, gobs[done])
+        assert ends > 10  # many episode ends were compared
+        if mode == "same_step":
+            assert finals == ends
+    finally:
+        env.close()
+        gvec.close()
+
+
+def test_async_rows_match_one_gymnasium_env_per_pool_env(async_rows) -> None:
+    num_envs, batch = 8, 4
+    env = parallel_pool.make_python([cartpole] * num_envs, batch_size=batch, num_workers=2, seed=11)
+    oracles = [cartpole() for _ in range(num_envs)]
+    oracle_obs = [o.reset(seed=11 + i)[0] for i, o in enumerate(oracles)]
+    oracle_done = [False] * num_envs
+    policy = np.random.default_rng(0)
+    rows = 0
+    try:
+        for (obs, rew, term, trunc, info), actions in async_rows(
+            env, lambda i, o: np.int64(policy.integers(0, 2)), batches=150
+        ):
+            assert obs.shape == (batch, 4)
+            for k, i in enumerate(info["env_id"]):
+                oracle = oracles[i]
+                if actions[k] is None:  # the first reset
+                    expect = (oracle_obs[i], 0.0, False, False)
+                elif oracle_done[i]:  # next_step autoreset: this step reset the env
+                    expect = (oracle.reset()[0], 0.0, False, False)
+                    oracle_done[i] = False
+                else:
+                    o, r, te, tr, _ = oracle.step(actions[k])
+                    expect = (o, r, te, tr)
+                    oracle_done[i] = te or tr
+                np.testing.assert_array_equal(obs[k], expect[0])
+                assert (rew[k], term[k], trunc[k]) == expect[1:]
+                rows += 1
+        assert rows == (150 + num_envs // batch) * batch
+    finally:
+        env.close()
+
+
+def test_dict_spaces_round_trip_and_env_spaces_are_kept() -> None:
+    env = parallel_pool.make_python([CountingEnv] * 3, num_workers=2, seed=1)
+    oracles = [CountingEnv() for _ in range(3)]
+    try:
+        assert env.observation_space == CountingEnv().observation_space
+        assert env.action_space == CountingEnv().action_space
+        obs, _ = env.reset()
+        for i, o in enumerate(oracles):
+            expect, _ = o.reset(seed=1 + i)
+            for key in expect:
+                np.testing.assert_array_equal(obs[key][i], expect[key])
+            assert obs[key].dtype == env.observation_space[key].dtype
+        for t in range(12):
+            action = {"move": np.full((3, 2), 0.25 * t - 1, np.float32), "pick": np.array([0, 1, 2])}
+            obs, rew, term, trunc, _ = env.step(action)
+            for i, o in enumerate(oracles):
+                if t == 7:  # the step after the length-7 episode ended: next_step autoreset
+                    expect, r, te = o.reset()[0], 0.0, False
+                else:
+                    expect, r, te, _, _ = o.step({"move": action["move"][i], "pick": int(action["pick"][i])})
+                for key in expect:
+                    np.testing.assert_array_equal(obs[key][i], expect[key], err_msg=f"{key} step {t}")
+                assert rew[i] == r and term[i] == te
+    finally:
+        env.close()
+
+
+def test_spec_fields_of_each_space_kind() -> None:
+    fields = dict(space_fields(CountingEnv().observation_space, "obs"))
+    assert fields["pos"]["name"] == "obs:pos" and fields["pos"]["dtype"] == "float64"
+    assert fields["count"]["space"] == "discrete" and fields["count"]["high"] == [99]
+    assert fields["flags"]["dtype"] == "int8" and fields["flags"]["shape"] == (3,)
+    assert fields["cells"]["high"] == [2.0, 3.0]
+    with pytest.raises(TypeError, match="Text space"):
+        space_fields(spaces.Text(5), "obs")
+    with pytest.raises(TypeError, match="uint32"):
+        space_fields(spaces.Box(0, 1, (2,), np.uint32), "obs")
+    with pytest.raises(TypeError, match="Tuple"):
+        space_fields(spaces.Tuple((spaces.Discrete(2), spaces.Discrete(3))), "action", allow_tuple=False)
+
+
+def test_unsupported_space_is_refused_when_making_the_pool() -> None:
+    def text_env() -> gym.Env:
+        env = CountingEnv()
+        env.observation_space = spaces.Text(4)
+        return env
+
+    with pytest.raises(TypeError, match="Text space"):
+        parallel_pool.make_python([text_env] * 2, num_workers=1)
+
+
+def test_front_ends_gym_dm_and_vector_view() -> None:
+    dm = parallel_pool.make_python("CartPole-v1", env_type="dm", num_envs=2, num_workers=1, seed=0)
+    ts = dm.reset()
+    expect, _ = gym.make("CartPole-v1").reset(seed=0)
+    np.testing.assert_array_equal(ts.observation.obs[0], expect)
+    ts = dm.step(np.array([0, 1]))
+    assert list(ts.observation.env_id) == [0, 1]
+    dm.close()
+    env = parallel_pool.make("gymnasium:CartPole-v1", env_type="gym", num_envs=2, num_workers=1, seed=0)
+    env.reset()
+    info = env.step(np.array([0, 1]))[4]
+    assert "TimeLimit.truncated" in info
+    env.close()
+    vec = parallel_pool.ParallelPoolVectorEnv("gymnasium:CartPole-v1", num_envs=3, num_workers=1)
+    assert vec.observation_space.shape == (3, 4)
+    obs, _ = vec.reset(seed=0)
+    np.testing.assert_array_equal(obs[0], expect)
+    vec.step(vec.action_space.sample())
+    vec.close()
+
+
+def test_env_kwargs_per_env_and_make_kwargs() -> None:
+    env = parallel_pool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=1, seed=0,
+                             env_kwargs=[{"max_episode_steps": 3}, {"max_episode_steps": 5}])
+    env.reset()
+    truncated_at = {}
+    for t in range(1, 6):
+        _, _, term, trunc, _ = env.step(np.zeros(2, dtype=np.int64))
+        for i in np.flatnonzero(trunc & ~term):
+            truncated_at.setdefault(int(i), t)
+    assert truncated_at == {0: 3, 1: 5}
+    env.close()
+    # Kwargs that are not pool options go to gymnasium.make.
+    env = parallel_pool.make("gymnasium:Pendulum-v1", num_envs=1, num_workers=1, g=3.0, seed=0)
+    ref = gym.make("Pendulum-v1", g=3.0)
+    np.testing.assert_array_equal(env.reset()[0][0], ref.reset(seed=0)[0])
+    np.testing.assert_array_equal(env.step(np.ones((1, 1), np.float32))[0][0], ref.step(np.ones(1, np.float32))[0])
+    env.close()
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="unknown keyword"):
+        parallel_pool.make_python([cartpole] * 2, bogus=1)
+    with pytest.raises(ValueError, match="must equal len"):
+        parallel_pool.make_python([cartpole] * 2, num_envs=3)
+    with pytest.raises(TypeError, match="callables"):
+        parallel_pool.make_python([1, 2])
+    with pytest.raises(ValueError, match="one dict per env"):
+        parallel_pool.make("gymnasium:CartPole-v1", num_envs=2, env_kwargs=[{}])
+    with pytest.raises(RuntimeError, match="NoSuchEnv"):
+        parallel_pool.make("gymnasium:NoSuchEnv-v0", num_envs=1)
+    env = parallel_pool.make_python([cartpole] * 2, num_workers=1, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match="shape"):
+        env.step(np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
+        env.step(np.array([0, 2]))
+    env.step(np.array([0, 1]))  # the pool goes on
+    env.close()
+
+
+def test_render_frames_match_the_env() -> None:
+    env = parallel_pool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=1, seed=4, render_mode="rgb_array")
+    ref = [gym.make("CartPole-v1", render_mode="rgb_array") for _ in range(2)]
+    try:
+        assert env.render_mode == "rgb_array" and env.spec.render_shape == (400, 600, 3)
+        env.reset()
+        for i, r in enumerate(ref):
+            r.reset(seed=4 + i)
+        env.step(np.array([1, 0]))
+        ref[0].step(1)
+        ref[1].step(0)
+        frames = env.render()
+        assert frames.shape == (2, 400, 600, 3)
+        for i, r in enumerate(ref):
+            np.testing.assert_array_equal(frames[i], r.render())
+    finally:
+        env.close()
+
+
+def test_env_exception_names_the_env_with_its_traceback_and_others_go_on() -> None:
+    fns = [CountingEnv, lambda: CountingEnv(raise_on_step=2), CountingEnv]
+    env = parallel_pool.make_python(fns, num_workers=2, seed=0)
+    action = {"move": np.zeros((3, 2), np.float32), "pick": np.zeros(3, np.int64)}
+    env.reset()
+    env.step(action)
+    with pytest.raises(parallel_pool.EnvError) as err:
+        env.step(action)
+    assert err.value.env_ids == [1]
+    message = err.value.errors[0][1]
+    assert "Traceback" in message and "ZeroDivisionError: step 2 of a CountingEnv" in message
+    obs, rew, term, _, info = err.value.result
+    assert list(obs["count"]) == [2, 0, 2]  # the failed row holds zeros; the others their step
+    obs, _, _, _, info = env.step(action)  # env 1 resets, the others go on
+    assert list(obs["count"]) == [3, 0, 3] and list(info["elapsed_step"]) == [3, 0, 3]
+    env.close()
+
+
+def test_killed_worker_is_reported_and_restarted() -> None:
+    env = parallel_pool.make_python([cartpole] * 4, num_workers=2, seed=0)
+    env.reset()
+    env.step(np.zeros(4, dtype=np.int64))
+    victim = env.workers.pids[1]
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while env.workers.dead() == {} and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert env.workers.dead() == {1: [1, 3]}  # round robin: env i on worker i % 2
+    with pytest.raises(parallel_pool.EnvError) as err:
+        env.step(np.zeros(4, dtype=np.int64))
+    assert err.value.env_ids == [1, 3]
+    assert f"worker process 1 (pid {victim}, envs 1, 3) has died" in err.value.errors[0][1]
+    obs = err.value.result[0]
+    assert np.all(obs[[1, 3]] == 0) and np.all(obs[[0, 2]] != 0)
+    # Still dead: refused again, at once, rather than hanging.
+    with pytest.raises(parallel_pool.EnvError):
+        env.step(np.zeros(4, dtype=np.int64))
+    assert env.workers.restart() == [1, 3]
+    assert env.workers.dead() == {} and env.workers.pids[1] != victim
+    obs, _, _, _, info = env.step(np.zeros(4, dtype=np.int64))
+    assert list(info["elapsed_step"]) == [4, 0, 4, 0]  # the restarted envs start new episodes
+    obs, _ = env.reset(seed=3)  # and can be re-seeded as any env
+    np.testing.assert_array_equal(obs[3], cartpole().reset(seed=6)[0])
+    env.close()
+
+
+def test_recv_timeout_then_the_result_still_arrives() -> None:
+    env = parallel_pool.make_python([lambda: CountingEnv(sleep_s=0.5)] * 2, batch_size=1, num_workers=2, seed=0)
+    env.async_reset()
+    env.recv(timeout=10)
+    env.recv(timeout=10)
+    env.send({"move": np.zeros((1, 2), np.float32), "pick": np.zeros(1, np.int64)}, np.array([0]))
+    with pytest.raises(TimeoutError):
+        env.recv(timeout=0.05)
+    obs, _, _, _, info = env.recv(timeout=10)
+    assert list(info["env_id"]) == [0] and obs["count"][0] == 1
+    env.close()
+
+
+def test_close_stops_the_workers_even_with_a_step_in_flight() -> None:
+    env = parallel_pool.make_python([lambda: CountingEnv(sleep_s=0.3)] * 2, batch_size=1, num_workers=2, seed=0)
+    pids = env.workers.pids
+    env.async_reset()
+    env.recv(timeout=10)
+    env.recv(timeout=10)
+    env.send({"move": np.zeros((1, 2), np.float32), "pick": np.zeros(1, np.int64)}, np.array([0]))
+    env.close()
+    for pid in pids:
+        assert _gone(pid)
+    with pytest.raises(parallel_pool.PoolClosedError):
+        env.reset()
+    env.close()  # idempotent
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """Whether process ``pid`` has exited (a zombie left for a non-reaping init counts as exited)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+_PARENT = textwrap.dedent("""
+    import sys, time, numpy as np, parallel_pool
+    if __name__ == "__main__":
+        env = parallel_pool.make("gymnasium:CartPole-v1", num_envs=4, num_workers=2, seed=0)
+        env.reset()
+        print(" ".join(map(str, env.workers.pids)), flush=True)
+        while True:
+            env.step(np.zeros(4, dtype=np.int64))
+            time.sleep(0.001)
+""")
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_no_orphan_workers_when_the_parent_is_killed_or_interrupted(tmp_path, how: str) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(_PARENT)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        line = parent.stdout.readline()
+        pids = [int(p) for p in line.split()]
+        assert len(pids) == 2, (line, parent.stderr.read() if parent.poll() is not None else "")
+        time.sleep(0.2)
+        parent.send_signal(getattr(signal, how))
+        parent.wait(timeout=20)
+        if how == "SIGINT":
+            assert "KeyboardInterrupt" in parent.stderr.read()
+        for pid in pids:
+            assert _gone(pid), f"worker {pid} outlived its parent ({how})"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
+def test_integrations_take_a_python_env_id() -> None:
+    """The integrations make their pools by task id: "gymnasium:<id>" gives them the Python backend
+    (SB3 here: same-step autoreset with terminal_observation, VecMonitor's episode info)."""
+    venv = ParallelPoolVecEnv("gymnasium:CartPole-v1", num_envs=2, seed=0, num_workers=1, max_episode_steps=5)
+    ref = [gym.make("CartPole-v1", max_episode_steps=5) for _ in range(2)]
+    obs = venv.reset()
+    np.testing.assert_array_equal(obs, np.stack([r.reset(seed=i)[0] for i, r in enumerate(ref)]))
+    for _ in range(5):
+        obs, _, dones, infos = venv.step(np.zeros(2, dtype=np.int64))
+    assert dones.all()
+    for i, r in enumerate(ref):
+        final = [r.step(0)[0] for _ in range(5)][-1]
+        np.testing.assert_array_equal(infos[i]["terminal_observation"], final)
+        assert infos[i]["episode"]["l"] == 5 and infos[i]["TimeLimit.truncated"]
+        np.testing.assert_array_equal(obs[i], r.reset()[0])  # the next episode, unseeded: its stream goes on
+    venv.close()
