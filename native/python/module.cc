@@ -276,13 +276,13 @@ class PyPool {
     all_ids_.resize(static_cast<std::size_t>(num_envs));
     for (int i = 0; i < num_envs; ++i) all_ids_[static_cast<std::size_t>(i)] = i;
   }
+ public:
   ~PyPool() {
     if (handle_id_ != 0) PoolHandles::Global().Remove(handle_id_);
   }
   PyPool(const PyPool&) = delete;
   PyPool& operator=(const PyPool&) = delete;
 
- public:
   py::dict spec() const { return SpecToDict(pool_->spec()); }
   py::list field_names() const { return py::cast(names_); }
   // (name, dtype, row shape, per_player) of each output field, in field_names' order: the arrays
