@@ -276,6 +276,7 @@ class PyPool {
     all_ids_.resize(static_cast<std::size_t>(num_envs));
     for (int i = 0; i < num_envs; ++i) all_ids_[static_cast<std::size_t>(i)] = i;
   }
+
  public:
   ~PyPool() {
     if (handle_id_ != 0) PoolHandles::Global().Remove(handle_id_);
