@@ -14,7 +14,7 @@ import parallel_pool
 SOURCE = r'''
 // A counter: obs is the step count; terminates after `length` steps. Built out of tree.
 #include "core/env.h"
-#include "core/registry.h"
+#include "core/family.h"
 
 class Counter final : public pp::Env {
  public:
@@ -32,7 +32,7 @@ class Counter final : public pp::Env {
   int obs_, length_, count_ = 0;
 };
 
-extern "C" void parallel_pool_register(pp::Registry* registry) {
+PP_REGISTER_FAMILY(registry) {
   pp::TaskEntry e;
   e.task_id = "OutOfTreeCounter-v0";
   e.family = "out_of_tree";

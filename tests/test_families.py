@@ -86,8 +86,11 @@ def test_the_family_libraries_export_one_entry_point() -> None:
     for path in installed_families():
         symbols = subprocess.run([nm, "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
         exported = {line.split()[-1] for line in symbols.splitlines() if " T " in line}
-        assert "parallel_pool_register" in exported, path
-        assert exported <= {"parallel_pool_register", "parallel_pool_resources"}, (path, exported)
+        assert {"parallel_pool_register", "parallel_pool_abi_version"} <= exported, path
+        assert exported <= {"parallel_pool_register", "parallel_pool_abi_version", "parallel_pool_resources"}, (
+            path,
+            exported,
+        )
 
 
 def test_a_resource_is_found_in_its_package_and_handed_to_the_library(tmp_path: Path) -> None:
@@ -136,3 +139,23 @@ def test_malformed_resources_and_a_library_without_entry_point_are_value_errors(
 
 def test_families_dir_is_next_to_the_compiled_module() -> None:
     assert os.path.dirname(FAMILIES_DIR) == os.path.dirname(os.path.abspath(_native.__file__))
+
+
+@pytest.mark.parametrize("abi", [None, 1, 999])
+def test_a_library_built_against_other_core_headers_is_refused(tmp_path: Path, abi: int | None) -> None:
+    # A library whose core headers differ from the engine's (another Env vtable, other field offsets)
+    # must never be called into: the loader compares PP_CORE_ABI_VERSION first. Without the version
+    # function a library predates it (version 1).
+    source = SOURCE.replace("@RESOURCES@", '""').replace(
+        "PP_REGISTER_FAMILY(registry) {", "PP_FAMILY_EXPORT void parallel_pool_register(pp::Registry* registry) {"
+    )
+    if abi is not None:
+        source += f"PP_FAMILY_EXPORT int parallel_pool_abi_version() {{ return {abi}; }}\n"
+    src = tmp_path / "other_abi.cc"
+    src.write_text(source)
+    lib = tmp_path / "other_abi.so"
+    subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+                    "-I", parallel_pool.get_include(), str(src), "-o", str(lib)], check=True)
+    with pytest.raises(ValueError, match=f"ABI version {abi or 1}, and this engine's is 2: rebuild it"):
+        parallel_pool.register("", library=str(lib))
+    assert "Still-v0" not in parallel_pool.list_all_envs()

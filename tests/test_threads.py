@@ -313,7 +313,7 @@ def test_close_on_another_thread_wakes_the_main_thread() -> None:
 # more fields than the binding keeps inline (4) takes its other path, and any mix-up shows.
 ECHO_SOURCE = r"""
 #include "core/env.h"
-#include "core/registry.h"
+#include "core/family.h"
 
 constexpr int kFields = 6;
 
@@ -334,7 +334,7 @@ class Echo final : public pp::Env {
   int obs_;
 };
 
-extern "C" void parallel_pool_register(pp::Registry* registry) {
+PP_REGISTER_FAMILY(registry) {
   pp::TaskEntry e;
   e.task_id = "Echo-v0";
   e.family = "out_of_tree";

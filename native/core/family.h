@@ -9,12 +9,23 @@
 // that loads it (they share C++ types: Registry, TaskEntry, Env).
 #define PP_FAMILY_EXPORT extern "C" __attribute__((visibility("default")))
 
-// Defines the one entry point every env library exports:
+// The version of what an env library shares with the engine that loads it: the layout of Env (its
+// virtual functions), Registry, TaskEntry, EnvSpec and the types they hold. Bump it with any change
+// to them: the loader refuses a library built against another version with an error that says to
+// rebuild it, where calling into it would use the wrong vtable slots or field offsets.
+//   1: the first engine (unversioned libraries); 2: Env::Reseeded (the Python-env backend).
+#define PP_CORE_ABI_VERSION 2
+
+// Defines the entry points every env library exports:
+//   extern "C" int parallel_pool_abi_version();   // PP_CORE_ABI_VERSION of the headers it was built with
 //   extern "C" void parallel_pool_register(pp::Registry* registry);
-// The loader calls it once, after setting the library's resources (registry->Resource(name)).
+// The loader checks the version, then calls the register function once, after setting the
+// library's resources (registry->Resource(name)).
 //
 //   PP_REGISTER_FAMILY(registry) { pp::RegisterMyTasks(*registry); }
-#define PP_REGISTER_FAMILY(registry) PP_FAMILY_EXPORT void parallel_pool_register(pp::Registry* registry)
+#define PP_REGISTER_FAMILY(registry)                                               \
+  PP_FAMILY_EXPORT int parallel_pool_abi_version() { return PP_CORE_ABI_VERSION; } \
+  PP_FAMILY_EXPORT void parallel_pool_register(pp::Registry* registry)
 
 // Declares the data directories the library reads at run time, each found inside an installed
 // Python package (data the library must not carry: model files, ROMs). `list` holds one line per

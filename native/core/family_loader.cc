@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "family.h"
+
 namespace pp {
 namespace {
 
@@ -74,6 +76,18 @@ std::vector<std::string> LoadEnvLibrary(Registry& registry, const std::string& l
   if (fn == nullptr) {
     dlclose(handle);
     throw std::invalid_argument("env library " + library_path + " has no parallel_pool_register function");
+  }
+  // A library built against other core headers shares types with this engine that differ: refuse
+  // it before calling into it. A library without the version predates it (version 1).
+  using AbiFn = int (*)();
+  auto abi = reinterpret_cast<AbiFn>(dlsym(handle, "parallel_pool_abi_version"));
+  const int version = abi != nullptr ? abi() : 1;
+  if (version != PP_CORE_ABI_VERSION) {
+    dlclose(handle);
+    throw std::invalid_argument(
+        "env library " + library_path + " was built against parallel_pool's core headers of ABI version " +
+        std::to_string(version) + ", and this engine's is " + std::to_string(PP_CORE_ABI_VERSION) +
+        ": rebuild it against this parallel_pool (parallel_pool.get_include())");
   }
   auto declared = reinterpret_cast<ResourcesFn>(dlsym(handle, "parallel_pool_resources"));
   std::map<std::string, std::string> given;
