@@ -453,3 +453,18 @@ def test_integrations_take_a_python_env_id() -> None:
         assert infos[i]["episode"]["l"] == 5 and infos[i]["TimeLimit.truncated"]
         np.testing.assert_array_equal(obs[i], r.reset()[0])  # the next episode, unseeded: its stream goes on
     venv.close()
+
+
+def test_default_workers_leave_the_parent_a_core_and_threads_are_two_per_worker(monkeypatch) -> None:
+    from parallel_pool import python_envs
+
+    for cpus, num_envs, expected in [(1, 8, 1), (2, 8, 1), (4, 8, 3), (16, 8, 8), (16, 1, 1), (None, 4, 1)]:
+        monkeypatch.setattr(python_envs.os, "cpu_count", lambda cpus=cpus: cpus)
+        assert python_envs.default_num_workers(num_envs) == expected, (cpus, num_envs)
+    monkeypatch.setattr(python_envs.os, "cpu_count", lambda: 4)
+    env = parallel_pool.make_python([cartpole] * 8, seed=0)
+    try:
+        assert env.workers.num_workers == 3
+        assert env.spec.config["num_threads"] == 6
+    finally:
+        env.close()

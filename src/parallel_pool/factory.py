@@ -79,9 +79,9 @@ def make_python(
     not pool options going to ``gymnasium.make``; ``make("gymnasium:<id>")`` is the same) or a list of
     factories, one per env, as ``AsyncVectorEnv`` takes (picklable with cloudpickle). Pool kwargs as
     ``make``'s (``num_envs``, ``batch_size``, ``seed``, ``autoreset_mode``, ``episode_stats``,
-    ``num_threads``: default four per worker, at most one per env), plus ``num_workers`` (processes;
-    default one per CPU, at most ``num_envs``), and, with an env id, ``env_kwargs`` (one dict per env, over the common
-    kwargs), ``max_episode_steps`` and ``render_mode``.
+    ``num_threads``: default two per worker, at most one per env), plus ``num_workers`` (processes;
+    default one per CPU but one, at least 1 and at most ``num_envs``), and, with an env id,
+    ``env_kwargs`` (one dict per env, over the common kwargs), ``max_episode_steps`` and ``render_mode``.
 
     Example:
         >>> import gymnasium, parallel_pool

@@ -22,11 +22,17 @@ identical semantics by construction, and the conformance tests run over both.
   processes costs ~8 us (a pipe round trip, as ``AsyncVectorEnv`` uses with pickled messages, ~5-25 us
   plus pickling), against ~7-13 us for a ``CartPole-v1`` step in Python.
 - **Threads and workers.** Each env's job blocks a pool thread (asleep on a futex) while its worker
-  runs it. ``num_workers`` processes (default: one per CPU, at most ``num_envs``) hold the envs
-  round robin (env ``i`` on worker ``i % num_workers``): several envs per process, and one wake-up
-  serves every request pending for them. The pool has ``_THREADS_PER_WORKER`` threads per worker by
-  default (at most one per env): enough that each worker finds the next request queued when it
-  finishes one, while the jobs, taken in env order, alternate between workers.
+  runs it. ``num_workers`` processes hold the envs round robin (env ``i`` on worker ``i % num_workers``):
+  several envs per process, and one wake-up serves every request pending for them. The default is one
+  worker per CPU but one (at least one, at most ``num_envs``): the parent needs a core of its own, for
+  the caller's loop and for the pool's threads that carry each step's action and results. The pool has
+  ``_THREADS_PER_WORKER`` threads per worker by default (at most one per env). Both defaults were
+  measured on the 2-core host (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64 envs, sync and
+  async): one worker beat two in every case, up to 2x for the cheap CartPole, because two workers
+  and the parent's threads contend for two cores and every step then waits for a context switch;
+  two threads per worker let a worker find its next request queued while a result is carried back,
+  and more threads add wake-ups that cost more than they feed the worker (four per worker: 10-25%
+  slower; one per env: 2x slower).
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
   ``MultiBinary``, and a ``Dict``/``Tuple`` of those as observations (a ``Dict`` of those as
   actions); anything else is refused with a ``TypeError`` naming the space. The pool's
@@ -89,10 +95,13 @@ _PARENT_POLL_S = 0.1
 _JOIN_S = 2.0
 # How long the pool waits for a worker to build its envs and report (imports, env construction).
 _START_S = 120.0
-# The pool's default threads per worker process (measured on 2 loaded cores, CartPole-v1 and
-# LunarLander-v3 at 8-64 envs: a few per worker beat one thread per env, whose wake-ups cost more
-# than they feed the workers).
-_THREADS_PER_WORKER = 4
+# The pool's default threads per worker process (see "Threads and workers" above for the measurements).
+_THREADS_PER_WORKER = 2
+
+
+def default_num_workers(num_envs: int) -> int:
+    """The default worker count: one per CPU but one (the parent's core), at least 1, at most ``num_envs``."""
+    return max(1, min(num_envs, (os.cpu_count() or 1) - 1))
 
 
 def _as_dtype(dtype: Any, what: str) -> np.dtype:
@@ -472,12 +481,10 @@ class PythonEnvSource:
         num_workers = _check_int("num_workers", extra["num_workers"])
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
-        if num_workers == 0:
-            num_workers = os.cpu_count() or 1
-        num_workers = min(num_workers, len(env_fns))
+        num_workers = min(num_workers, len(env_fns)) if num_workers else default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
-            # Each thread sleeps while a worker steps the env of its job: a few per worker keep every
-            # worker fed (requests queued while it steps), without the wake-ups of one per env.
+            # Each thread sleeps while a worker steps the env of its job: two per worker keep every
+            # worker fed (a request queued while it steps), without the wake-ups of one per env.
             pool["num_threads"] = min(len(env_fns), _THREADS_PER_WORKER * num_workers)
         pool["num_envs"] = len(env_fns)
         pool["env_kwargs"] = None  # given to the factories; the native pool sees one spec
