@@ -55,8 +55,10 @@ class Tag final : public Scenario {
   void ResetWorld(World& world, NumpyGenerator& rng) const override {
     for (int i = 0; i < world.num_agents; ++i) {
       Entity& a = world.agent(i);
-      if (a.adversary) SetColor(a, 0.85, 0.35, 0.35);
-      else SetColor(a, 0.35, 0.85, 0.35);
+      if (a.adversary)
+        SetColor(a, 0.85, 0.35, 0.35);
+      else
+        SetColor(a, 0.35, 0.85, 0.35);
     }
     for (int i = world.num_agents; i < world.num_entities(); ++i) SetColor(world.entities[i], 0.25, 0.25, 0.25);
     for (int i = 0; i < world.num_agents; ++i) PlaceUniform(world.agent(i), rng, -1, +1);
@@ -246,8 +248,10 @@ class Push final : public Scenario {
       Entity& a = world.agent(i);
       a.goal_a = 2 + goal_index;
       SetColor(a, 0.25, 0.25, 0.25);
-      if (a.adversary) SetColor(a, 0.75, 0.25, 0.25);
-      else a.color[static_cast<std::size_t>(goal_index + 1)] += 0.5;
+      if (a.adversary)
+        SetColor(a, 0.75, 0.25, 0.25);
+      else
+        a.color[static_cast<std::size_t>(goal_index + 1)] += 0.5;
     }
     for (Entity& e : world.entities) PlaceUniform(e, rng, -1, +1);
   }

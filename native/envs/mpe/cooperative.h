@@ -82,8 +82,10 @@ class Spread final : public Scenario {
   }
   void ResetWorld(World& world, NumpyGenerator& rng) const override {
     for (Entity& e : world.entities) {
-      if (e.is_agent) SetColor(e, 0.35, 0.35, 0.85);
-      else SetColor(e, 0.25, 0.25, 0.25);
+      if (e.is_agent)
+        SetColor(e, 0.35, 0.35, 0.85);
+      else
+        SetColor(e, 0.25, 0.25, 0.25);
     }
     for (Entity& e : world.entities) PlaceUniform(e, rng, -1, +1);
   }
@@ -160,8 +162,7 @@ class Reference final : public Scenario {
   explicit Reference(const Config& config) : local_ratio_(LocalRatioOf(config)) {}
   void MakeWorld(World& world) const override {
     world.dim_c = 10;
-    world.entities = {MakeAgent("agent_0"), MakeAgent("agent_1"), MakeLandmark(0), MakeLandmark(1),
-                      MakeLandmark(2)};
+    world.entities = {MakeAgent("agent_0"), MakeAgent("agent_1"), MakeLandmark(0), MakeLandmark(1), MakeLandmark(2)};
     for (int i = 0; i < 2; ++i) world.agent(i).collide = false;
     world.num_agents = 2;
   }

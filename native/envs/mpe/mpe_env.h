@@ -71,8 +71,8 @@ class MpeEnv final : public Env {
     spec.max_episode_steps = static_cast<int>(max_cycles);
     spec.state.push_back(PerPlayer(Box("obs", Dtype::kFloat32, {max_obs})));
     spec.state.push_back(PerPlayer(Box("info:players.reward", Dtype::kFloat64, {})));
-    spec.state.push_back(PerPlayer(Box("info:players.agent_index", Dtype::kInt32, {}, {0.0},
-                                       {static_cast<double>(world.num_agents - 1)})));
+    spec.state.push_back(PerPlayer(
+        Box("info:players.agent_index", Dtype::kInt32, {}, {0.0}, {static_cast<double>(world.num_agents - 1)})));
     if (continuous) {
       spec.action.push_back(PerPlayer(Box("action", Dtype::kFloat32, {max_action}, {0.0}, {1.0})));
     } else {

@@ -52,8 +52,9 @@ inline void PlaceUniform(Entity& e, NumpyGenerator& rng, double low, double high
 // A config key that mpe2 takes as "a positive int or None": 0 here is None.
 inline std::optional<int> NeighborCount(const Config& config, const std::string& key) {
   const int64_t n = config.GetInt(key);
-  if (n < 0) throw std::invalid_argument(key + " must be a positive int, or 0 for None (every entity), got " +
-                                         std::to_string(n));
+  if (n < 0)
+    throw std::invalid_argument(key + " must be a positive int, or 0 for None (every entity), got " +
+                                std::to_string(n));
   if (n == 0) return std::nullopt;
   return static_cast<int>(n);
 }

@@ -10,9 +10,9 @@
 
 namespace pp::mpe {
 
-inline constexpr int kDimP = 2;       // position dimensionality (World.dim_p)
-inline constexpr int kMaxDimC = 10;   // the largest communication channel (simple_reference's)
-inline constexpr int kMaxColor = 4;   // simple_crypto's colors are dim_c = 4 long; others 3
+inline constexpr int kDimP = 2;      // position dimensionality (World.dim_p)
+inline constexpr int kMaxDimC = 10;  // the largest communication channel (simple_reference's)
+inline constexpr int kMaxColor = 4;  // simple_crypto's colors are dim_c = 4 long; others 3
 
 using Vec2 = std::array<double, kDimP>;
 

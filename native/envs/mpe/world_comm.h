@@ -23,7 +23,8 @@ class WorldComm final : public Scenario {
     // mpe2's rewards take a min over the good agents and over the food: with none it raises.
     if (num_good_ < 1 || num_food_ < 1) throw std::invalid_argument("num_good and num_food must be >= 1");
     if (num_adversaries_ < 1) throw std::invalid_argument("num_adversaries must be >= 1 (the first is the leader)");
-    if (num_obstacles_ < 0 || num_forests_ < 0) throw std::invalid_argument("num_obstacles and num_forests must be >= 0");
+    if (num_obstacles_ < 0 || num_forests_ < 0)
+      throw std::invalid_argument("num_obstacles and num_forests must be >= 0");
   }
   void MakeWorld(World& world) const override {
     world.dim_c = 4;
@@ -32,8 +33,10 @@ class WorldComm final : public Scenario {
     for (int i = 0; i < n; ++i) {
       const bool adversary = i < num_adversaries_;
       const int index = std::max(adversary ? i - 1 : i - num_adversaries_, 0);
-      Entity a = MakeAgent((i == 0 ? std::string("leadadversary") : adversary ? "adversary" : "agent") + "_" +
-                           std::to_string(index));
+      Entity a = MakeAgent((i == 0      ? std::string("leadadversary")
+                            : adversary ? "adversary"
+                                        : "agent") +
+                           "_" + std::to_string(index));
       a.adversary = adversary;
       a.leader = i == 0;
       a.silent = i > 0;
@@ -58,8 +61,10 @@ class WorldComm final : public Scenario {
   void ResetWorld(World& world, NumpyGenerator& rng) const override {
     for (int i = 0; i < world.num_agents; ++i) {
       Entity& a = world.agent(i);
-      if (a.adversary) SetColor(a, 0.95, 0.45, 0.45);
-      else SetColor(a, 0.45, 0.95, 0.45);
+      if (a.adversary)
+        SetColor(a, 0.95, 0.45, 0.45);
+      else
+        SetColor(a, 0.45, 0.95, 0.45);
       for (int k = 0; k < 3; ++k) a.color[static_cast<std::size_t>(k)] -= a.leader ? 0.3 : 0.0;
     }
     for (int i = FirstLandmark(world); i < world.num_entities(); ++i) SetColor(world.entities[i], 0.25, 0.25, 0.25);
