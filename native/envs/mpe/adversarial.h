@@ -28,7 +28,6 @@ class Tag final : public Scenario {
         num_adversaries_(static_cast<int>(config.GetInt("num_adversaries"))),
         num_obstacles_(static_cast<int>(config.GetInt("num_obstacles"))),
         curriculum_(config.GetBool("curriculum")),
-        stage_(static_cast<int>(std::clamp<int64_t>(config.GetInt("curriculum_stage"), 0, kNumStages - 1))),
         terminate_on_success_(config.GetBool("terminate_on_success")),
         agent_neighbors_(NeighborCount(config, "num_agent_neighbors")),
         landmark_neighbors_(NeighborCount(config, "num_landmark_neighbors")) {
@@ -64,7 +63,8 @@ class Tag final : public Scenario {
     for (int i = 0; i < world.num_agents; ++i) PlaceUniform(world.agent(i), rng, -1, +1);
     for (int i = world.num_agents; i < world.num_entities(); ++i) PlaceUniform(world.entities[i], rng, -0.9, +0.9);
     if (curriculum_) {
-      const double factor = kPreySpeedFactor[stage_];
+      // mpe2's stage 0 (its stage never leaves 0 in mpe2 1.1.1: see Spread::Reward).
+      const double factor = kPreySpeedFactorStage0;
       for (int i = 0; i < world.num_agents; ++i) {
         Entity& a = world.agent(i);
         if (a.adversary) continue;
@@ -128,8 +128,7 @@ class Tag final : public Scenario {
     for (std::size_t k = nearest.size(); k < static_cast<std::size_t>(*agent_neighbors_); ++k) Append(out, {0.0, 0.0});
   }
 
-  static constexpr int kNumStages = 3;
-  static constexpr double kPreySpeedFactor[kNumStages] = {0.5, 0.75, 1.0};
+  static constexpr double kPreySpeedFactorStage0 = 0.5;
   static constexpr double kPreyBaseMaxSpeed = 1.3;
   static constexpr double kPreyBaseAccel = 4.0;
 
@@ -143,7 +142,6 @@ class Tag final : public Scenario {
 
   const int num_good_, num_adversaries_, num_obstacles_;
   const bool curriculum_;
-  const int stage_;
   const bool terminate_on_success_;
   const std::optional<int> agent_neighbors_, landmark_neighbors_;
 };

@@ -62,7 +62,6 @@ class Spread final : public Scenario {
       : n_(static_cast<int>(config.GetInt("N"))),
         local_ratio_(LocalRatioOf(config)),
         curriculum_(config.GetBool("curriculum")),
-        stage_(static_cast<int>(std::clamp<int64_t>(config.GetInt("curriculum_stage"), 0, kNumStages - 1))),
         terminate_on_success_(config.GetBool("terminate_on_success")),
         agent_neighbors_(NeighborCount(config, "num_agent_neighbors")),
         landmark_neighbors_(NeighborCount(config, "num_landmark_neighbors")) {
@@ -91,7 +90,9 @@ class Spread final : public Scenario {
   }
   double Reward(const World& world, int agent) const override {
     double rew = 0;
-    const bool penalty = !curriculum_ || stage_ >= 1;  // CURRICULUM_STAGES[stage]["collision_penalty"]
+    // With curriculum, mpe2's stage 0 has no collision penalty. Its stage never leaves 0 in mpe2 1.1.1
+    // (BaseScenario's curriculum_stage property ignores the scenario's assignments), so neither does ours.
+    const bool penalty = !curriculum_;
     const Entity& self = world.agent(agent);
     if (self.collide && penalty) {
       for (int a = 0; a < n_; ++a) rew -= 1.0 * (IsCollision(world.agent(a), self) && a != agent ? 1.0 : 0.0);
@@ -133,7 +134,6 @@ class Spread final : public Scenario {
     }
   }
 
-  static constexpr int kNumStages = 2;
   static constexpr double kCaptureRadius = 0.1;
 
  private:
@@ -150,7 +150,6 @@ class Spread final : public Scenario {
   const int n_;
   const double local_ratio_;
   const bool curriculum_;
-  const int stage_;
   const bool terminate_on_success_;
   const std::optional<int> agent_neighbors_, landmark_neighbors_;
 };

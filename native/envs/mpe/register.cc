@@ -30,11 +30,11 @@ void AddNeighbors(Config& c) {
   c.Set("num_landmark_neighbors", int64_t{0});
 }
 
-// Curriculum: mpe2's `curriculum` kwarg, and the stage its env.unwrapped.set_curriculum_stage(n)
-// would choose (a method there; a kwarg here, since a pool's envs are not reached one by one).
+// Curriculum: mpe2's `curriculum` kwarg, in its stage 0 (mpe2 1.1.1's set_curriculum_stage and
+// advance_curriculum change nothing: its BaseScenario's curriculum_stage property drops the value);
+// and terminate_on_success.
 void AddCurriculum(Config& c) {
   c.Set("curriculum", false);
-  c.Set("curriculum_stage", int64_t{0});
   c.Set("terminate_on_success", false);
 }
 
