@@ -42,6 +42,11 @@ from parallel_pool.errors import EnvError
 from parallel_pool.gymnasium_env import GymnasiumEnv
 from parallel_pool.spec import EnvSpec
 
+# step()'s result: observations, rewards, terminations, truncations and infos, each keyed by agent.
+PettingZooStep = tuple[
+    dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, Any]
+]
+
 
 def agent_layout(spec: EnvSpec) -> tuple[list[str], list[int], list[int]]:
     """The agents of a multi-agent task, from its spec's tables: names, observation sizes and action
@@ -51,7 +56,8 @@ def agent_layout(spec: EnvSpec) -> tuple[list[str], list[int], list[int]]:
             f"{spec.task_id} has no named agents: the PettingZoo front-end serves multi-agent tasks "
             "that declare them (the MPE family's simple_* tasks)"
         )
-    names, current = [], []
+    names: list[str] = []
+    current: list[str] = []
     for code in spec.tables["agent_names"].astype(int):
         if code == 0:
             names.append("".join(current))
@@ -77,7 +83,9 @@ class PettingZooPool:
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         if kwargs.get("autoreset_mode") == "same_step":
-            raise ValueError("the PettingZoo front-end offers autoreset_mode 'next_step' and 'disabled', not 'same_step'")
+            raise ValueError(
+                "the PettingZoo front-end offers autoreset_mode 'next_step' and 'disabled', not 'same_step'"
+            )
         self.pool = GymnasiumEnv(task_id, **kwargs)
         try:
             names, self.obs_dims, self.action_sizes = agent_layout(self.pool.spec)
@@ -100,7 +108,9 @@ class PettingZooPool:
             name: gymnasium.spaces.Box(-np.inf, np.inf, (dim,), np.float32) for name, dim in zip(names, self.obs_dims)
         }
         self._action_spaces: dict[str, gymnasium.Space] = {
-            name: (gymnasium.spaces.Box(0.0, 1.0, (size,), np.float32) if self.continuous else gymnasium.spaces.Discrete(size))
+            name: gymnasium.spaces.Box(0.0, 1.0, (size,), np.float32)
+            if self.continuous
+            else gymnasium.spaces.Discrete(size)
             for name, size in zip(names, self.action_sizes)
         }
 
@@ -136,9 +146,7 @@ class PettingZooPool:
             raise EnvError(e.errors, (self._observations(obs, info), self._infos(info))) from None
         return self._observations(obs, info), self._infos(info)
 
-    def step(
-        self, actions: dict[str, Any], env_id: Any = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, Any]]:
+    def step(self, actions: dict[str, Any], env_id: Any = None) -> PettingZooStep:
         """Steps the envs in ``env_id`` (all if None) with ``actions`` (one row per env per agent)."""
         n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
         try:
@@ -151,9 +159,7 @@ class PettingZooPool:
         n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
         self.pool.send(self._actions(actions, n), env_id)
 
-    def recv(
-        self, timeout: float | None = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, Any]]:
+    def recv(self, timeout: float | None = None) -> PettingZooStep:
         """Waits for the next ``batch_size`` results; ``infos[agent]["env_id"]`` says which envs."""
         try:
             return self._unpack(self.pool.recv(timeout))
@@ -187,7 +193,9 @@ class PettingZooPool:
     def _actions(self, actions: dict[str, Any], n: int) -> np.ndarray:
         """Per-agent rows as the pool's per-player action array ``(n, max_num_players[, size])``."""
         if not isinstance(actions, dict):
-            raise TypeError(f"actions must be a dict keyed by agent ({self.possible_agents}), got {type(actions).__name__}")
+            raise TypeError(
+                f"actions must be a dict keyed by agent ({self.possible_agents}), got {type(actions).__name__}"
+            )
         unknown = sorted(set(actions) - set(self.possible_agents))
         if unknown:
             raise ValueError(f"unknown agent(s) {unknown}; the agents are {self.possible_agents}")
@@ -207,7 +215,9 @@ class PettingZooPool:
             else:
                 value = np.asarray(actions[agent])
                 if value.shape != (n,) or value.dtype.kind not in "iu":
-                    raise ValueError(f"action of {agent!r} must be {n} integer(s), shape ({n},), got {value.dtype} {value.shape}")
+                    raise ValueError(
+                        f"action of {agent!r} must be {n} integer(s), shape ({n},), got {value.dtype} {value.shape}"
+                    )
                 if value.size and (value.min() < 0 or value.max() >= size):
                     raise ValueError(f"action of {agent!r} must be in [0, {size}), got {value}")
                 out[:, p] = value
@@ -235,9 +245,7 @@ class PettingZooPool:
         common = {key: value for key, value in info.items() if key != "players"}
         return {agent: common for agent in self.possible_agents}
 
-    def _unpack(
-        self, result: tuple[Any, Any, Any, Any, dict[str, Any]]
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, Any]]:
+    def _unpack(self, result: tuple[Any, Any, Any, Any, dict[str, Any]]) -> PettingZooStep:
         obs, _, terminated, truncated, info = result
         grouped = self._by_agent(obs, info)
         rewards = self._by_agent(info["players"]["reward"], info)

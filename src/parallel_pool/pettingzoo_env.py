@@ -29,7 +29,7 @@ from parallel_pool.pettingzoo_api import PettingZooPool
 _FIXED = ("num_envs", "batch_size", "autoreset_mode")
 
 
-class PettingZooParallelEnv(ParallelEnv):  # type: ignore[misc]  # ParallelEnv is generic and untyped here
+class PettingZooParallelEnv(ParallelEnv):
     """One env of a multi-agent task with PettingZoo's Parallel API (``parallel_api_test`` passes)."""
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
@@ -65,10 +65,10 @@ class PettingZooParallelEnv(ParallelEnv):  # type: ignore[misc]  # ParallelEnv i
     ) -> tuple[dict[str, np.ndarray], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
         if not self.agents:
             raise RuntimeError("the episode is over (no agent is left): call reset() to start the next one")
-        batch = {agent: np.asarray(actions[agent])[None] if agent in actions else None for agent in self.possible_agents}
-        missing = [agent for agent, value in batch.items() if value is None]
+        missing = [agent for agent in self.possible_agents if agent not in actions]
         if missing:
             raise ValueError(f"no action for agent(s) {missing}: every agent acts at every step")
+        batch = {agent: np.asarray(actions[agent])[None] for agent in self.possible_agents}
         obs, rewards, terminations, truncations, _ = self._pool.step(batch)
         self._last_obs = {agent: obs[agent][0] for agent in self.possible_agents}
         terminated, truncated = bool(terminations[self.agents[0]][0]), bool(truncations[self.agents[0]][0])
@@ -91,8 +91,8 @@ class PettingZooParallelEnv(ParallelEnv):  # type: ignore[misc]  # ParallelEnv i
 
     def render(self) -> None:
         raise NotImplementedError(
-            f"{self.metadata['name']} does not render: mpe2 draws its frames with pygame.freetype's text, "
-            "which parallel_pool does not reproduce"
+            f"{self.metadata['name']} does not render: parallel_pool does not reproduce mpe2's frames "
+            "(pygame circles and pygame.freetype text), so it draws none"
         )
 
     def close(self) -> None:
