@@ -29,6 +29,7 @@ from parallel_pool.families import load_env_library
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.options import resolve
 from parallel_pool.pettingzoo_api import PettingZooPool
+from parallel_pool.pettingzoo_env import PettingZooParallelEnv
 from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource
 from parallel_pool.spec import EnvSpec
 
@@ -86,7 +87,7 @@ def make_pettingzoo(task_id: str, **kwargs: Any) -> PettingZooPool:
     return PettingZooPool(task_id, **kwargs)
 
 
-def make_pettingzoo_env(task_id: str, **kwargs: Any) -> Any:
+def make_pettingzoo_env(task_id: str, **kwargs: Any) -> PettingZooParallelEnv:
     """Makes one env of a multi-agent task as a ``pettingzoo.ParallelEnv`` (needs ``pettingzoo``),
     the drop-in for mpe2's ``<task>.parallel_env(**kwargs)``; kwargs as ``make``'s but ``num_envs``,
     ``batch_size`` and ``autoreset_mode`` (a view is one env; its episode ends as PettingZoo's do).
@@ -99,8 +100,6 @@ def make_pettingzoo_env(task_id: str, **kwargs: Any) -> Any:
         ['agent_0', 'agent_1', 'agent_2', 'agent_3']
         >>> env.close()
     """
-    from parallel_pool.pettingzoo_env import PettingZooParallelEnv  # imports pettingzoo
-
     return PettingZooParallelEnv(task_id, **kwargs)
 
 

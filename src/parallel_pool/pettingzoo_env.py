@@ -2,8 +2,8 @@
 
 It behaves as mpe2's ``parallel_env()``: ``reset(seed=s)`` is mpe2's env reset with seed ``s``,
 observations are float32 arrays of each agent's size, rewards Python floats, and when the episode
-ends every agent leaves ``agents`` (call ``reset()`` to start the next one). Imported only when a view
-is made, so that ``import parallel_pool`` does not import PettingZoo.
+ends every agent leaves ``agents`` (call ``reset()`` to start the next one). Without ``pettingzoo``
+installed, making a view raises ImportError (the batched ``PettingZooPool`` needs no PettingZoo).
 
 Example:
     >>> import parallel_pool
@@ -21,9 +21,13 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from pettingzoo import ParallelEnv
 
 from parallel_pool.pettingzoo_api import PettingZooPool
+
+try:
+    from pettingzoo import ParallelEnv
+except ImportError:  # pettingzoo is optional: without it the view refuses to be made
+    ParallelEnv = object
 
 # Pool options a one-env view fixes.
 _FIXED = ("num_envs", "batch_size", "autoreset_mode")
@@ -33,6 +37,8 @@ class PettingZooParallelEnv(ParallelEnv):
     """One env of a multi-agent task with PettingZoo's Parallel API (``parallel_api_test`` passes)."""
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
+        if ParallelEnv is object:
+            raise ImportError("make_pettingzoo_env needs pettingzoo: pip install pettingzoo")
         fixed = sorted(set(kwargs) & set(_FIXED))
         if fixed:
             raise ValueError(f"a one-env view fixes {', '.join(fixed)}; use make_pettingzoo for batches")
