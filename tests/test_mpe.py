@@ -13,6 +13,8 @@ an ulp. Rewards of steps where some good agent is beyond the edge are therefore 
 2e-14 (four ulps of the penalty's size, < 10, plus the sum's rounding); every other reward, and
 every observation, exactly. The positions never depend on a reward, so trajectories stay exact.
 
+``render()`` (tasks whose agents are all silent) is mpe2's ``rgb_array`` frame, pixel for pixel.
+
 Actions: random (integers, or float32 rows that stray outside [0, 1] so mpe2's clipping is
 exercised), mixed with a greedy policy that sends agents to landmarks and adversaries at good agents,
 so collisions, captures and terminate_on_success's terminations happen.
@@ -314,9 +316,50 @@ def test_bad_kwargs_are_refused(task: str, kwargs: dict[str, Any], message: str)
         parallel_pool.make(task, **kwargs)
 
 
-def test_mpe_tasks_do_not_render() -> None:
-    env = parallel_pool.make("simple_spread_v3")
+# The tasks whose agents are all silent: mpe2's frame is circles only (drawn with pygame_raster.h).
+RENDERED = ["simple_v3", "simple_spread_v3", "simple_tag_v3", "simple_adversary_v3", "simple_push_v3"]
+
+
+@pytest.mark.parametrize("dynamic_rescaling", [True, False])
+@pytest.mark.parametrize("task", RENDERED)
+def test_render_is_mpe2s_frame(task: str, dynamic_rescaling: bool) -> None:
+    """Pixel for pixel, at reset and along an episode (the view zooms as entities spread)."""
+    n, seed = 2, 4
+    env = parallel_pool.make(task, num_envs=n, seed=seed, dynamic_rescaling=dynamic_rescaling)
+    assert env.render_mode == "rgb_array" and env.spec.render_shape == (700, 700, 3)
+    refs = [reference(task, {"dynamic_rescaling": dynamic_rescaling}) for _ in range(n)]
+    for i, ref in enumerate(refs):
+        ref.unwrapped.render_mode = "rgb_array"
+        ref.reset(seed=seed + i)
+    env.reset()
+    names = refs[0].possible_agents
+    sizes = env.spec.tables["action_sizes"].astype(int)
+    rng = np.random.default_rng(0)
+    for t in range(12):
+        frames = env.render()
+        assert frames.shape == (n, 700, 700, 3) and frames.dtype == np.uint8
+        for i, ref in enumerate(refs):
+            expected = ref.render()
+            if not np.array_equal(frames[i], expected):
+                where = np.argwhere((frames[i] != expected).any(axis=-1))
+                pytest.fail(f"{task} step {t} env {i}: {len(where)} pixels differ, first at {where[0].tolist()}")
+        action = np.stack([rng.integers(0, sizes) for _ in range(n)])
+        env.step(action)
+        for i, ref in enumerate(refs):
+            ref.step({name: int(action[i, p]) for p, name in enumerate(names)})
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "task", ["simple_reference_v3", "simple_speaker_listener_v4", "simple_crypto_v3", "simple_world_comm_v3"]
+)
+def test_tasks_with_speaking_agents_do_not_render(task: str) -> None:
+    # mpe2 writes what they say with pygame.freetype, which is not reproduced: refused, not approximated.
+    env = parallel_pool.make(task)
+    assert env.render_mode is None and env.spec.render_shape is None
     env.reset()
     with pytest.raises(ValueError):
         env.render()
     env.close()
+    with pytest.raises(ValueError, match="render_mode"):
+        parallel_pool.make(task, render_mode="rgb_array")

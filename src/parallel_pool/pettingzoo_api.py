@@ -99,7 +99,12 @@ class PettingZooPool:
         self.batch_size = self.pool.batch_size
         self.is_async = self.pool.is_async
         self.autoreset_mode = self.pool.autoreset_mode
-        self.metadata: dict[str, Any] = {"name": task_id, "is_parallelizable": True, "render_modes": []}
+        self.render_mode = self.pool.render_mode
+        self.metadata: dict[str, Any] = {
+            "name": task_id,
+            "is_parallelizable": True,
+            "render_modes": [] if self.render_mode is None else [self.render_mode],
+        }
         action_field = self.spec.action_fields[0]
         self.continuous = action_field.space == "box"
         self._num_players = self.spec.max_num_players
@@ -171,6 +176,8 @@ class PettingZooPool:
         self.pool.async_reset(seed=seed, env_id=env_id)
 
     def render(self, env_id: Any = None) -> np.ndarray:
+        """Each env's frame, ``(n, height, width, 3)`` (``GymnasiumEnv.render``); a task that does not
+        render raises ValueError."""
         return self.pool.render(env_id)
 
     def close(self) -> None:

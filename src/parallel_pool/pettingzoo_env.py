@@ -45,8 +45,12 @@ class PettingZooParallelEnv(ParallelEnv):
         self._pool = PettingZooPool(task_id, num_envs=1, autoreset_mode="disabled", **kwargs)
         self.possible_agents: list[str] = list(self._pool.possible_agents)
         self.agents: list[str] = []
-        self.metadata = {"name": task_id, "is_parallelizable": True, "render_modes": []}
-        self.render_mode = None
+        self.render_mode: str | None = self._pool.pool.render_mode  # "rgb_array" for tasks that render
+        self.metadata = {
+            "name": task_id,
+            "is_parallelizable": True,
+            "render_modes": [] if self.render_mode is None else [self.render_mode],
+        }
         self.observation_spaces = {a: self._pool.observation_space(a) for a in self.possible_agents}
         self.action_spaces = {a: self._pool.action_space(a) for a in self.possible_agents}
         self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (sum(self._pool.obs_dims),), np.float32)
@@ -95,11 +99,14 @@ class PettingZooParallelEnv(ParallelEnv):
             raise RuntimeError("call reset() first")
         return np.concatenate([self._last_obs[agent] for agent in self.possible_agents])
 
-    def render(self) -> None:
-        raise NotImplementedError(
-            f"{self.metadata['name']} does not render: parallel_pool does not reproduce mpe2's frames "
-            "(pygame circles and pygame.freetype text), so it draws none"
-        )
+    def render(self) -> np.ndarray:
+        """mpe2's ``rgb_array`` frame, ``(700, 700, 3)`` uint8 (tasks whose agents are all silent)."""
+        if self.render_mode is None:
+            raise NotImplementedError(
+                f"{self.metadata['name']} does not render: mpe2 writes its speaking agents' words with "
+                "pygame.freetype, which parallel_pool does not reproduce"
+            )
+        return self._pool.render()[0]
 
     def close(self) -> None:
         self._pool.close()

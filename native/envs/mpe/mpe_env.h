@@ -10,6 +10,7 @@
 
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
 #include "envs/mpe/adversarial.h"
 #include "envs/mpe/cooperative.h"
 #include "envs/mpe/scenario.h"
@@ -78,6 +79,11 @@ class MpeEnv final : public Env {
     } else {
       spec.action.push_back(PerPlayer(Discrete("action", max_action)));
     }
+    // mpe2 writes "<name> sends <word>" with pygame.freetype for every agent that speaks; that text is
+    // not reproduced, so only the tasks whose agents are all silent render.
+    bool silent = true;
+    for (int i = 0; i < world.num_agents; ++i) silent = silent && world.agent(i).silent;
+    if (silent) spec.render_shape = {kFrameSize, kFrameSize, 3};
     spec.tables["obs_dims"] = obs_dims;
     spec.tables["action_sizes"] = action_sizes;
     spec.tables["agent_names"] = names;
@@ -88,6 +94,7 @@ class MpeEnv final : public Env {
       : Env(spec, env_id),
         scenario_(MakeScenario(scenario, spec.config)),
         continuous_(spec.config.GetBool("continuous_actions")),
+        dynamic_rescaling_(spec.config.GetBool("dynamic_rescaling")),
         obs_(spec.StateIndex("obs")),
         reward_(spec.StateIndex("info:players.reward")),
         agent_index_(spec.StateIndex("info:players.agent_index")),
@@ -102,9 +109,36 @@ class MpeEnv final : public Env {
 
   void Reset() override {
     scenario_->ResetWorld(world_, np_random());
+    original_cam_range_ = CamRange();
     std::fill(rewards_.begin(), rewards_.end(), 0.0);
     Write();
   }
+
+  // SimpleEnv.draw (its rgb_array frame): every entity a filled circle with a black one-pixel border,
+  // in a view that scales with the farthest coordinate (and, with dynamic_rescaling, sizes scaled by
+  // how far that is from where it was at reset), on white.
+  void Render(uint8_t* rgb) override {
+    namespace raster = pp::raster;
+    raster::Surface screen(kFrameSize, kFrameSize);
+    screen.Fill({255, 255, 255});
+    const double cam_range = CamRange();
+    const double scaling = 0.9 * original_cam_range_ / cam_range;
+    constexpr int kHalf = kFrameSize / 2;
+    for (const Entity& e : world_.entities) {
+      // ((x / cam_range) * width // 2 * 0.9) + width // 2, NumPy's floor division of a float64
+      const double x = std::floor((e.pos[0] / cam_range) * kFrameSize / 2) * 0.9 + kHalf;
+      const double y = std::floor((e.pos[1] * -1 / cam_range) * kFrameSize / 2) * 0.9 + kHalf;
+      const double radius = dynamic_rescaling_ ? e.size * 350 * scaling : e.size * 350;
+      // entity.color * 200, which pygame truncates to ints
+      const raster::Rgb color{static_cast<uint8_t>(e.color[0] * 200), static_cast<uint8_t>(e.color[1] * 200),
+                              static_cast<uint8_t>(e.color[2] * 200)};
+      raster::Circle(screen, color, {x, y}, radius);
+      raster::CircleOutline(screen, {0, 0, 0}, {x, y}, radius);
+    }
+    screen.WriteRgb(rgb, false, 0, kFrameSize);
+  }
+
+  static constexpr int kFrameSize = 700;  // SimpleEnv's width and height
 
   StepResult Step(const Action& action) override {
     for (int i = 0; i < world_.num_agents; ++i) SetAction(action, i);
@@ -175,6 +209,13 @@ class MpeEnv final : public Env {
     for (double& u : a.u) u *= sensitivity;
   }
 
+  // np.max(np.abs(every entity's position)): the view's half-width in world units.
+  double CamRange() const {
+    double range = 0.0;
+    for (const Entity& e : world_.entities) range = std::max({range, std::abs(e.pos[0]), std::abs(e.pos[1])});
+    return range;
+  }
+
   // Every agent's row: its observation (float64 cast to float32, zero-padded), reward and index.
   void Write() {
     Slot out = Allocate(world_.num_agents);
@@ -195,6 +236,8 @@ class MpeEnv final : public Env {
   std::unique_ptr<Scenario> scenario_;
   World world_;
   const bool continuous_;
+  const bool dynamic_rescaling_;
+  double original_cam_range_ = 1.0;  // CamRange() after the last reset
   const int obs_, reward_, agent_index_, action_;
   const int obs_size_, action_row_;
   std::vector<int> action_sizes_;
