@@ -693,9 +693,9 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
 // (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
 // RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
 // pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
-// radius (circle). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon then
-// filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps
-// the writes that follow to those rows (Surface::KeepWritesIn). Not part of the API.
+// radius (circle, circle_outline: width 1). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon
+// then filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps the writes that
+// follow to those rows (Surface::KeepWritesIn). Not part of the API.
 py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
   if (out_width == 0) out_width = width;
   if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
@@ -728,6 +728,8 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
       raster::AaLines(surface, color, arg.cast<bool>(), points);
     } else if (name == "circle") {
       raster::Circle(surface, color, points.at(0), arg.cast<double>());
+    } else if (name == "circle_outline") {  // pygame.draw.circle(..., width=1)
+      raster::CircleOutline(surface, color, points.at(0), arg.cast<double>());
     } else if (name == "aapolygon") {
       raster::GfxAaPolygon(surface, color, points);
     } else if (name == "filled_polygon") {

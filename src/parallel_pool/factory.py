@@ -28,6 +28,8 @@ from parallel_pool.dm_env import DmEnv
 from parallel_pool.families import load_env_library
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.options import resolve
+from parallel_pool.pettingzoo_api import PettingZooPool
+from parallel_pool.pettingzoo_env import PettingZooParallelEnv
 from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource
 from parallel_pool.spec import EnvSpec
 
@@ -67,6 +69,38 @@ def make_gym(task_id: str, **kwargs: Any) -> GymEnv:
 def make_dm(task_id: str, **kwargs: Any) -> DmEnv:
     """``make(task_id, env_type="dm", ...)``."""
     return DmEnv(task_id, **kwargs)
+
+
+def make_pettingzoo(task_id: str, **kwargs: Any) -> PettingZooPool:
+    """Makes a pool of ``num_envs`` envs of a multi-agent task (the MPE family's) with PettingZoo's
+    Parallel API, batched: dicts keyed by agent whose values have one row per env. Kwargs as
+    ``make``'s (``autoreset_mode`` ``"next_step"`` or ``"disabled"``); ``pettingzoo_api.py`` has the
+    details.
+
+    Example:
+        >>> import parallel_pool
+        >>> env = parallel_pool.make_pettingzoo("simple_adversary_v3", num_envs=8, batch_size=4, seed=0)
+        >>> env.possible_agents
+        ['adversary_0', 'agent_0', 'agent_1']
+        >>> env.close()
+    """
+    return PettingZooPool(task_id, **kwargs)
+
+
+def make_pettingzoo_env(task_id: str, **kwargs: Any) -> PettingZooParallelEnv:
+    """Makes one env of a multi-agent task as a ``pettingzoo.ParallelEnv`` (needs ``pettingzoo``),
+    the drop-in for mpe2's ``<task>.parallel_env(**kwargs)``; kwargs as ``make``'s but ``num_envs``,
+    ``batch_size`` and ``autoreset_mode`` (a view is one env; its episode ends as PettingZoo's do).
+
+    Example:
+        >>> import parallel_pool
+        >>> env = parallel_pool.make_pettingzoo_env("simple_spread_v3", N=4)
+        >>> obs, infos = env.reset(seed=0)
+        >>> sorted(obs)
+        ['agent_0', 'agent_1', 'agent_2', 'agent_3']
+        >>> env.close()
+    """
+    return PettingZooParallelEnv(task_id, **kwargs)
 
 
 def make_python(
