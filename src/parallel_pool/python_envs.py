@@ -671,8 +671,10 @@ class PythonEnvSource:
             # worker fed (requests queued while it steps), without the wake-ups of one per env.
             pool["num_threads"] = min(len(env_fns), _THREADS_PER_WORKER * num_workers)
         pool["num_envs"] = len(env_fns)
+        env_kwargs = pool["env_kwargs"]
         pool["env_kwargs"] = None  # given to the factories; the native pool sees one spec
         _check_pool_options(pool)
+        pool["env_kwargs"] = env_kwargs  # the pool's config says what its envs were made with
         info_keys = _check_info_keys(extra["info_keys"])
         pickle_bytes = _check_info_pickle(extra["info_pickle"])
         # Types to infer: every key (None), or some named keys (a list).
@@ -753,6 +755,7 @@ class PythonEnvSource:
         )
         pool["num_threads"] = native.num_threads
         pool["num_workers"] = workers.num_workers
+        pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
         pool["info_keys"] = {key: (field["shape"], field["dtype"]) for key, field, _ in info}
         pool["info_pickle"] = pickle_bytes
         spec = PythonEnvSpec(self.task_id, native.spec, pool, obs_space, action_space)
