@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 from parallel_pool import _native, tasks, xla
@@ -70,6 +71,9 @@ class BasePoolEnv:
         self._unpacker = Unpacker(self.spec, self._native.field_names)
         self.observation_space = self.spec.observation_space
         self.action_space = self.spec.action_space
+        # A Python env's Tuple action space: a batch of its actions is a tuple of arrays, which the
+        # engine takes as the dict of its fields "action:0", "action:1", ...
+        self._tuple_action = isinstance(self.action_space, gymnasium.spaces.Tuple)
         # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
         self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
 
@@ -163,6 +167,8 @@ class BasePoolEnv:
         ``action`` has one row per env id. Sending to an env whose previous result has not been
         received yet is a ``ValueError``.
         """
+        if self._tuple_action and isinstance(action, (tuple, list)):
+            action = {str(i): a for i, a in enumerate(action)}
         self._native.send(action, env_id)
 
     def _recv_arrays(self, timeout: float | None) -> tuple:
@@ -174,6 +180,8 @@ class BasePoolEnv:
         return arrays
 
     def _step_arrays(self, action: Any, env_id: Any) -> tuple:
+        if self._tuple_action and isinstance(action, (tuple, list)):
+            action = {str(i): a for i, a in enumerate(action)}
         arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=False))

@@ -28,9 +28,12 @@ identical semantics by construction, and the conformance tests run over both.
   default (at most one per env): enough that each worker finds the next request queued when it
   finishes one, while the jobs, taken in env order, alternate between workers.
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
-  ``MultiBinary``, and a ``Dict``/``Tuple`` of those as observations (a ``Dict`` of those as
-  actions); anything else is refused with a ``TypeError`` naming the space. The pool's
-  ``observation_space``/``action_space`` are the env's own space objects.
+  ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
+  per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
+  which the front-ends hand the engine as a dict keyed "0", "1", ...); anything else, a nested
+  ``Dict``/``Tuple`` included (the engine's fields are flat arrays, one per entry), is refused with a
+  ``TypeError`` naming the space. The pool's ``observation_space``/``action_space`` are the env's
+  own space objects.
 - **The env's own info.** Its entries come out batched in Gymnasium's vector form, as
   ``SyncVectorEnv`` gives them: ``info[key]`` (one row per env of the batch, zeros where the env's
   info lacks the key) and its mask ``info["_key"]``; a key is there only when some row of the batch
@@ -319,12 +322,15 @@ class _EnvSlot:
         self.single_obs = len(self.obs_views) == 1 and self.obs_views[0][0] is None
         self.discrete_action = self.action_views[0][1].shape == () and len(self.action_views) == 1 \
             and self.action_views[0][0] is None
+        self.tuple_action = isinstance(self.action_views[0][0], int)  # a Tuple space's keys are indices
 
     def action(self) -> Any:
         if self.discrete_action:
             return self.action_views[0][1][()]
         if len(self.action_views) == 1 and self.action_views[0][0] is None:
             return self.action_views[0][1].copy()
+        if self.tuple_action:
+            return tuple(v[()] if v.shape == () else v.copy() for _, v in self.action_views)
         return {key: v[()] if v.shape == () else v.copy() for key, v in self.action_views}
 
     def write_obs(self, obs: Any) -> None:
@@ -728,7 +734,7 @@ class PythonEnvSource:
                 )
         workers._first_report = first
         obs = space_fields(obs_space, "obs")
-        action = space_fields(action_space, "action", allow_tuple=False)
+        action = space_fields(action_space, "action")
         info = _info_fields(info_keys, probed)
         state_fields = [field for _, field in obs]
         for _, value_field, mask_field in info:
