@@ -515,3 +515,36 @@ def test_nested_spaces_are_refused_with_the_reason() -> None:
     nested = spaces.Dict({"a": spaces.Tuple((spaces.Discrete(2),)), "b": spaces.Discrete(3)})
     with pytest.raises(TypeError, match=r"\['a'\] is a Tuple space"):
         space_fields(nested, "action")
+
+
+def test_register_names_a_python_env_for_make_and_make_vec() -> None:
+    """``register(name, "gymnasium:<id>", **defaults)``: ``make(name)`` and
+    ``gymnasium.make_vec("parallel_pool/<name>")`` run the Gymnasium env on this backend."""
+    assert parallel_pool.register("CartPole-py-test", "gymnasium:CartPole-v1", num_workers=1,
+                                  max_episode_steps=5) == ["CartPole-py-test"]
+    assert parallel_pool.register("CartPole-py-test-3", "CartPole-py-test", max_episode_steps=3) == [
+        "CartPole-py-test-3"
+    ]
+    ref = gym.make("CartPole-v1")
+    envs = gym.make_vec("parallel_pool/CartPole-py-test", num_envs=2)
+    try:
+        assert isinstance(envs, gym.vector.VectorEnv) and envs.spec.reward_threshold == 475
+        obs, _ = envs.reset(seed=0)
+        np.testing.assert_array_equal(obs[0], ref.reset(seed=0)[0])
+        for t in range(1, 6):
+            _, _, _, truncated, _ = envs.step(np.zeros(2, dtype=np.int64))
+            assert truncated.all() == (t == 5)  # the alias's max_episode_steps
+    finally:
+        envs.close()
+    env = parallel_pool.make("CartPole-py-test-3", num_envs=2, seed=0, num_workers=2)  # kwargs over the defaults
+    try:
+        assert env.task_id == "CartPole-py-test-3" and env.workers is not None and env.workers.num_workers == 2
+        env.reset()
+        truncated = [env.step(np.zeros(2, dtype=np.int64))[3].all() for _ in range(3)]
+        assert truncated == [False, False, True]
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="already registered"):
+        parallel_pool.register("CartPole-py-test", "gymnasium:CartPole-v1")
+    with pytest.raises(gym.error.Error, match="NoSuchEnv"):
+        parallel_pool.register("NoSuch-py-test", "gymnasium:NoSuchEnv-v0")

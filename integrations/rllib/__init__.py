@@ -57,21 +57,13 @@ def env_creator(task_id: str, **default_kwargs: Any) -> Callable[[dict[str, Any]
 def register(task_id: str, name: str | None = None, **default_kwargs: Any) -> str:
     """Registers ``task_id`` with RLlib as ``name`` (default ``"parallel_pool/<task_id>"``); returns
     the name to pass to ``AlgorithmConfig.environment``."""
-    import importlib
-
-    import gymnasium
-
     import parallel_pool
-    from parallel_pool.python_envs import GYMNASIUM_PREFIX
+    from parallel_pool.python_envs import GYMNASIUM_PREFIX, PYTHON_ALIASES, gymnasium_spec
 
     # An unknown task or kwarg fails here, not in a runner. A Python env's id is looked up in
     # Gymnasium's registry (its kwargs are the env's own, checked when the pool's workers build it).
-    if task_id.startswith(GYMNASIUM_PREFIX):
-        # "module:Env-v0" registers Env-v0 on importing module, as gymnasium.make does.
-        module, _, env_id = task_id[len(GYMNASIUM_PREFIX):].rpartition(":")
-        if module:
-            importlib.import_module(module)
-        gymnasium.spec(env_id)
+    if task_id.startswith(GYMNASIUM_PREFIX) or task_id in PYTHON_ALIASES:
+        gymnasium_spec(task_id)
     else:
         parallel_pool.make_spec(task_id, **default_kwargs)
     name = name or f"{_PREFIX}{task_id}"

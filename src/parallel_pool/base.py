@@ -11,7 +11,7 @@ import numpy as np
 from parallel_pool import _native, tasks, xla
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
-from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource, WorkerGroup
+from parallel_pool.python_envs import PythonEnvSource, WorkerGroup, python_source
 from parallel_pool.spec import EnvSpec
 from parallel_pool.unpack import Unpacker
 
@@ -27,8 +27,9 @@ class BasePoolEnv:
     def __init__(self, task_id: str | PythonEnvSource, **kwargs: Any) -> None:
         # The worker processes of a pool of Python envs (python_envs.py); None for native envs.
         self.workers: WorkerGroup | None = None
-        if isinstance(task_id, str) and task_id.startswith(GYMNASIUM_PREFIX):
-            task_id = PythonEnvSource(env_id=task_id[len(GYMNASIUM_PREFIX):])
+        python = python_source(task_id, kwargs) if isinstance(task_id, str) else None
+        if python is not None:  # "gymnasium:<id>", or a name register() gave one
+            task_id, kwargs = python
         if isinstance(task_id, PythonEnvSource):
             self._native, self.spec, pool, self.workers = task_id.open(kwargs)
             self.task_id = task_id.task_id

@@ -73,6 +73,11 @@ identical semantics by construction, and the conformance tests run over both.
   ``recv(timeout=...)`` is the engine's. ``close()`` stops the workers (killing any that do not
   exit in time) and then closes the pool.
 
+- **Ids.** ``make("gymnasium:<id>")`` (``"gymnasium:module:MyEnv-v0"`` imports ``module`` in the
+  workers, as ``gymnasium.make`` does), ``make_python(...)``, or a name ``register(name,
+  "gymnasium:<id>", **defaults)`` gave (``PYTHON_ALIASES``), which ``gymnasium.make_vec`` takes as
+  ``"parallel_pool/<name>"``.
+
 Example:
     >>> import numpy as np, parallel_pool
     >>> env = parallel_pool.make("gymnasium:CartPole-v1", num_envs=4, num_workers=2, seed=0)
@@ -85,6 +90,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import pickle
@@ -106,6 +112,9 @@ from parallel_pool.spec import PICKLED_INFO, EnvSpec
 
 # make("gymnasium:<id>"): a Gymnasium-registered env id run by this backend.
 GYMNASIUM_PREFIX = "gymnasium:"
+# register(name, "gymnasium:<id>", **defaults): name -> (the "gymnasium:<id>", its default kwargs).
+# make(name) and gymnasium.make_vec("parallel_pool/<name>") run it on this backend.
+PYTHON_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 # make_python's kwargs besides the pool options every task takes.
 PYTHON_DEFAULTS: dict[str, Any] = {
     "num_workers": 0, "max_episode_steps": None, "render_mode": None, "info_keys": None, "info_pickle": False,
@@ -768,6 +777,27 @@ class PythonEnvSource:
         spec.masked_info_keys = tuple(key for key, _, _ in info)
         self.render_mode = render_mode
         return native, spec
+
+
+def python_source(task_id: str, kwargs: dict[str, Any]) -> tuple[PythonEnvSource, dict[str, Any]] | None:
+    """The source and kwargs of a Python env task id (``gymnasium:<id>`` or a registered alias of
+    one), or None for a native task id."""
+    if task_id in PYTHON_ALIASES:
+        base, defaults = PYTHON_ALIASES[task_id]
+        return PythonEnvSource(env_id=base[len(GYMNASIUM_PREFIX):], name=task_id), {**defaults, **kwargs}
+    if task_id.startswith(GYMNASIUM_PREFIX):
+        return PythonEnvSource(env_id=task_id[len(GYMNASIUM_PREFIX):]), kwargs
+    return None
+
+
+def gymnasium_spec(task_id: str) -> Any:
+    """Gymnasium's spec of a Python env task id (its registry entry; ``"module:<id>"`` imports the
+    module first, as ``gymnasium.make`` does): an unknown id fails here, before any worker starts."""
+    base = PYTHON_ALIASES[task_id][0] if task_id in PYTHON_ALIASES else task_id
+    module, _, env_id = base[len(GYMNASIUM_PREFIX):].rpartition(":")
+    if module:
+        importlib.import_module(module)
+    return gymnasium.spec(env_id)
 
 
 class _GymnasiumMaker:
