@@ -47,16 +47,19 @@ identical semantics by construction, and the conformance tests run over both.
     info of a spare env that worker 0 builds with env 0's factory, resets (seed 0) and steps once
     (a sampled action) before the pool starts; ``info_keys={"lives": np.int64, "pos": ((2,),
     np.float32)}`` declares them (dtype, or (shape, dtype)), and makes no spare env;
-    ``info_keys=[...]`` names the keys and takes their types from the spare env. An entry that does
-    not fit its row (another shape) is that env's ``EnvError``. Keys the engine owns (``env_id``,
-    ``elapsed_step``, ``episode``, ``players``, ``final_obs``, ``final_info``) are the engine's.
+    ``info_keys=[...]`` names the keys and takes their types from the spare env; ``info_keys={}``
+    carries none (and builds no spare env: for an env whose construction is costly or has side
+    effects, declare the keys). An entry that does not fit its row (another shape) is that env's
+    ``EnvError``. Keys the engine owns (``env_id``, ``elapsed_step``, ``episode``, ``players``,
+    ``final_obs``, ``final_info``) are the engine's.
   - *Pickled* (opt-in, ``info_pickle=True`` or a size in bytes, default ``_PICKLE_BYTES``): every
     other entry (nested dicts, strings, objects, keys seen only at an episode's end) is pickled by
     the worker into a per-env byte row and merged into the batch's info by Gymnasium's own rule
     (``VectorEnv._add_info``). A pickled info larger than the row is that env's ``EnvError``.
 
-  Without ``info_pickle`` the untyped entries are not carried. The front-ends that give one info
-  dict per env (the SB3, Tianshou and rl_games adapters) give a typed key where its mask is set.
+  Without ``info_pickle`` the untyped entries are not carried. The adapters that give one info
+  dict per env (SB3, Tianshou) give a typed key where its mask is set; pickled entries are in the
+  batched info only.
 - **Seeds.** As the native pools: ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
   (``env.reset(seed=s + i)``, as ``SyncVectorEnv.reset(seed=s)``), and ``reset(seed=...)`` re-seeds;
   other resets continue the env's own stream.
@@ -236,8 +239,9 @@ def _check_info_key(key: Any) -> None:
 
 
 def _check_info_pickle(info_pickle: Any) -> int:
+    """The bytes of a pickled-info row (its length header included), 0 for none."""
     if info_pickle is True:
-        return _PICKLE_BYTES
+        return _PICKLE_BYTES + _PICKLE_HEADER
     if info_pickle is False or info_pickle is None:
         return 0
     size = _check_int("info_pickle", info_pickle)
@@ -772,7 +776,7 @@ class PythonEnvSource:
         pool["num_workers"] = workers.num_workers
         pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
         pool["info_keys"] = {key: (field["shape"], field["dtype"]) for key, field, _ in info}
-        pool["info_pickle"] = pickle_bytes
+        pool["info_pickle"] = pickle_bytes - _PICKLE_HEADER if pickle_bytes else 0  # bytes for the pickle
         spec = PythonEnvSpec(self.task_id, native.spec, pool, obs_space, action_space)
         spec.masked_info_keys = tuple(key for key, _, _ in info)
         self.render_mode = render_mode
