@@ -366,8 +366,10 @@ def test_a_reset_seed_goes_to_the_env_id_it_belongs_to(make_pool) -> None:
 @pytest.mark.parametrize("call", ["send", "step", "async_reset", "reset", "render"])
 def test_a_scalar_env_id_is_refused_with_one_message(cartpole, call, make_pool) -> None:
     a = np.zeros(1, dtype=np.int64)
-    game = make_pool("GuessingGame-v0", num_envs=4, seed=0, max_num_players=1)  # it renders
-    game.reset()
+    game = None
+    if call == "render":  # a task that renders (made only for this call: a Python pool starts processes)
+        game = make_pool("GuessingGame-v0", num_envs=4, seed=0, max_num_players=1)
+        game.reset()
     calls = {
         "send": lambda: cartpole.send(a, 2),
         "step": lambda: cartpole.step(a, np.int64(2)),
@@ -380,8 +382,9 @@ def test_a_scalar_env_id_is_refused_with_one_message(cartpole, call, make_pool) 
     with pytest.raises(ValueError, match=r"1-d array of env ids, got an array of shape \(1, 2\)"):
         cartpole.send(np.zeros(2, dtype=np.int64), [[0, 1]])
     _still_works(cartpole)
-    assert game.render(np.array([2])).shape[0] == 1
-    game.close()
+    if game is not None:
+        assert game.render(np.array([2])).shape[0] == 1
+        game.close()
 
 
 def test_a_closed_pool_raises_before_any_other_check(make_pool) -> None:
