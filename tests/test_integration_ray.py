@@ -122,6 +122,33 @@ def test_one_pool_actor_per_node(cluster: Cluster) -> None:
         pool.step(np.zeros(pool.num_envs, dtype=np.int64))
 
 
+def test_python_env_pools_on_every_node_match_one_local_pool(cluster: Cluster) -> None:
+    """``gymnasium:<id>``: each node's actor runs Gymnasium's own envs in worker processes (the
+    Python backend); global env i is seeded seed + i, so the cluster gives one local pool's rows."""
+    n = 2
+    pool = make_distributed("gymnasium:CartPole-v1", num_envs_per_node=n, seed=3, num_workers=1)
+    local = parallel_pool.make("gymnasium:CartPole-v1", num_envs=n * NUM_NODES, seed=3, num_workers=1)
+    rng = np.random.default_rng(1)
+    try:
+        assert len(pool.nodes) == NUM_NODES and pool.num_envs == n * NUM_NODES
+        np.testing.assert_array_equal(pool.reset()[0], local.reset()[0])
+        ends = 0
+        for _ in range(100):
+            action = rng.integers(0, 2, pool.num_envs)
+            obs, rew, term, trunc, info = pool.step(action)
+            local_obs, local_rew, local_term, local_trunc, _ = local.step(action)
+            np.testing.assert_array_equal(obs, local_obs)
+            np.testing.assert_array_equal(rew, local_rew)
+            np.testing.assert_array_equal(term, local_term)
+            np.testing.assert_array_equal(trunc, local_trunc)
+            np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
+            ends += int((term | trunc).sum())
+        assert ends > 5
+    finally:
+        pool.close()
+        local.close()
+
+
 def test_sync_10k_batches_match_one_local_pool(cluster: Cluster) -> None:
     """Rows in global env id order; global env i is seeded seed + i, so the cluster reproduces one
     local pool of all the envs row for row."""

@@ -58,8 +58,14 @@ def register(task_id: str, name: str | None = None, **default_kwargs: Any) -> st
     """Registers ``task_id`` with RLlib as ``name`` (default ``"parallel_pool/<task_id>"``); returns
     the name to pass to ``AlgorithmConfig.environment``."""
     import parallel_pool
+    from parallel_pool.python_envs import GYMNASIUM_PREFIX, PYTHON_ALIASES, gymnasium_spec
 
-    parallel_pool.make_spec(task_id, **default_kwargs)  # an unknown task or kwarg fails here, not in a runner
+    # An unknown task or kwarg fails here, not in a runner. A Python env's id is looked up in
+    # Gymnasium's registry (its kwargs are the env's own, checked when the pool's workers build it).
+    if task_id.startswith(GYMNASIUM_PREFIX) or task_id in PYTHON_ALIASES:
+        gymnasium_spec(task_id)
+    else:
+        parallel_pool.make_spec(task_id, **default_kwargs)
     name = name or f"{_PREFIX}{task_id}"
     register_env(name, env_creator(task_id, **default_kwargs))
     return name

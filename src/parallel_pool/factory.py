@@ -30,7 +30,7 @@ from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.options import resolve
 from parallel_pool.pettingzoo_api import PettingZooPool
 from parallel_pool.pettingzoo_env import PettingZooParallelEnv
-from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource
+from parallel_pool.python_envs import GYMNASIUM_PREFIX, PYTHON_ALIASES, PythonEnvSource, gymnasium_spec
 from parallel_pool.spec import EnvSpec
 
 # make(env_type=...) -> the front-end it makes.
@@ -150,6 +150,10 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
     - ``register("", library="/path/libmy_env.so")``: loads a C++ env library built outside this
       repository against ``parallel_pool.get_include()``; it registers its own task ids through
       its ``parallel_pool_register`` function (``task_id`` is ignored and may be empty).
+    - ``register("CartPole-py", "gymnasium:CartPole-v1", num_workers=2)``: a name for a Python env
+      (any Gymnasium id, ``"module:MyEnv-v0"`` too) with default kwargs, run by the Python-env
+      backend: ``make("CartPole-py")``, and ``gymnasium.make_vec("parallel_pool/CartPole-py")``,
+      which is how ``make_vec`` names a Python env. Its kwargs are checked when a pool is made.
 
     Each new id is also registered with Gymnasium as ``parallel_pool/<id>`` for ``gymnasium.make_vec``.
     """
@@ -165,10 +169,15 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
             raise ValueError("task_id must be a non-empty str")
         if base_task is None:
             raise ValueError("register(task_id, base_task, **defaults) needs the task to alias")
-        if task_id in tasks.list_all_envs():
+        if task_id in tasks.list_all_envs() or task_id in PYTHON_ALIASES:
             raise ValueError(f"task id {task_id!r} is already registered")
-        resolve(base_task, default_kwargs)  # validates the base task and the kwargs' names and types now
-        tasks.add_alias(task_id, base_task, default_kwargs)
+        if base_task.startswith(GYMNASIUM_PREFIX) or base_task in PYTHON_ALIASES:
+            gymnasium_spec(base_task)  # an unknown Gymnasium id fails now
+            base, base_kwargs = PYTHON_ALIASES.get(base_task, (base_task, {}))
+            PYTHON_ALIASES[task_id] = (base, {**base_kwargs, **default_kwargs})
+        else:
+            resolve(base_task, default_kwargs)  # validates the base task and the kwargs' names and types now
+            tasks.add_alias(task_id, base_task, default_kwargs)
         new_ids = [task_id]
     register_with_gymnasium(new_ids)
     return new_ids
@@ -186,11 +195,15 @@ def register_with_gymnasium(task_ids: Iterable[str]) -> None:
         env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
         if env_id in gymnasium.registry:
             continue
+        if task_id in PYTHON_ALIASES:
+            threshold = gymnasium_spec(task_id).reward_threshold
+        else:
+            threshold = tasks.task_info(task_id)["reward_threshold"]
         gymnasium.register(
             id=env_id,
             entry_point="parallel_pool.vector:make_single_env",
             vector_entry_point="parallel_pool.vector:make_vector_env",
             kwargs={"task_id": task_id},
             max_episode_steps=None,
-            reward_threshold=tasks.task_info(task_id)["reward_threshold"],
+            reward_threshold=threshold,
         )
