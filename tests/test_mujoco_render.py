@@ -132,9 +132,10 @@ def pixel_wrappers(gray_scale: bool, frame_stack: int) -> Any:
     return wrap
 
 
-@pytest.mark.parametrize("task_id", ["HalfCheetah-v5", "Reacher-v5"])
-@pytest.mark.parametrize("gray_scale", [False, True])
-@pytest.mark.parametrize("frame_stack", [1, 3])
+@pytest.mark.parametrize(("task_id", "gray_scale", "frame_stack"), [
+    ("HalfCheetah-v5", False, 3), ("HalfCheetah-v5", True, 1),  # the "track" camera
+    ("Reacher-v5", True, 3), ("Reacher-v5", False, 1),  # the free camera
+])
 def test_from_pixels_is_gymnasiums_wrappers(task_id: str, gray_scale: bool, frame_stack: int) -> None:
     """from_pixels=True with gray_scale and frame_stack against AddRenderObservation(render_only=True),
     GrayscaleObservation and FrameStackObservation(padding_type="reset") on Gymnasium's env, across
@@ -235,3 +236,30 @@ def test_no_gl_is_a_python_exception() -> None:
     assert lines[0].startswith("render: MuJoCo rendering needs EGL: no EGL display"), out.stdout
     assert lines[1] == "step: ok"
     assert lines[2].startswith("from_pixels:") and "MuJoCo rendering needs EGL" in lines[2], out.stdout
+
+
+def test_closed_pools_give_their_gl_contexts_back() -> None:
+    """A worker thread's GL context (~80 MB on llvmpipe: its framebuffers and the model's shadow
+    map) is freed when the thread ends. It was once only marked for deletion, still current on the
+    exiting thread, and each closed 2-thread pool left ~160 MB behind. Measured in a fresh process:
+    after the first pool, three more opened and closed may not grow RSS by one context's worth."""
+    script = textwrap.dedent("""
+        import gc, numpy as np, parallel_pool
+        def rss_mb():
+            with open("/proc/self/status") as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+        sizes = []
+        for _ in range(4):
+            env = parallel_pool.make("Hopper-v5", num_envs=2, num_threads=2, width=16, height=16, from_pixels=True)
+            env.reset()
+            env.step(np.zeros((2, 3), np.float32))
+            env.close()
+            del env
+            gc.collect()
+            sizes.append(rss_mb())
+        print(sizes[-1] - sizes[0])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    growth_mb = float(out.stdout.split()[-1])
+    assert growth_mb < 60, f"RSS grew by {growth_mb:.0f} MB over three closed pools"

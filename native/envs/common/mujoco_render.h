@@ -223,6 +223,11 @@ class ThreadGl {
       // Not current (e.g. the display was torn down at exit): the GL objects go with the context.
     }
     uploads_.clear();
+    // A context still current is only marked for deletion (EGL frees it once no thread has it
+    // current): release it first, or every pool's worker threads would leave theirs behind.
+    if (egl.GetCurrentContext() == context_) {
+      egl.MakeCurrent(egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    }
     egl.DestroyContext(egl.display, context_);
   }
 
