@@ -27,6 +27,7 @@ import json
 import os
 import statistics
 import time
+from functools import partial
 from typing import Any, Callable
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # Gymnasium's renderer on the EGL device ours uses
@@ -86,7 +87,9 @@ def gym_loop_runner(task: str) -> tuple[Callable[[float], int], Any]:
 
 
 def gym_async_runner(task: str, num_envs: int) -> tuple[Callable[[float], int], Any]:
-    env = gymnasium.vector.AsyncVectorEnv([lambda: gym_env(task) for _ in range(num_envs)])
+    # Spawned, not forked: a fork of this process, whose threads hold GL contexts (llvmpipe's
+    # rasterizer threads among them), inherits GL state without the threads and hangs in it.
+    env = gymnasium.vector.AsyncVectorEnv([partial(gym_env, task) for _ in range(num_envs)], context="spawn")
     env.reset(seed=0)
 
     def run(seconds: float) -> int:
@@ -108,12 +111,16 @@ def main() -> None:
     parser.add_argument("--json", help="append the results to this JSON file")
     args = parser.parse_args()
 
-    runners: dict[str, tuple[Callable[[float], int], Any]] = {"gym-loop": gym_loop_runner(args.task)}
+    # Gymnasium's AsyncVectorEnv first: it makes and closes a rendering env in this process to
+    # read the spaces, and closing one releases this thread's current GL context, which the
+    # gym-loop env (Gymnasium makes its context current once) would then render without.
+    runners: dict[str, tuple[Callable[[float], int], Any]] = {
+        f"gym-async {n}": gym_async_runner(args.task, n) for n in args.num_envs}
+    runners["gym-loop"] = gym_loop_runner(args.task)
     for n in args.num_envs:
         runners[f"pp-sync {n}"] = pp_runner(args.task, n, False, args.num_threads)
         if n >= 2:
             runners[f"pp-async {n}"] = pp_runner(args.task, n, True, args.num_threads)
-        runners[f"gym-async {n}"] = gym_async_runner(args.task, n)
     for run, _ in runners.values():  # contexts, uploads and shader compilation before timing
         run(1.0)
     rates: dict[str, list[float]] = {name: [] for name in runners}

@@ -20,6 +20,7 @@ episodes at Gymnasium's default 480x480.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -263,3 +264,28 @@ def test_closed_pools_give_their_gl_contexts_back() -> None:
     assert out.returncode == 0, out.stderr
     growth_mb = float(out.stdout.split()[-1])
     assert growth_mb < 60, f"RSS grew by {growth_mb:.0f} MB over three closed pools"
+
+
+def test_frames_survive_foreign_gl_cleanup() -> None:
+    """mujoco's Python MjrContext, when garbage-collected, frees its GL objects by name in whatever
+    context is current on that thread: a closed Gymnasium MuJoCo env collected while another one's
+    context is current leaves that one rendering zeros (Gymnasium's own problem; seen in
+    benchmarks/bench_mujoco_pixels.py). Our context is current only while we draw, so a closed
+    Gymnasium env collected after our render() acts on no context of ours: our frames stay the same."""
+    env = parallel_pool.make("HalfCheetah-v5", num_envs=1, seed=2, width=SIZE, height=SIZE)
+    env.reset()
+    first = env.render()[0].copy()
+    assert first.any()
+    gc.disable()  # the collection happens where this test says, not earlier
+    try:
+        ref = gymnasium.make("HalfCheetah-v5", render_mode="rgb_array", width=SIZE, height=SIZE)
+        ref.reset(seed=0)
+        ref.render()
+        ref.close()  # releases Gymnasium's context: none is current on this thread now
+        del ref  # its MjrContext lives on in a reference cycle until the collection below
+        np.testing.assert_array_equal(env.render()[0], first)
+        gc.collect()
+    finally:
+        gc.enable()
+    np.testing.assert_array_equal(env.render()[0], first)
+    env.close()

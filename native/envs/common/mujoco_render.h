@@ -141,15 +141,17 @@ inline const Egl& EglLibrary() {
 }
 
 // Makes `context` current on this thread for the scope, then restores whatever was current before
-// (e.g. Gymnasium's own context on the Python thread, which Gymnasium expects to stay current).
-// Nothing is released when `context` was already current: the next call on this thread is free.
+// (e.g. Gymnasium's own context on the Python thread, which Gymnasium expects to stay current), or
+// none. Ours is never left current: code outside a frame can then never act on it (mujoco's Python
+// MjrContext, garbage-collected, frees its GL objects by name in whatever context is current, and
+// would delete ours). Releasing costs an eglMakeCurrent per frame, small against drawing one.
 class ScopedCurrent {
  public:
   ScopedCurrent(const Egl& egl, EGLContext context) : egl_(egl) {
     previous_api_ = egl_.QueryAPI();
     if (previous_api_ != EGL_OPENGL_API) egl_.BindAPI(EGL_OPENGL_API);
     previous_context_ = egl_.GetCurrentContext();
-    if (previous_context_ == context) return;
+    if (previous_context_ == context) return;  // nested: the outer scope restores
     previous_display_ = egl_.GetCurrentDisplay();
     previous_draw_ = egl_.GetCurrentSurface(EGL_DRAW);
     previous_read_ = egl_.GetCurrentSurface(EGL_READ);
@@ -158,10 +160,16 @@ class ScopedCurrent {
       RestoreApi();
       throw std::runtime_error("eglMakeCurrent failed (EGL error 0x" + Hex(code) + ")");
     }
-    switched_ = previous_context_ != EGL_NO_CONTEXT;
+    switched_ = true;
   }
   ~ScopedCurrent() {
-    if (switched_) egl_.MakeCurrent(previous_display_, previous_draw_, previous_read_, previous_context_);
+    if (switched_) {
+      if (previous_context_ != EGL_NO_CONTEXT) {
+        egl_.MakeCurrent(previous_display_, previous_draw_, previous_read_, previous_context_);
+      } else {
+        egl_.MakeCurrent(egl_.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      }
+    }
     RestoreApi();
   }
   ScopedCurrent(const ScopedCurrent&) = delete;
