@@ -23,6 +23,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -78,7 +79,9 @@ def gym_loop_runner(task: str) -> tuple[Callable[[float], int], Any]:
     def run(seconds: float) -> int:
         frames, end = 0, time.perf_counter() + seconds
         while time.perf_counter() < end:
-            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if not obs.any():
+                raise RuntimeError("Gymnasium's frame is all zeros: its GL context was lost")
             frames += 1
             if terminated or truncated:
                 env.reset()
@@ -111,11 +114,13 @@ def main() -> None:
     parser.add_argument("--json", help="append the results to this JSON file")
     args = parser.parse_args()
 
-    # Gymnasium's AsyncVectorEnv first: it makes and closes a rendering env in this process to
-    # read the spaces, and closing one releases this thread's current GL context, which the
-    # gym-loop env (Gymnasium makes its context current once) would then render without.
+    # Gymnasium's AsyncVectorEnv first, then a collection: it makes and closes a rendering env in
+    # this process to read the spaces, and when the garbage collector frees that env's MjrContext
+    # it deletes GL objects by name in the context then current: the gym-loop env's, which would
+    # then render zeros (mujoco's Python renderers share this thread).
     runners: dict[str, tuple[Callable[[float], int], Any]] = {
         f"gym-async {n}": gym_async_runner(args.task, n) for n in args.num_envs}
+    gc.collect()
     runners["gym-loop"] = gym_loop_runner(args.task)
     for n in args.num_envs:
         runners[f"pp-sync {n}"] = pp_runner(args.task, n, False, args.num_threads)
