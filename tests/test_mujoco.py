@@ -455,7 +455,7 @@ def test_kwargs_match_gymnasium(task: MujocoTask, kwargs: dict[str, Any]) -> Non
 
 
 # Config keys that are not Gymnasium constructor kwargs: the pool's own and the MuJoCo family's
-# (mujoco_env.h CommonDefaults). Gymnasium's rendering kwargs are out of scope (README, Known limits).
+# (mujoco_env.h CommonDefaults). Gymnasium's default_camera_config is not taken (README, Known limits).
 POOL_CONFIG = {"autoreset_mode", "batch_size", "episode_stats", "num_envs", "num_threads", "seed",
                "thread_affinity_offset", "env_kwargs", "max_episode_steps", "expose_physics_state", "assets_dir"}
 RENDER_KWARGS = {"default_camera_config"}
