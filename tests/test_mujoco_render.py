@@ -45,8 +45,12 @@ SIZE = 32
 
 @pytest.fixture(autouse=True)
 def egl(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Gymnasium's renderer on EGL, the platform ours uses (read when its viewer is made)."""
+    """Gymnasium's renderer on EGL, the platform ours uses (read when its viewer is made); and the
+    closed Gymnasium envs of earlier tests collected before this test makes its own: a collected
+    MjrContext (mujoco's Python) frees its GL objects by name in the context then current, which
+    would be this test's Gymnasium renderer's (its frames then come out black)."""
     monkeypatch.setenv("MUJOCO_GL", "egl")
+    gc.collect()
 
 
 def reference(task_id: str, info: dict[str, Any], wrap: Any = None, **kwargs: Any) -> gymnasium.Env:
