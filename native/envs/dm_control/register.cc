@@ -1,0 +1,67 @@
+// The dm_control task table: per task id (EnvPool's `<Domain><Task>-v1`), its domain class and
+// suite task. A new domain is one header and its lines here.
+#include "envs/dm_control/register.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/task_maker.h"
+#include "envs/dm_control/acrobot.h"
+#include "envs/dm_control/ball_in_cup.h"
+#include "envs/dm_control/cartpole.h"
+#include "envs/dm_control/cheetah.h"
+#include "envs/dm_control/dm_control_env.h"
+#include "envs/dm_control/finger.h"
+#include "envs/dm_control/hopper.h"
+#include "envs/dm_control/humanoid.h"
+#include "envs/dm_control/pendulum.h"
+#include "envs/dm_control/point_mass.h"
+#include "envs/dm_control/reacher.h"
+#include "envs/dm_control/walker.h"
+
+namespace pp::dm_control {
+namespace {
+
+// dm_control registers no reward thresholds.
+template <typename EnvT>
+TaskEntry DmTask(std::string task_id, typename EnvT::Task task, const std::string& suite_dir) {
+  return pp::MakeTask<EnvT>(
+      std::move(task_id), "dm_control", CommonDefaults(EnvT::Info(task), suite_dir),
+      [task](const std::string& /*id*/, const Config& config) { return EnvT::MakeSpec(config, task); }, std::nullopt,
+      task);
+}
+
+}  // namespace
+
+void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
+  registry.Add(DmTask<AcrobotEnv>("AcrobotSwingup-v1", AcrobotTask::kSwingup, suite_dir));
+  registry.Add(DmTask<AcrobotEnv>("AcrobotSwingupSparse-v1", AcrobotTask::kSwingupSparse, suite_dir));
+  registry.Add(DmTask<BallInCupEnv>("BallInCupCatch-v1", 0, suite_dir));
+  registry.Add(DmTask<CartpoleEnv>("CartpoleBalance-v1", CartpoleTask::kBalance, suite_dir));
+  registry.Add(DmTask<CartpoleEnv>("CartpoleBalanceSparse-v1", CartpoleTask::kBalanceSparse, suite_dir));
+  registry.Add(DmTask<CartpoleEnv>("CartpoleSwingup-v1", CartpoleTask::kSwingup, suite_dir));
+  registry.Add(DmTask<CartpoleEnv>("CartpoleSwingupSparse-v1", CartpoleTask::kSwingupSparse, suite_dir));
+  registry.Add(DmTask<CartpoleEnv>("CartpoleTwoPoles-v1", CartpoleTask::kTwoPoles, suite_dir));
+  registry.Add(DmTask<CartpoleEnv>("CartpoleThreePoles-v1", CartpoleTask::kThreePoles, suite_dir));
+  registry.Add(DmTask<CheetahEnv>("CheetahRun-v1", 0, suite_dir));
+  registry.Add(DmTask<FingerEnv>("FingerSpin-v1", FingerTask::kSpin, suite_dir));
+  registry.Add(DmTask<FingerEnv>("FingerTurnEasy-v1", FingerTask::kTurnEasy, suite_dir));
+  registry.Add(DmTask<FingerEnv>("FingerTurnHard-v1", FingerTask::kTurnHard, suite_dir));
+  registry.Add(DmTask<HopperEnv>("HopperStand-v1", HopperTask::kStand, suite_dir));
+  registry.Add(DmTask<HopperEnv>("HopperHop-v1", HopperTask::kHop, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidStand-v1", HumanoidTask::kStand, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidWalk-v1", HumanoidTask::kWalk, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidRun-v1", HumanoidTask::kRun, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidRunPureState-v1", HumanoidTask::kRunPureState, suite_dir));
+  registry.Add(DmTask<PendulumEnv>("PendulumSwingup-v1", 0, suite_dir));
+  registry.Add(DmTask<PointMassEnv>("PointMassEasy-v1", PointMassTask::kEasy, suite_dir));
+  registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
+  registry.Add(DmTask<ReacherEnv>("ReacherEasy-v1", ReacherTask::kEasy, suite_dir));
+  registry.Add(DmTask<ReacherEnv>("ReacherHard-v1", ReacherTask::kHard, suite_dir));
+  registry.Add(DmTask<WalkerEnv>("WalkerStand-v1", WalkerTask::kStand, suite_dir));
+  registry.Add(DmTask<WalkerEnv>("WalkerWalk-v1", WalkerTask::kWalk, suite_dir));
+  registry.Add(DmTask<WalkerEnv>("WalkerRun-v1", WalkerTask::kRun, suite_dir));
+}
+
+}  // namespace pp::dm_control
