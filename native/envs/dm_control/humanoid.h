@@ -1,5 +1,6 @@
-// dm_control's humanoid domain (suite/humanoid.py): HumanoidStand-v1, HumanoidWalk-v1,
-// HumanoidRun-v1, HumanoidRunPureState-v1.
+// dm_control's humanoid and humanoid_CMU domains (suite/humanoid.py, suite/humanoid_CMU.py):
+// HumanoidStand-v1, HumanoidWalk-v1, HumanoidRun-v1, HumanoidRunPureState-v1, HumanoidCMUStand-v1,
+// HumanoidCMUWalk-v1, HumanoidCMURun-v1 (the same task on the CMU model, its thorax for the torso).
 #pragma once
 
 #include <cmath>
@@ -9,17 +10,21 @@
 
 namespace pp::dm_control {
 
-enum class HumanoidTask { kStand, kWalk, kRun, kRunPureState };
+enum class HumanoidTask { kStand, kWalk, kRun, kRunPureState, kCMUStand, kCMUWalk, kCMURun };
 
 class HumanoidEnv final : public SuiteEnv<HumanoidEnv, HumanoidTask> {
  public:
   static constexpr double kStandHeight = 1.4;  // _STAND_HEIGHT
 
+  static bool IsCMU(Task task) { return task >= Task::kCMUStand; }
   static TaskInfo Info(Task task) {
-    static const char* const kNames[] = {"stand", "walk", "run", "run_pure_state"};
-    return {"humanoid", kNames[static_cast<int>(task)], 25, .025};
+    static const char* const kNames[] = {"stand", "walk", "run", "run_pure_state", "stand", "walk", "run"};
+    const char* name = kNames[static_cast<int>(task)];
+    return IsCMU(task) ? TaskInfo{"humanoid_CMU", name, 20, 0.02} : TaskInfo{"humanoid", name, 25, .025};
   }
-  static ModelPtr Model(const Config& config, Task /*task*/) { return SuiteModel(config, "humanoid.xml"); }
+  static ModelPtr Model(const Config& config, Task task) {
+    return SuiteModel(config, IsCMU(task) ? "humanoid_CMU.xml" : "humanoid.xml");
+  }
   static ObsLayout Layout(const mjModel& m, Task task) {
     if (task == Task::kRunPureState) return {{"position", {m.nq}}, {"velocity", {m.nv}}};
     return {{"joint_angles", {m.nq - 7}}, {"head_height", {}},   {"extremities", {12}},
@@ -28,12 +33,16 @@ class HumanoidEnv final : public SuiteEnv<HumanoidEnv, HumanoidTask> {
 
   HumanoidEnv(const EnvSpec& spec, int env_id, Task task)
       : SuiteEnv(spec, env_id, task),
-        move_speed_(task == Task::kStand ? 0.0 : task == Task::kWalk ? 1.0 : 10.0),
-        torso_(Id(mjOBJ_BODY, "torso")),
+        move_speed_(task == Task::kStand || task == Task::kCMUStand   ? 0.0
+                    : task == Task::kWalk || task == Task::kCMUWalk ? 1.0
+                                                                    : 10.0),
+        torso_(Id(mjOBJ_BODY, IsCMU(task) ? "thorax" : "torso")),
         head_(Id(mjOBJ_BODY, "head")),
-        limbs_{Id(mjOBJ_BODY, "left_hand"), Id(mjOBJ_BODY, "left_foot"), Id(mjOBJ_BODY, "right_hand"),
-               Id(mjOBJ_BODY, "right_foot")},
-        com_velocity_(Id(mjOBJ_SENSOR, "torso_subtreelinvel")) {}
+        limbs_{Id(mjOBJ_BODY, IsCMU(task) ? "lhand" : "left_hand"), Id(mjOBJ_BODY, IsCMU(task) ? "lfoot" : "left_foot"),
+               Id(mjOBJ_BODY, IsCMU(task) ? "rhand" : "right_hand"),
+               Id(mjOBJ_BODY, IsCMU(task) ? "rfoot" : "right_foot")},
+        com_velocity_(Id(mjOBJ_SENSOR, IsCMU(task) ? "thorax_subtreelinvel" : "torso_subtreelinvel")),
+        upright_(IsCMU(task) ? 7 : 8) {}
 
  protected:
   // Random joint angles (the root's orientation included), redrawn while anything penetrates.
@@ -66,7 +75,8 @@ class HumanoidEnv final : public SuiteEnv<HumanoidEnv, HumanoidTask> {
   }
   double GetReward() override {
     const double standing = Tolerance{kStandHeight, kInf, kStandHeight / 4}(d_->xpos[3 * head_ + 2]);
-    const double upright = Tolerance{0.9, kInf, 1.9, Sigmoid::kLinear, 0}(d_->xmat[9 * torso_ + 8]);
+    // torso_upright() is the torso's zz; humanoid_CMU's thorax_upright() is the thorax's zy.
+    const double upright = Tolerance{0.9, kInf, 1.9, Sigmoid::kLinear, 0}(d_->xmat[9 * torso_ + upright_]);
     const double stand_reward = standing * upright;
     const Tolerance small{0, 0, 1, Sigmoid::kQuadratic, 0};
     double small_control = Mean([&](std::ptrdiff_t i) { return small(d_->ctrl[i], Operand::kArray); }, m_->nu);
@@ -89,6 +99,7 @@ class HumanoidEnv final : public SuiteEnv<HumanoidEnv, HumanoidTask> {
   const int torso_, head_;
   const int limbs_[4];
   const int com_velocity_;
+  const int upright_;  // the xmat entry of *_upright(): zz (8) or zy (7)
 };
 
 }  // namespace pp::dm_control

@@ -13,6 +13,7 @@
 #include "envs/dm_control/cheetah.h"
 #include "envs/dm_control/dm_control_env.h"
 #include "envs/dm_control/finger.h"
+#include "envs/dm_control/fish.h"
 #include "envs/dm_control/hopper.h"
 #include "envs/dm_control/humanoid.h"
 #include "envs/dm_control/pendulum.h"
@@ -48,12 +49,17 @@ void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
   registry.Add(DmTask<FingerEnv>("FingerSpin-v1", FingerTask::kSpin, suite_dir));
   registry.Add(DmTask<FingerEnv>("FingerTurnEasy-v1", FingerTask::kTurnEasy, suite_dir));
   registry.Add(DmTask<FingerEnv>("FingerTurnHard-v1", FingerTask::kTurnHard, suite_dir));
+  registry.Add(DmTask<FishEnv>("FishUpright-v1", FishTask::kUpright, suite_dir));
+  registry.Add(DmTask<FishEnv>("FishSwim-v1", FishTask::kSwim, suite_dir));
   registry.Add(DmTask<HopperEnv>("HopperStand-v1", HopperTask::kStand, suite_dir));
   registry.Add(DmTask<HopperEnv>("HopperHop-v1", HopperTask::kHop, suite_dir));
   registry.Add(DmTask<HumanoidEnv>("HumanoidStand-v1", HumanoidTask::kStand, suite_dir));
   registry.Add(DmTask<HumanoidEnv>("HumanoidWalk-v1", HumanoidTask::kWalk, suite_dir));
   registry.Add(DmTask<HumanoidEnv>("HumanoidRun-v1", HumanoidTask::kRun, suite_dir));
   registry.Add(DmTask<HumanoidEnv>("HumanoidRunPureState-v1", HumanoidTask::kRunPureState, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidCMUStand-v1", HumanoidTask::kCMUStand, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidCMUWalk-v1", HumanoidTask::kCMUWalk, suite_dir));
+  registry.Add(DmTask<HumanoidEnv>("HumanoidCMURun-v1", HumanoidTask::kCMURun, suite_dir));
   registry.Add(DmTask<PendulumEnv>("PendulumSwingup-v1", 0, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassEasy-v1", PointMassTask::kEasy, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
