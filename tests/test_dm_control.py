@@ -94,11 +94,15 @@ TASKS = [
     DmTask("HumanoidCMUStand-v1", "humanoid_CMU", "stand"),
     DmTask("HumanoidCMUWalk-v1", "humanoid_CMU", "walk"),
     DmTask("HumanoidCMURun-v1", "humanoid_CMU", "run"),
+    DmTask("LqrLqr21-v1", "lqr", "lqr_2_1", exp_reward=False),
+    DmTask("LqrLqr62-v1", "lqr", "lqr_6_2", exp_reward=False),
     DmTask("PendulumSwingup-v1", "pendulum", "swingup", exp_reward=False),
     DmTask("PointMassEasy-v1", "point_mass", "easy"),
     DmTask("PointMassHard-v1", "point_mass", "hard"),
     DmTask("ReacherEasy-v1", "reacher", "easy", exp_reward=False),
     DmTask("ReacherHard-v1", "reacher", "hard", exp_reward=False),
+    DmTask("SwimmerSwimmer6-v1", "swimmer", "swimmer6", exp_reward=False),
+    DmTask("SwimmerSwimmer15-v1", "swimmer", "swimmer15", exp_reward=False),
     DmTask("WalkerStand-v1", "walker", "stand"),
     DmTask("WalkerWalk-v1", "walker", "walk"),
     DmTask("WalkerRun-v1", "walker", "run"),
@@ -164,9 +168,10 @@ def test_alignment_short_episodes(task: DmTask) -> None:
 @pytest.mark.parametrize("task", TASKS, ids=str)
 def test_alignment_full_episode(task: DmTask) -> None:
     """One full episode at the task's own time limit, and the next reset."""
-    oracle = load_oracle(task, 0)
+    kwargs = {"time_limit": 30} if task.domain == "lqr" else {}  # lqr's default time limit is infinite
+    oracle = load_oracle(task, 0, **kwargs)
     steps = int(np.ceil(oracle._step_limit))
-    assert run_alignment(task, 3, steps + 1) == 1
+    assert run_alignment(task, 3, steps + 1, **kwargs) == 1
 
 
 @pytest.mark.parametrize("task", TASKS, ids=str)
@@ -184,7 +189,8 @@ def test_spec_matches_suite(task: DmTask) -> None:
     np.testing.assert_array_equal(action.minimum, oracle.action_spec().minimum)
     np.testing.assert_array_equal(action.maximum, oracle.action_spec().maximum)
     assert action.dtype == oracle.action_spec().dtype
-    assert spec.max_episode_steps == int(np.ceil(oracle._step_limit))
+    step_limit = oracle._step_limit
+    assert spec.max_episode_steps == (0 if np.isinf(step_limit) else int(np.ceil(step_limit)))
 
 
 # ---- core/numpy_random_state.h against np.random.RandomState, draw by draw ----------------------

@@ -2,14 +2,11 @@
 // CartpoleSwingup-v1, CartpoleSwingupSparse-v1, CartpoleTwoPoles-v1, CartpoleThreePoles-v1.
 #pragma once
 
-#include <charconv>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 
 #include "envs/dm_control/rewards.h"
 #include "envs/dm_control/suite_env.h"
+#include "envs/dm_control/xml_text.h"
 
 namespace pp::dm_control {
 
@@ -85,11 +82,7 @@ class CartpoleEnv final : public SuiteEnv<CartpoleEnv, CartpoleTask> {
   // _make_model(n_poles): cartpole.xml with poles 2..n nested in pole 1, the floor lowered and the
   // two cameras moved back, as the suite edits it with lxml (the same elements and attributes).
   static std::string MakeModelXml(const std::string& suite_dir, int n) {
-    std::ifstream file(suite_dir + "/cartpole.xml");
-    if (!file) throw std::invalid_argument("cannot read " + suite_dir + "/cartpole.xml");
-    std::stringstream buffer;
-    buffer << file.rdbuf();
-    std::string xml = buffer.str();
+    std::string xml = ReadText(suite_dir + "/cartpole.xml");
     std::string poles;
     for (int p = 2; p <= n; ++p) {
       const std::string i = std::to_string(p);
@@ -97,23 +90,13 @@ class CartpoleEnv final : public SuiteEnv<CartpoleEnv, CartpoleTask> {
                "\"/><geom name=\"pole_" + i + "\"/>";
     }
     for (int p = 2; p <= n; ++p) poles += "</body>";
-    Replace(xml, "<geom name=\"pole_1\"/>", "<geom name=\"pole_1\"/>" + poles);
-    // '0 0 {}'.format(1 - n_poles - .05): Python's repr of the float, the shortest round trip.
-    char floor_z[32];
-    const auto end = std::to_chars(floor_z, floor_z + sizeof(floor_z), 1 - n - .05).ptr;
-    Replace(xml, "<geom name=\"floor\" pos=\"0 0 -.05\"",
-            "<geom name=\"floor\" pos=\"0 0 " + std::string(floor_z, end) + "\"");
-    Replace(xml, "<camera name=\"fixed\" pos=\"0 -4 1\"",
-            "<camera name=\"fixed\" pos=\"0 " + std::to_string(-1 - 2 * n) + " 1\"");
-    Replace(xml, "target=\"cart\" pos=\"0 -2 2\"", "target=\"cart\" pos=\"0 " + std::to_string(-2 * n) + " 2\"");
+    ReplaceFirst(xml, "<geom name=\"pole_1\"/>", "<geom name=\"pole_1\"/>" + poles);
+    // '0 0 {}'.format(1 - n_poles - .05)
+    ReplaceFirst(xml, "<geom name=\"floor\" pos=\"0 0 -.05\"", "<geom name=\"floor\" pos=\"0 0 " + PyFloat(1 - n - .05) + "\"");
+    ReplaceFirst(xml, "<camera name=\"fixed\" pos=\"0 -4 1\"",
+                 "<camera name=\"fixed\" pos=\"0 " + std::to_string(-1 - 2 * n) + " 1\"");
+    ReplaceFirst(xml, "target=\"cart\" pos=\"0 -2 2\"", "target=\"cart\" pos=\"0 " + std::to_string(-2 * n) + " 2\"");
     return xml;
-  }
-  static void Replace(std::string& text, const std::string& from, const std::string& to) {
-    const std::size_t at = text.find(from);
-    if (at == std::string::npos) {
-      throw std::invalid_argument("cartpole.xml is not dm_control 1.0.50's: no '" + from + "' in it");
-    }
-    text.replace(at, from.size(), to);
   }
 
   const int slider_, hinge_1_;

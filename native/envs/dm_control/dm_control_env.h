@@ -191,6 +191,9 @@ class DmControlEnv : public Env {
   virtual bool GetTermination() { return false; }
   // The values of the task_state entries (expose_physics_state), in order.
   virtual void TaskState(double* /*out*/) {}
+  // Called after each seeding of random(), before the episodes it draws: for a domain whose model
+  // itself is drawn from the task's RandomState when suite.load builds it (lqr's stiffnesses).
+  virtual void Seeded() {}
 
   // --- what the suite's tasks use --------------------------------------------------------------
   NumpyRandomState& random() { return random_; }
@@ -248,7 +251,10 @@ class DmControlEnv : public Env {
   mjData* const d_;
 
  private:
-  void Reseeded(uint64_t seed) final { random_.Seed(seed); }
+  void Reseeded(uint64_t seed) final {
+    random_.Seed(seed);
+    Seeded();
+  }
 
   void Write(const Slot& out) {
     Observe(buffer_.data());

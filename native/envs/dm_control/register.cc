@@ -16,9 +16,11 @@
 #include "envs/dm_control/fish.h"
 #include "envs/dm_control/hopper.h"
 #include "envs/dm_control/humanoid.h"
+#include "envs/dm_control/lqr.h"
 #include "envs/dm_control/pendulum.h"
 #include "envs/dm_control/point_mass.h"
 #include "envs/dm_control/reacher.h"
+#include "envs/dm_control/swimmer.h"
 #include "envs/dm_control/walker.h"
 
 namespace pp::dm_control {
@@ -60,11 +62,15 @@ void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
   registry.Add(DmTask<HumanoidEnv>("HumanoidCMUStand-v1", HumanoidTask::kCMUStand, suite_dir));
   registry.Add(DmTask<HumanoidEnv>("HumanoidCMUWalk-v1", HumanoidTask::kCMUWalk, suite_dir));
   registry.Add(DmTask<HumanoidEnv>("HumanoidCMURun-v1", HumanoidTask::kCMURun, suite_dir));
+  registry.Add(DmTask<LqrEnv>("LqrLqr21-v1", LqrTask::kLqr21, suite_dir));
+  registry.Add(DmTask<LqrEnv>("LqrLqr62-v1", LqrTask::kLqr62, suite_dir));
   registry.Add(DmTask<PendulumEnv>("PendulumSwingup-v1", 0, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassEasy-v1", PointMassTask::kEasy, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherEasy-v1", ReacherTask::kEasy, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherHard-v1", ReacherTask::kHard, suite_dir));
+  registry.Add(DmTask<SwimmerEnv>("SwimmerSwimmer6-v1", SwimmerTask::kSwimmer6, suite_dir));
+  registry.Add(DmTask<SwimmerEnv>("SwimmerSwimmer15-v1", SwimmerTask::kSwimmer15, suite_dir));
   registry.Add(DmTask<WalkerEnv>("WalkerStand-v1", WalkerTask::kStand, suite_dir));
   registry.Add(DmTask<WalkerEnv>("WalkerWalk-v1", WalkerTask::kWalk, suite_dir));
   registry.Add(DmTask<WalkerEnv>("WalkerRun-v1", WalkerTask::kRun, suite_dir));

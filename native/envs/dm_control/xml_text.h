@@ -1,0 +1,39 @@
+// Helpers for the domains whose suite code edits a model file's XML before compiling it (cartpole's
+// poles, swimmer's links, lqr's chain): the file's text and Python's float formatting.
+#pragma once
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace pp::dm_control {
+
+inline std::string ReadText(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::invalid_argument("cannot read " + path);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  return buffer.str();
+}
+
+// Replaces the first `from` in `text`; the suite's files are dm_control 1.0.50's, so a missing
+// anchor means another version.
+inline void ReplaceFirst(std::string& text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  if (at == std::string::npos) {
+    throw std::invalid_argument("the model file is not dm_control 1.0.50's: no '" + from + "' in it");
+  }
+  text.replace(at, from.size(), to);
+}
+
+// str(x) of a Python float: the shortest text that reads back as x ("60.0" is written "60": the
+// model compiler reads the same number).
+inline std::string PyFloat(double x) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof(text), x).ptr;
+  return std::string(text, end);
+}
+
+}  // namespace pp::dm_control
