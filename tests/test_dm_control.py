@@ -96,11 +96,17 @@ TASKS = [
     DmTask("HumanoidCMURun-v1", "humanoid_CMU", "run"),
     DmTask("LqrLqr21-v1", "lqr", "lqr_2_1", exp_reward=False),
     DmTask("LqrLqr62-v1", "lqr", "lqr_6_2", exp_reward=False),
+    DmTask("ManipulatorBringBall-v1", "manipulator", "bring_ball", log1p_keys=("touch",)),
+    DmTask("ManipulatorBringPeg-v1", "manipulator", "bring_peg", log1p_keys=("touch",)),
+    DmTask("ManipulatorInsertBall-v1", "manipulator", "insert_ball", log1p_keys=("touch",)),
+    DmTask("ManipulatorInsertPeg-v1", "manipulator", "insert_peg", log1p_keys=("touch",)),
     DmTask("PendulumSwingup-v1", "pendulum", "swingup", exp_reward=False),
     DmTask("PointMassEasy-v1", "point_mass", "easy"),
     DmTask("PointMassHard-v1", "point_mass", "hard"),
     DmTask("ReacherEasy-v1", "reacher", "easy", exp_reward=False),
     DmTask("ReacherHard-v1", "reacher", "hard", exp_reward=False),
+    DmTask("StackerStack2-v1", "stacker", "stack_2", log1p_keys=("touch",)),
+    DmTask("StackerStack4-v1", "stacker", "stack_4", log1p_keys=("touch",)),
     DmTask("SwimmerSwimmer6-v1", "swimmer", "swimmer6", exp_reward=False),
     DmTask("SwimmerSwimmer15-v1", "swimmer", "swimmer15", exp_reward=False),
     DmTask("WalkerStand-v1", "walker", "stand"),
@@ -214,6 +220,8 @@ def run_random_state(seed: int, program: list[tuple[str, tuple[Any, ...], int]])
             out.append(np.array([rs.randint(*args) for _ in range(n)], dtype=np.int64))
         elif method == "choice":
             out.append(np.array([rs.choice(*args) for _ in range(n)], dtype=np.int64))
+        elif method == "choice_p":
+            out.append(np.array([rs.choice(len(args[0]), p=args[0]) for _ in range(n)], dtype=np.int64))
     return out
 
 
@@ -228,6 +236,8 @@ RANDOM_STATE_PROGRAM = [
     ("randint", (0, 2**31 + 5), 40),
     ("randint", (0, 2**40), 40),
     ("choice", (7,), 20),
+    ("choice_p", ([0.1, 0.1, 1 - 0.1 - 0.1],), 50),  # manipulator's initial-state kinds
+    ("choice_p", ([0.25, 0.0, 0.5, 0.25],), 50),
     ("next_u32", (), 5),
 ]
 

@@ -2,9 +2,11 @@
 // calls give bit-identical draws, for envs whose reference draws from a RandomState (dm_control).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 namespace pp {
 
@@ -86,6 +88,17 @@ class NumpyRandomState {
   int64_t Choice(int64_t n) {
     if (n <= 0) throw std::invalid_argument("choice: a must be a positive integer");
     return Randint(0, n);
+  }
+  // choice(k, p=p) (or of a sequence of k items): one random_sample() located in the normalized
+  // cumulative sum of p (p.cumsum(), /= its last entry, searchsorted 'right').
+  int64_t Choice(const double* p, int k) {
+    if (k <= 0) throw std::invalid_argument("choice: a must be non-empty");
+    std::vector<double> cdf(static_cast<std::size_t>(k));
+    double sum = 0.0;
+    for (int i = 0; i < k; ++i) cdf[static_cast<std::size_t>(i)] = sum += p[i];
+    for (double& c : cdf) c /= sum;
+    const double u = RandomSample();
+    return std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
   }
 
  private:

@@ -719,6 +719,11 @@ py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
                                                 : gen.Choice(args[0].cast<int64_t>());
       }
       results.append(out);
+    } else if (method == "choice_p") {
+      const auto p = args[0].cast<std::vector<double>>();
+      py::array_t<int64_t> out(n);
+      for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
+      results.append(out);
     } else {
       throw py::value_error("unknown NumpyRandomState method '" + method + "'");
     }

@@ -17,9 +17,11 @@
 #include "envs/dm_control/hopper.h"
 #include "envs/dm_control/humanoid.h"
 #include "envs/dm_control/lqr.h"
+#include "envs/dm_control/manipulator.h"
 #include "envs/dm_control/pendulum.h"
 #include "envs/dm_control/point_mass.h"
 #include "envs/dm_control/reacher.h"
+#include "envs/dm_control/stacker.h"
 #include "envs/dm_control/swimmer.h"
 #include "envs/dm_control/walker.h"
 
@@ -64,11 +66,17 @@ void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
   registry.Add(DmTask<HumanoidEnv>("HumanoidCMURun-v1", HumanoidTask::kCMURun, suite_dir));
   registry.Add(DmTask<LqrEnv>("LqrLqr21-v1", LqrTask::kLqr21, suite_dir));
   registry.Add(DmTask<LqrEnv>("LqrLqr62-v1", LqrTask::kLqr62, suite_dir));
+  registry.Add(DmTask<ManipulatorEnv>("ManipulatorBringBall-v1", ManipulatorTask::kBringBall, suite_dir));
+  registry.Add(DmTask<ManipulatorEnv>("ManipulatorBringPeg-v1", ManipulatorTask::kBringPeg, suite_dir));
+  registry.Add(DmTask<ManipulatorEnv>("ManipulatorInsertBall-v1", ManipulatorTask::kInsertBall, suite_dir));
+  registry.Add(DmTask<ManipulatorEnv>("ManipulatorInsertPeg-v1", ManipulatorTask::kInsertPeg, suite_dir));
   registry.Add(DmTask<PendulumEnv>("PendulumSwingup-v1", 0, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassEasy-v1", PointMassTask::kEasy, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherEasy-v1", ReacherTask::kEasy, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherHard-v1", ReacherTask::kHard, suite_dir));
+  registry.Add(DmTask<StackerEnv>("StackerStack2-v1", StackerTask::kStack2, suite_dir));
+  registry.Add(DmTask<StackerEnv>("StackerStack4-v1", StackerTask::kStack4, suite_dir));
   registry.Add(DmTask<SwimmerEnv>("SwimmerSwimmer6-v1", SwimmerTask::kSwimmer6, suite_dir));
   registry.Add(DmTask<SwimmerEnv>("SwimmerSwimmer15-v1", SwimmerTask::kSwimmer15, suite_dir));
   registry.Add(DmTask<WalkerEnv>("WalkerStand-v1", WalkerTask::kStand, suite_dir));
