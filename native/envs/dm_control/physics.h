@@ -87,6 +87,9 @@ class Physics {
   void AfterReset() {
     CheckedCall([this] { ForwardWithoutActuation(); });
   }
+  // after_reset() whose PhysicsError the caller swallows (quadruped's _find_non_contacting_height):
+  // the forward ran to the end either way.
+  void AfterResetIgnoringWarnings() { ForwardWithoutActuation(); }
   // Physics.step(n) with legacy_step (the default): mj_step2 finishes the step whose mj_step1 the
   // last forward or step did, n - 1 full steps follow, and mj_step1 leaves the position- and
   // velocity-dependent quantities current for the observation. RK4 has no split step.

@@ -20,6 +20,7 @@
 #include "envs/dm_control/manipulator.h"
 #include "envs/dm_control/pendulum.h"
 #include "envs/dm_control/point_mass.h"
+#include "envs/dm_control/quadruped.h"
 #include "envs/dm_control/reacher.h"
 #include "envs/dm_control/stacker.h"
 #include "envs/dm_control/swimmer.h"
@@ -73,6 +74,9 @@ void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
   registry.Add(DmTask<PendulumEnv>("PendulumSwingup-v1", 0, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassEasy-v1", PointMassTask::kEasy, suite_dir));
   registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
+  registry.Add(DmTask<QuadrupedEnv>("QuadrupedWalk-v1", QuadrupedTask::kWalk, suite_dir));
+  registry.Add(DmTask<QuadrupedEnv>("QuadrupedRun-v1", QuadrupedTask::kRun, suite_dir));
+  registry.Add(DmTask<QuadrupedEnv>("QuadrupedFetch-v1", QuadrupedTask::kFetch, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherEasy-v1", ReacherTask::kEasy, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherHard-v1", ReacherTask::kHard, suite_dir));
   registry.Add(DmTask<StackerEnv>("StackerStack2-v1", StackerTask::kStack2, suite_dir));

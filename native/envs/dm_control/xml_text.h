@@ -28,6 +28,20 @@ inline void ReplaceFirst(std::string& text, const std::string& from, const std::
   text.replace(at, from.size(), to);
 }
 
+// Removes every self-closing element that starts with `start` (e.g. `<geom name="wall_px"`), up to
+// its "/>": lxml's getparent().remove() of a childless element. Throws if there is none.
+inline void RemoveElements(std::string& text, const std::string& start) {
+  std::size_t at = text.find(start);
+  if (at == std::string::npos) {
+    throw std::invalid_argument("the model file is not dm_control 1.0.50's: no '" + start + "' in it");
+  }
+  for (; at != std::string::npos; at = text.find(start, at)) {
+    const std::size_t end = text.find("/>", at);
+    if (end == std::string::npos) throw std::invalid_argument("unterminated element '" + start + "'");
+    text.erase(at, end + 2 - at);
+  }
+}
+
 // str(x) of a Python float: the shortest text that reads back as x ("60.0" is written "60": the
 // model compiler reads the same number).
 inline std::string PyFloat(double x) {
