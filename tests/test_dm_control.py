@@ -167,10 +167,11 @@ def run_alignment(task: DmTask, seed: int, steps: int, **kwargs: Any) -> int:
 
 @pytest.mark.parametrize("task", TASKS, ids=str)
 def test_alignment_short_episodes(task: DmTask) -> None:
-    """Three episodes of one second each (time_limit=1), resets in between included."""
-    oracle = load_oracle(task, 0, time_limit=1)
-    steps_per_episode = int(np.ceil(1 / oracle.control_timestep()))
-    assert run_alignment(task, 7, 3 * steps_per_episode + 2, time_limit=1) == 3
+    """Two episodes of half a second each (time_limit=0.5), the resets included; full episodes of
+    every task are test_alignment_full_episode's (-m slow)."""
+    oracle = load_oracle(task, 0, time_limit=0.5)
+    steps_per_episode = int(np.ceil(oracle._step_limit))
+    assert run_alignment(task, 7, 2 * steps_per_episode + 2, time_limit=0.5) == 2
 
 
 @pytest.mark.slow
@@ -200,6 +201,194 @@ def test_spec_matches_suite(task: DmTask) -> None:
     assert action.dtype == oracle.action_spec().dtype
     step_limit = oracle._step_limit
     assert spec.max_episode_steps == (0 if np.isinf(step_limit) else int(np.ceil(step_limit)))
+
+
+def by_id(task_id: str) -> DmTask:
+    return next(t for t in TASKS if t.task_id == task_id)
+
+
+@pytest.mark.parametrize(
+    ("task_id", "ours", "theirs"),
+    [
+        # environment_kwargs: physics steps per env step, by count or by time, and the plain mj_step.
+        ("CheetahRun-v1", dict(n_sub_steps=3), dict(environment_kwargs={"n_sub_steps": 3})),
+        ("CheetahRun-v1", dict(control_timestep=0.02), dict(environment_kwargs={"control_timestep": 0.02})),
+        ("CartpoleSwingup-v1", dict(legacy_step=False), dict(environment_kwargs={"legacy_step": False})),
+        ("HopperHop-v1", dict(legacy_step=False), dict(environment_kwargs={"legacy_step": False})),
+        ("PendulumSwingup-v1", dict(time_limit=0.35), dict(time_limit=0.35)),  # 35 steps: not a round count
+    ],
+    ids=["n_sub_steps", "control_timestep", "legacy_step_rk4", "legacy_step_euler", "time_limit"],
+)
+def test_kwargs_match_suite(task_id: str, ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    task = by_id(task_id)
+    oracle = load_oracle(task, 0, **theirs)
+    env = parallel_pool.make_dm(task_id, num_envs=1, seed=11, **ours)
+    assert env.spec.max_episode_steps == int(np.ceil(oracle._step_limit))
+    env.close()
+    steps = min(int(np.ceil(oracle._step_limit)), 60)
+    oracle = load_oracle(task, 11, **theirs)
+    env = parallel_pool.make_dm(task_id, num_envs=1, seed=11, **ours)
+    actions = np.random.default_rng(0)
+    spec = oracle.action_spec()
+    try:
+        assert_timestep_equal(task, env.reset(), oracle.reset(), "reset")
+        for t in range(steps + 2):
+            action = actions.uniform(spec.minimum, spec.maximum)
+            assert_timestep_equal(task, env.step(action[None]), oracle.step(action), f"step {t}")
+    finally:
+        env.close()
+
+
+def test_n_sub_steps_with_the_tasks_control_timestep_is_refused() -> None:
+    """control.Environment raises when both are given; walker passes its own control_timestep."""
+    with pytest.raises(ValueError, match="Both n_sub_steps and control_timestep"):
+        parallel_pool.make_dm("WalkerWalk-v1", n_sub_steps=2)
+    with pytest.raises(ValueError, match="integer multiple"):
+        parallel_pool.make_dm("CheetahRun-v1", control_timestep=0.015)
+
+
+def test_flat_observation() -> None:
+    """flat_observation=True: one float64 vector, the suite's values in its order (a Box for
+    Gymnasium, for MLPs); the same numbers as dm_control's environment_kwargs flat_observation."""
+    task = by_id("WalkerWalk-v1")
+    oracle = load_oracle(task, 4, environment_kwargs={"flat_observation": True})
+    flat = parallel_pool.make_dm(task.task_id, num_envs=1, seed=4, flat_observation=True)
+    space = parallel_pool.make_spec(task.task_id, flat_observation=True).observation_space
+    assert space.shape == (24,) and space.dtype == np.float64
+    try:
+        np.testing.assert_array_equal(flat.reset().observation.obs[0], oracle.reset().observation["observations"])
+        for t in range(20):
+            action = np.full(6, 0.3 if t % 2 else -0.3)
+            np.testing.assert_array_equal(flat.step(action[None]).observation.obs[0],
+                                          oracle.step(action).observation["observations"])
+    finally:
+        flat.close()
+
+
+def test_gymnasium_front_end() -> None:
+    """A Dict observation space keyed by the suite's names (Gymnasium's Dict sorts its keys; the
+    dm_env front-end keeps the suite's order), float64 actions, and the dm_env front-end's values."""
+    import gymnasium
+
+    env = parallel_pool.make_gymnasium("HumanoidRun-v1", num_envs=3, seed=2)
+    dm = parallel_pool.make_dm("HumanoidRun-v1", num_envs=3, seed=2)
+    try:
+        assert isinstance(env.observation_space, gymnasium.spaces.Dict)
+        suite_order = ["joint_angles", "head_height", "extremities", "torso_vertical", "com_velocity", "velocity"]
+        assert sorted(env.observation_space.spaces) == sorted(suite_order)
+        assert list(dm.observation_spec()) == suite_order
+        assert env.observation_space["head_height"].shape == ()
+        assert env.action_space.dtype == np.float64 and env.action_space.shape == (21,)
+        obs, info = env.reset()
+        ts = dm.reset()
+        for key in obs:
+            np.testing.assert_array_equal(obs[key], getattr(ts.observation, key))
+            assert all(env.observation_space[key].contains(np.asarray(row)) for row in obs[key])
+        action = np.random.default_rng(0).uniform(-1, 1, (3, 21))
+        obs, reward, terminated, truncated, info = env.step(action)
+        ts = dm.step(action)
+        np.testing.assert_array_equal(reward, ts.reward)
+        np.testing.assert_array_equal(obs["velocity"], ts.observation.velocity)
+        assert not terminated.any() and not truncated.any()
+    finally:
+        env.close()
+        dm.close()
+
+
+@pytest.mark.parametrize(
+    ("task_id", "model_state"),
+    [("ReacherHard-v1", "target_pos"), ("FishSwim-v1", "target_pos"), ("LqrLqr62-v1", "stiffness"),
+     ("PointMassHard-v1", "wrap_prm")],
+)
+def test_expose_physics_state(task_id: str, model_state: str) -> None:
+    """info["qpos"], info["qvel"] and what the episode drew, against the oracle's physics, after
+    reset and steps, over two episodes (the second drawn after the first)."""
+    task = by_id(task_id)
+    oracle = load_oracle(task, 9, time_limit=0.2)
+    env = parallel_pool.make_gymnasium(task_id, num_envs=1, seed=9, expose_physics_state=True, time_limit=0.2)
+    model = oracle.physics.named.model
+    theirs_state = {
+        "target_pos": lambda: model.geom_pos["target"],
+        "stiffness": lambda: oracle.physics.model.jnt_stiffness,
+        "wrap_prm": lambda: oracle.physics.model.wrap_prm[:4],
+    }[model_state]
+    try:
+        _, info = env.reset()
+        oracle.reset()
+        spec = oracle.action_spec()
+        for t in range(30):
+            np.testing.assert_array_equal(info["qpos"][0], oracle.physics.data.qpos, err_msg=f"step {t}")
+            np.testing.assert_array_equal(info["qvel"][0], oracle.physics.data.qvel, err_msg=f"step {t}")
+            np.testing.assert_array_equal(info[model_state][0], theirs_state(), err_msg=f"step {t}")
+            action = np.full(spec.shape, 0.5)
+            oracle.step(action)  # the step after LAST resets, as our next_step autoreset does
+            _, _, _, _, info = env.step(action[None])
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("task_id", ["LqrLqr21-v1", "CartpoleSwingup-v1", "ManipulatorBringBall-v1"])
+def test_reset_with_a_seed_starts_the_seeds_episodes(task_id: str) -> None:
+    """reset(seed=s) restarts env i's RandomState from s + i: the episodes of suite.load(random=s + i)
+    (lqr: its model's stiffnesses too, drawn when suite.load builds it)."""
+    task = by_id(task_id)
+    env = parallel_pool.make_dm(task_id, num_envs=2, seed=0, time_limit=0.5)
+    try:
+        env.reset()
+        env.step(np.zeros((2, *env.action_spec().shape)))
+        ours = env.reset(seed=21)
+        for i in range(2):
+            theirs = load_oracle(task, 21 + i, time_limit=0.5).reset()
+            for key, value in theirs.observation.items():
+                np.testing.assert_array_equal(getattr(ours.observation, key)[i], value, err_msg=key)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("task_id", ["CheetahRun-v1", "BallInCupCatch-v1", "LqrLqr21-v1"])
+def test_alignment_async(task_id: str, async_rows: Any) -> None:
+    """Async mode (4 envs, batches of 2 in whatever order they finish): every env against its own
+    suite env with random=seed + env_id, row by row by info["env_id"], each with its own actions
+    (flat observations, as the suite's flat_observation, so that a row is one array)."""
+    task = by_id(task_id)
+    num_envs, seed = 4, 30
+    pool = parallel_pool.make(task_id, num_envs=num_envs, batch_size=2, num_threads=2, seed=seed, time_limit=0.2,
+                              flat_observation=True)
+    flat = {"flat_observation": True}
+    oracles = [load_oracle(task, seed + i, time_limit=0.2, environment_kwargs=flat) for i in range(num_envs)]
+    spec = oracles[0].action_spec()
+    rngs = [np.random.default_rng([seed, i]) for i in range(num_envs)]
+    ends = 0
+    try:
+        rows = async_rows(pool, lambda i, obs: rngs[i].uniform(spec.minimum, spec.maximum), 60, seed=seed)
+        for batch, actions in rows:
+            obs, reward, terminated, truncated, info = batch
+            for k, i in enumerate(info["env_id"].tolist()):
+                theirs = oracles[i].reset() if actions[k] is None else oracles[i].step(actions[k])
+                np.testing.assert_array_equal(obs[k], theirs.observation["observations"], err_msg=f"env {i}")
+                if theirs.first():
+                    assert reward[k] == 0 and not terminated[k] and not truncated[k]
+                    continue
+                assert bool(truncated[k]) == (theirs.last() and theirs.discount == 1.0)
+                assert bool(terminated[k]) == (theirs.last() and theirs.discount == 0.0)
+                if task.exp_reward:
+                    np.testing.assert_allclose(reward[k], theirs.reward, rtol=REWARD_RTOL, atol=0)
+                else:
+                    assert reward[k] == theirs.reward
+                ends += theirs.last()
+    finally:
+        pool.close()
+    assert ends >= num_envs
+
+
+def test_render_is_refused() -> None:
+    env = parallel_pool.make_dm("CheetahRun-v1", num_envs=1)
+    try:
+        env.reset()
+        with pytest.raises(ValueError, match="render"):
+            env.render()
+    finally:
+        env.close()
 
 
 # ---- core/numpy_random_state.h against np.random.RandomState, draw by draw ----------------------

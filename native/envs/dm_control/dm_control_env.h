@@ -43,8 +43,9 @@ struct TaskInfo {
 
 // Config keys of every suite task (the kwargs of suite.load's task_kwargs and environment_kwargs):
 //   time_limit           seconds per episode (inf: none); the episode ends with discount 1;
-//   control_timestep     seconds per env step (0: the task's default); n_sub_steps, if > 0, wins;
-//   n_sub_steps          physics steps per env step (0: from control_timestep);
+//   control_timestep     seconds per env step (0: the task's default, if any);
+//   n_sub_steps          physics steps per env step (0: from control_timestep); as in dm_control,
+//                        an error for tasks that set their own control_timestep;
 //   flat_observation     one float64 vector "obs" (the observation's values in order) instead of
 //                        the Dict of the suite's names, as environment_kwargs' flat_observation;
 //   legacy_step          Physics.legacy_step (mj_step2 ... mj_step1); False: plain mj_step;
@@ -64,9 +65,13 @@ inline Config CommonDefaults(const TaskInfo& info, const std::string& suite_dir)
 inline int NumSubSteps(const Config& config, const TaskInfo& info, double physics_timestep) {
   const int64_t n = config.GetInt("n_sub_steps");
   if (n < 0) throw std::invalid_argument("n_sub_steps must be >= 1, got " + std::to_string(n));
-  if (n > 0) return static_cast<int>(n);
   double control_timestep = config.GetFloat("control_timestep");
   if (control_timestep == 0) control_timestep = info.control_timestep;
+  if (n > 0) {
+    // control.Environment refuses both (a task that passes its own control_timestep included).
+    if (control_timestep != 0) throw std::invalid_argument("Both n_sub_steps and control_timestep were supplied.");
+    return static_cast<int>(n);
+  }
   if (control_timestep == 0) return 1;
   if (control_timestep < physics_timestep) {
     throw std::invalid_argument("Control timestep (" + std::to_string(control_timestep) +

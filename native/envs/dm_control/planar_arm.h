@@ -72,26 +72,4 @@ inline double SiteDistance(const mjData* d, int site1, int site2) {
   return mujoco::Norm3(v);
 }
 
-// Removes the element <body name="name" ...>...</body> (nested bodies included) from `xml`, as
-// xml_tools.find_element(...).getparent().remove(...) does.
-inline void RemoveBody(std::string& xml, const std::string& name) {
-  const std::size_t start = xml.find("<body name=\"" + name + "\"");
-  if (start == std::string::npos) throw std::invalid_argument("the model file has no body '" + name + "'");
-  int depth = 0;
-  std::size_t at = start;
-  for (;;) {
-    const std::size_t open = xml.find("<body", at), close = xml.find("</body>", at);
-    if (close == std::string::npos) throw std::invalid_argument("unbalanced <body> in the model file");
-    if (open != std::string::npos && open < close) {
-      const std::size_t end = xml.find('>', open);
-      if (xml[end - 1] != '/') ++depth;  // <body .../> opens and closes at once
-      at = end + 1;
-    } else {
-      at = close + 7;
-      if (--depth == 0) break;
-    }
-  }
-  xml.erase(start, at - start);
-}
-
 }  // namespace pp::dm_control

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "envs/dm_control/planar_arm.h"
 #include "envs/dm_control/rewards.h"
 #include "envs/dm_control/suite_env.h"
 #include "envs/dm_control/xml_text.h"
