@@ -74,6 +74,15 @@ def raw_cmd(binary: str, task_id: str, seconds: float, cpu: int | None, warmup: 
     return cmd + (["--cpu", str(cpu)] if cpu is not None else [])
 
 
+def limit_raw_cmd(binary: str, task_id: str, seconds: float) -> Callable[[int], list[str]]:
+    """The command of one limit segment's raw loop pinned to a CPU (limit_check.interleaved's raw_cmd)."""
+
+    def cmd(cpu: int) -> list[str]:
+        return raw_cmd(binary, task_id, seconds, cpu, warmup=0.3)
+
+    return cmd
+
+
 def raw_rates(binary: str, task_id: str, cpus: list[int | None], seconds: float) -> list[float]:
     """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their steps/s."""
     procs = [subprocess.Popen(raw_cmd(binary, task_id, seconds, cpu), stdout=subprocess.PIPE,
@@ -196,11 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
         for task_id in args.tasks:
-            make_cmd: Callable[[int], list[str]] = (
-                lambda cpu, t=task_id: raw_cmd(binary, t, args.limit_seconds, cpu, warmup=0.3)
-            )
+            limit_cmd = limit_raw_cmd(binary, task_id, args.limit_seconds)
             limits[task_id] = limit_check.interleaved(
-                task_id, configs, make_cmd, RAW_RATE_PATTERN, cpus, rounds=args.limit_rounds,
+                task_id, configs, limit_cmd, RAW_RATE_PATTERN, cpus, rounds=args.limit_rounds,
                 seconds=args.limit_seconds,
             )
             print()

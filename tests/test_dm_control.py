@@ -169,8 +169,7 @@ def run_alignment(task: DmTask, seed: int, steps: int, **kwargs: Any) -> int:
 def test_alignment_short_episodes(task: DmTask) -> None:
     """Two episodes of half a second each (time_limit=0.5), the resets included; full episodes of
     every task are test_alignment_full_episode's (-m slow)."""
-    oracle = load_oracle(task, 0, time_limit=0.5)
-    steps_per_episode = int(np.ceil(oracle._step_limit))
+    steps_per_episode = parallel_pool.make_spec(task.task_id, time_limit=0.5).max_episode_steps
     assert run_alignment(task, 7, 2 * steps_per_episode + 2, time_limit=0.5) == 2
 
 

@@ -10,9 +10,7 @@ enum class AcrobotTask { kSwingup, kSwingupSparse };
 
 class AcrobotEnv final : public SuiteEnv<AcrobotEnv, AcrobotTask> {
  public:
-  static TaskInfo Info(Task task) {
-    return {"acrobot", task == Task::kSwingup ? "swingup" : "swingup_sparse", 10, 0};
-  }
+  static TaskInfo Info(Task task) { return {"acrobot", task == Task::kSwingup ? "swingup" : "swingup_sparse", 10, 0}; }
   static ModelPtr Model(const Config& config, Task /*task*/) { return SuiteModel(config, "acrobot.xml"); }
   static ObsLayout Layout(const mjModel& m, Task /*task*/) { return {{"orientations", {4}}, {"velocity", {m.nv}}}; }
 

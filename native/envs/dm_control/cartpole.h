@@ -73,7 +73,8 @@ class CartpoleEnv final : public SuiteEnv<CartpoleEnv, CartpoleTask> {
     const double centered = (1 + Tolerance{0, 0, 2}(cart_position)) / 2;
     const double small_control = (4 + Tolerance{0, 0, 1, Sigmoid::kQuadratic, 0}(d_->ctrl[0], Operand::kArray)) / 5;
     double small_velocity = Tolerance{0, 0, 5}(d_->qvel[1], Operand::kArray);  // .min() over qvel[1:]
-    for (int i = 2; i < m_->nv; ++i) small_velocity = std::min(small_velocity, Tolerance{0, 0, 5}(d_->qvel[i], Operand::kArray));
+    for (int i = 2; i < m_->nv; ++i)
+      small_velocity = std::min(small_velocity, Tolerance{0, 0, 5}(d_->qvel[i], Operand::kArray));
     small_velocity = (1 + small_velocity) / 2;
     return upright * small_control * small_velocity * centered;
   }
@@ -92,7 +93,8 @@ class CartpoleEnv final : public SuiteEnv<CartpoleEnv, CartpoleTask> {
     for (int p = 2; p <= n; ++p) poles += "</body>";
     ReplaceFirst(xml, "<geom name=\"pole_1\"/>", "<geom name=\"pole_1\"/>" + poles);
     // '0 0 {}'.format(1 - n_poles - .05)
-    ReplaceFirst(xml, "<geom name=\"floor\" pos=\"0 0 -.05\"", "<geom name=\"floor\" pos=\"0 0 " + PyFloat(1 - n - .05) + "\"");
+    ReplaceFirst(xml, "<geom name=\"floor\" pos=\"0 0 -.05\"",
+                 "<geom name=\"floor\" pos=\"0 0 " + PyFloat(1 - n - .05) + "\"");
     ReplaceFirst(xml, "<camera name=\"fixed\" pos=\"0 -4 1\"",
                  "<camera name=\"fixed\" pos=\"0 " + std::to_string(-1 - 2 * n) + " 1\"");
     ReplaceFirst(xml, "target=\"cart\" pos=\"0 -2 2\"", "target=\"cart\" pos=\"0 " + std::to_string(-2 * n) + " 2\"");

@@ -36,9 +36,9 @@ using ObsLayout = std::vector<ObsEntry>;
 
 // A task's constants: where control.Environment gets them from the task's constructor.
 struct TaskInfo {
-  std::string domain, task;   // suite.load(domain, task)
-  double time_limit;          // seconds (the domain's _DEFAULT_TIME_LIMIT)
-  double control_timestep;    // seconds; 0: the task passes none (one physics step per control step)
+  std::string domain, task;  // suite.load(domain, task)
+  double time_limit;         // seconds (the domain's _DEFAULT_TIME_LIMIT)
+  double control_timestep;   // seconds; 0: the task passes none (one physics step per control step)
 };
 
 // Config keys of every suite task (the kwargs of suite.load's task_kwargs and environment_kwargs):
@@ -55,10 +55,9 @@ struct TaskInfo {
 //   max_episode_steps    0: derived from time_limit, as control.Environment's step limit.
 // `random` is the pool's `seed`: env i's RandomState is seeded with its seed (seed + i).
 inline Config CommonDefaults(const TaskInfo& info, const std::string& suite_dir) {
-  return Config{{"max_episode_steps", int64_t{0}},   {"time_limit", info.time_limit},
-                {"control_timestep", 0.0},           {"n_sub_steps", int64_t{0}},
-                {"flat_observation", false},         {"legacy_step", true},
-                {"expose_physics_state", false},     {"suite_dir", suite_dir}};
+  return Config{{"max_episode_steps", int64_t{0}}, {"time_limit", info.time_limit}, {"control_timestep", 0.0},
+                {"n_sub_steps", int64_t{0}},       {"flat_observation", false},     {"legacy_step", true},
+                {"expose_physics_state", false},   {"suite_dir", suite_dir}};
 }
 
 // control.compute_n_steps, or n_sub_steps when given.
@@ -75,7 +74,8 @@ inline int NumSubSteps(const Config& config, const TaskInfo& info, double physic
   if (control_timestep == 0) return 1;
   if (control_timestep < physics_timestep) {
     throw std::invalid_argument("Control timestep (" + std::to_string(control_timestep) +
-                                ") cannot be smaller than physics timestep (" + std::to_string(physics_timestep) + ").");
+                                ") cannot be smaller than physics timestep (" + std::to_string(physics_timestep) +
+                                ").");
   }
   const double ratio = control_timestep / physics_timestep;
   if (std::abs(ratio - std::nearbyint(ratio)) > 1e-8) {

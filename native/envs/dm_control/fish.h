@@ -28,7 +28,7 @@ class FishEnv final : public SuiteEnv<FishEnv, FishTask> {
         torso_(Id(mjOBJ_BODY, "torso")),
         target_(Id(mjOBJ_GEOM, "target")),
         mouth_(Id(mjOBJ_GEOM, "mouth")) {
-    static const char* const kJoints[kNumJoints] = {"tail1",          "tail_twist",  "tail2",        "finright_roll",
+    static const char* const kJoints[kNumJoints] = {"tail1",          "tail_twist",   "tail2",        "finright_roll",
                                                     "finright_pitch", "finleft_roll", "finleft_pitch"};  // _JOINTS
     for (int k = 0; k < kNumJoints; ++k) {
       const int joint = Id(mjOBJ_JOINT, kJoints[k]);

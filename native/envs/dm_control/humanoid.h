@@ -33,7 +33,7 @@ class HumanoidEnv final : public SuiteEnv<HumanoidEnv, HumanoidTask> {
 
   HumanoidEnv(const EnvSpec& spec, int env_id, Task task)
       : SuiteEnv(spec, env_id, task),
-        move_speed_(task == Task::kStand || task == Task::kCMUStand   ? 0.0
+        move_speed_(task == Task::kStand || task == Task::kCMUStand ? 0.0
                     : task == Task::kWalk || task == Task::kCMUWalk ? 1.0
                                                                     : 10.0),
         torso_(Id(mjOBJ_BODY, IsCMU(task) ? "thorax" : "torso")),
@@ -84,8 +84,7 @@ class HumanoidEnv final : public SuiteEnv<HumanoidEnv, HumanoidTask> {
     const double* com_velocity = Sensor(com_velocity_);
     if (move_speed_ == 0) {
       const Tolerance still{0, 0, 2};
-      const double dont_move =
-          Mean([&](std::ptrdiff_t k) { return still(com_velocity[k], Operand::kArray); }, 2);
+      const double dont_move = Mean([&](std::ptrdiff_t k) { return still(com_velocity[k], Operand::kArray); }, 2);
       return small_control * stand_reward * dont_move;
     }
     const double speed = mujoco::Norm2(com_velocity[0], com_velocity[1]);

@@ -17,9 +17,9 @@ enum class ManipulatorTask { kBringBall, kBringPeg, kInsertBall, kInsertPeg };
 
 class ManipulatorEnv final : public SuiteEnv<ManipulatorEnv, ManipulatorTask> {
  public:
-  static constexpr double kClose = .01;                                      // _CLOSE
-  static constexpr double kPInHand = .1, kPInTarget = .1;                    // _P_IN_HAND, _P_IN_TARGET
-  static constexpr int kNumTouch = 5;                                        // _TOUCH_SENSORS
+  static constexpr double kClose = .01;                    // _CLOSE
+  static constexpr double kPInHand = .1, kPInTarget = .1;  // _P_IN_HAND, _P_IN_TARGET
+  static constexpr int kNumTouch = 5;                      // _TOUCH_SENSORS
 
   static bool UsePeg(Task task) { return task == Task::kBringPeg || task == Task::kInsertPeg; }
   static bool Insert(Task task) { return task == Task::kInsertBall || task == Task::kInsertPeg; }

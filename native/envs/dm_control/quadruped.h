@@ -18,7 +18,7 @@ enum class QuadrupedTask { kWalk, kRun, kFetch };
 class QuadrupedEnv final : public SuiteEnv<QuadrupedEnv, QuadrupedTask> {
  public:
   static constexpr double kRunSpeed = 5, kWalkSpeed = 0.5;  // _RUN_SPEED, _WALK_SPEED
-  static constexpr int kMaxAttempts = 10000;               // _find_non_contacting_height's
+  static constexpr int kMaxAttempts = 10000;                // _find_non_contacting_height's
 
   static TaskInfo Info(Task task) {
     static const char* const kNames[] = {"walk", "run", "fetch"};

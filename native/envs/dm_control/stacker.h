@@ -31,9 +31,12 @@ class StackerEnv final : public SuiteEnv<StackerEnv, StackerTask> {
   }
   static ObsLayout Layout(const mjModel& m, Task task) {
     const int n = NumBoxes(task);
-    return {{"arm_pos", {PlanarArm::kNumJoints, 2}}, {"arm_vel", {PlanarArm::kNumJoints}},
-            {"touch", {m.nsensordata}},             {"hand_pos", {4}},
-            {"box_pos", {n, 4}},                    {"box_vel", {3 * n}},
+    return {{"arm_pos", {PlanarArm::kNumJoints, 2}},
+            {"arm_vel", {PlanarArm::kNumJoints}},
+            {"touch", {m.nsensordata}},
+            {"hand_pos", {4}},
+            {"box_pos", {n, 4}},
+            {"box_vel", {3 * n}},
             {"target_pos", {2}}};
   }
   // The target the episode drew: model.body_pos['target'].
@@ -49,8 +52,8 @@ class StackerEnv final : public SuiteEnv<StackerEnv, StackerTask> {
         grasp_site_(Id(mjOBJ_SITE, "grasp")) {
     for (int b = 0; b < NumBoxes(task); ++b) {
       const std::string name = "box" + std::to_string(b);
-      boxes_.push_back(Box{Id(mjOBJ_BODY, name.c_str()), Id(mjOBJ_SITE, name.c_str()),
-                           Joint(name + "_x"), Joint(name + "_y"), Joint(name + "_z")});
+      boxes_.push_back(Box{Id(mjOBJ_BODY, name.c_str()), Id(mjOBJ_SITE, name.c_str()), Joint(name + "_x"),
+                           Joint(name + "_y"), Joint(name + "_z")});
     }
   }
 

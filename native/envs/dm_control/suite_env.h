@@ -29,7 +29,8 @@ class SuiteEnv : public DmControlEnv {
   static ObsLayout TaskStateLayout(Task /*task*/) { return {}; }
 
  protected:
-  SuiteEnv(const EnvSpec& spec, int env_id, Task task) : SuiteEnv(spec, env_id, task, Derived::Model(spec.config, task)) {}
+  SuiteEnv(const EnvSpec& spec, int env_id, Task task)
+      : SuiteEnv(spec, env_id, task, Derived::Model(spec.config, task)) {}
 
   static ModelPtr SuiteModel(const Config& config, const std::string& xml_file) {
     return CompileModel(config.GetString("suite_dir"), xml_file);

@@ -23,7 +23,9 @@ class WalkerEnv final : public SuiteEnv<WalkerEnv, WalkerTask> {
 
   WalkerEnv(const EnvSpec& spec, int env_id, Task task)
       : SuiteEnv(spec, env_id, task),
-        move_speed_(task == Task::kStand ? 0.0 : task == Task::kWalk ? 1.0 : 8.0),
+        move_speed_(task == Task::kStand  ? 0.0
+                    : task == Task::kWalk ? 1.0
+                                          : 8.0),
         torso_(Id(mjOBJ_BODY, "torso")),
         speed_sensor_(Id(mjOBJ_SENSOR, "torso_subtreelinvel")) {}
 
