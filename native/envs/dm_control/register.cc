@@ -12,6 +12,7 @@
 #include "envs/dm_control/cartpole.h"
 #include "envs/dm_control/cheetah.h"
 #include "envs/dm_control/dm_control_env.h"
+#include "envs/dm_control/dog.h"
 #include "envs/dm_control/finger.h"
 #include "envs/dm_control/fish.h"
 #include "envs/dm_control/hopper.h"
@@ -51,6 +52,11 @@ void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
   registry.Add(DmTask<CartpoleEnv>("CartpoleTwoPoles-v1", CartpoleTask::kTwoPoles, suite_dir));
   registry.Add(DmTask<CartpoleEnv>("CartpoleThreePoles-v1", CartpoleTask::kThreePoles, suite_dir));
   registry.Add(DmTask<CheetahEnv>("CheetahRun-v1", 0, suite_dir));
+  registry.Add(DmTask<DogEnv>("DogStand-v1", DogTask::kStand, suite_dir));
+  registry.Add(DmTask<DogEnv>("DogWalk-v1", DogTask::kWalk, suite_dir));
+  registry.Add(DmTask<DogEnv>("DogTrot-v1", DogTask::kTrot, suite_dir));
+  registry.Add(DmTask<DogEnv>("DogRun-v1", DogTask::kRun, suite_dir));
+  registry.Add(DmTask<DogEnv>("DogFetch-v1", DogTask::kFetch, suite_dir));
   registry.Add(DmTask<FingerEnv>("FingerSpin-v1", FingerTask::kSpin, suite_dir));
   registry.Add(DmTask<FingerEnv>("FingerTurnEasy-v1", FingerTask::kTurnEasy, suite_dir));
   registry.Add(DmTask<FingerEnv>("FingerTurnHard-v1", FingerTask::kTurnHard, suite_dir));
