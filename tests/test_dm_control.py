@@ -188,6 +188,27 @@ def test_alignment_full_episode(task: DmTask) -> None:
     assert run_alignment(task, 3, steps + 1, **kwargs) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS, ids=str)
+def test_initial_states_of_many_seeds(task: DmTask) -> None:
+    """The initial-state distribution, seed by seed: the first observation of env i of a pool with
+    seed 1000 equals that of suite.load(random=1000 + i), for 40 envs (the same RandomState draws)."""
+    num_envs = 40
+    env = parallel_pool.make_dm(task.task_id, num_envs=num_envs, seed=1000)
+    try:
+        ours = env.reset()
+        for i in range(num_envs):
+            theirs = load_oracle(task, 1000 + i).reset()
+            for key, value in theirs.observation.items():
+                mine = getattr(ours.observation, key)[i]
+                if key in task.log1p_keys:
+                    np.testing.assert_allclose(mine, value, rtol=TOUCH_RTOL, atol=0, err_msg=f"env {i} {key}")
+                else:
+                    np.testing.assert_array_equal(mine, value, err_msg=f"env {i} {key}")
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("task", TASKS, ids=str)
 def test_spec_matches_suite(task: DmTask) -> None:
     """Observation keys, order, shapes and dtypes; action bounds; the step limit."""

@@ -4,6 +4,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
