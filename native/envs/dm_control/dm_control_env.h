@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -23,8 +24,12 @@
 
 namespace pp::dm_control {
 
-// One entry of a task's observation OrderedDict: its key and shape (empty: a scalar).
+// One entry of a task's observation OrderedDict: its key and shape (empty: a scalar). The shape is
+// given in MuJoCo's sizes (mjtSize, 64-bit), e.g. {"velocity", {m.nv}}.
 struct ObsEntry {
+  ObsEntry(std::string key, std::initializer_list<int64_t> dims) : name(std::move(key)) {
+    for (int64_t d : dims) shape.push_back(static_cast<int>(d));
+  }
   std::string name;
   std::vector<int> shape;
   int size() const {
@@ -115,11 +120,11 @@ inline EnvSpec MakeDmSpec(const mjModel& model, const Config& config, const Task
     low.push_back(limited ? model.actuator_ctrlrange[2 * i] : -mjMAXVAL);
     high.push_back(limited ? model.actuator_ctrlrange[2 * i + 1] : mjMAXVAL);
   }
-  spec.action.push_back(Box("action", Dtype::kFloat64, {model.nu}, low, high));
+  spec.action.push_back(Box("action", Dtype::kFloat64, {static_cast<int>(model.nu)}, low, high));
   if (config.GetBool("expose_physics_state")) {
-    spec.state.push_back(Box("info:qpos", Dtype::kFloat64, {model.nq}));
-    spec.state.push_back(Box("info:qvel", Dtype::kFloat64, {model.nv}));
-    if (model.na > 0) spec.state.push_back(Box("info:act", Dtype::kFloat64, {model.na}));
+    spec.state.push_back(Box("info:qpos", Dtype::kFloat64, {static_cast<int>(model.nq)}));
+    spec.state.push_back(Box("info:qvel", Dtype::kFloat64, {static_cast<int>(model.nv)}));
+    if (model.na > 0) spec.state.push_back(Box("info:act", Dtype::kFloat64, {static_cast<int>(model.na)}));
     for (const ObsEntry& e : task_state) spec.state.push_back(Box("info:" + e.name, Dtype::kFloat64, e.shape));
   }
   const int n_sub_steps = NumSubSteps(config, info, model.opt.timestep);

@@ -97,8 +97,16 @@ class SwimmerEnv final : public SuiteEnv<SwimmerEnv, SwimmerTask> {
     for (const char* pos : {"0 -.2 .5", "-.9 .5 .15"}) {  // the trackcom cameras' positions
       std::istringstream dims(pos);
       std::string scaled;
-      for (double dim; dims >> dim;) scaled += (scaled.empty() ? "" : " ") + PyFloat(dim * scale);
-      ReplaceFirst(xml, std::string("pos=\"") + pos + "\"", "pos=\"" + scaled + "\"");
+      for (double dim; dims >> dim;) {
+        if (!scaled.empty()) scaled += ' ';
+        scaled += PyFloat(dim * scale);
+      }
+      std::string original = "pos=\"", replacement = "pos=\"";
+      original += pos;
+      original += '"';
+      replacement += scaled;
+      replacement += '"';
+      ReplaceFirst(xml, original, replacement);
     }
     return xml;
   }
