@@ -155,12 +155,14 @@ def run_alignment(task: DmTask, seed: int, steps: int, **kwargs: Any) -> int:
     oracle = load_oracle(task, seed, **kwargs)
     env = parallel_pool.make_dm(task.task_id, num_envs=1, seed=seed, **kwargs)
     spec = oracle.action_spec()
+    # Unlimited actuators (lqr's) are bounded by +-mjMAXVAL: draw those in [-1, 1].
+    low, high = np.maximum(spec.minimum, -1.0), np.minimum(spec.maximum, 1.0)
     actions = np.random.default_rng(seed + 1)
     try:
         assert_timestep_equal(task, env.reset(), oracle.reset(), "reset")
         ends = 0
         for t in range(steps):
-            action = actions.uniform(spec.minimum, spec.maximum)
+            action = actions.uniform(low, high)
             theirs = oracle.step(action)
             ours = env.step(action[None])
             assert_timestep_equal(task, ours, theirs, f"step {t}")
@@ -404,6 +406,36 @@ def test_alignment_async(task_id: str, async_rows: Any) -> None:
     finally:
         pool.close()
     assert ends >= num_envs
+
+
+def test_physics_error_on_the_same_step() -> None:
+    """An unstable simulation (lqr's unlimited motors driven by random forces up to mjMAXVAL) is
+    dm_control's PhysicsError on the step its check_invalid_state sees MuJoCo's warning; ours raises
+    on the same step, naming it."""
+    task = by_id("LqrLqr62-v1")
+    oracle = load_oracle(task, 3)
+    env = parallel_pool.make_dm(task.task_id, num_envs=1, seed=3)
+    spec = oracle.action_spec()
+    actions = np.random.default_rng(4)
+    try:
+        oracle.reset()
+        env.reset()
+        steps = 0
+        while True:
+            assert steps < 2_000, "the oracle never diverged"
+            action = actions.uniform(spec.minimum, spec.maximum)
+            try:
+                oracle.step(action)
+            except Exception as e:  # dm_control.rl.control.PhysicsError
+                assert type(e).__name__ == "PhysicsError"
+                with pytest.raises(parallel_pool.EnvError, match="PhysicsError.*mjWARN_BADQACC"):
+                    env.step(action[None])
+                break
+            env.step(action[None])
+            steps += 1
+        assert steps > 0
+    finally:
+        env.close()
 
 
 def test_render_is_refused() -> None:
