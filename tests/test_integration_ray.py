@@ -61,8 +61,12 @@ def cluster() -> Iterator[Cluster]:
 
 
 def _kill(actor) -> None:
-    """Kill an actor and wait until Ray reports it dead: `ray.kill` only sends the request."""
+    """Kill an actor and wait until Ray reports it dead and its process is gone: `ray.kill` only
+    sends the request, and the GCS reports the actor dead a moment before its process exits (the
+    data plane, a socket to that process, sees the death when the process is gone)."""
+    pid = ray.get(actor.describe.remote(), timeout=60)["pid"]
     ray.kill(actor, no_restart=True)
+    _wait_process_gone(pid)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -73,6 +77,13 @@ def _kill(actor) -> None:
             pass
         time.sleep(0.05)
     raise AssertionError("the killed actor is still alive after 60 s")
+
+
+def _wait_process_gone(pid: int, wait_s: float = 60.0) -> None:
+    deadline = time.monotonic() + wait_s
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not os.path.exists(f"/proc/{pid}"), f"process {pid} still alive after {wait_s} s"
 
 
 def _alive_nodes() -> set[str]:
