@@ -172,6 +172,7 @@ class _Gather:
     extras: list[Any]
     skeleton: bytes | None = None
     merged: list[np.ndarray] = field(default_factory=list)
+    received: set[int] = field(default_factory=set)  # the indices of the nodes that answered
     lost: dict[int, Exception] = field(default_factory=dict)  # node index -> why its stream broke
 
 
@@ -677,7 +678,7 @@ class DistributedPool:
         deadline = time.monotonic() + self.call_timeout
         while True:
             waiting = [node for node in self._nodes
-                       if gather.parts[node.index] is None and node.index not in gather.lost]
+                       if node.index not in gather.received and node.index not in gather.lost]
             if not waiting:
                 break
             ready = _readable(waiting, deadline)
@@ -698,8 +699,9 @@ class DistributedPool:
                 except OSError as e:
                     gather.lost[node.index] = e
                     continue
-                gather.parts[node.index] = _SCATTERED if frame.message is None and frame.kind in (OK, ENV_ERROR) \
-                    else frame.message
+                scattered = frame.message is None and frame.kind in (OK, ENV_ERROR)
+                gather.parts[node.index] = _SCATTERED if scattered else frame.message
+                gather.received.add(node.index)
                 gather.kinds[node.index] = frame.kind
                 gather.extras[node.index] = frame.extra
         self._sync_pending = None
