@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -637,3 +639,68 @@ def test_removed_node_is_reported(cluster: Cluster) -> None:
         finally:
             pool.close()
     assert _alive_nodes() == {n["NodeID"] for n in ray.nodes() if n["Alive"]} and len(_alive_nodes()) == NUM_NODES
+
+
+# --- the examples: PPO collecting on every node, RLlib env runners on every node ---
+def _load_example(name: str):
+    """An example script as a module; cloudpickle ships its classes by value (the workers cannot
+    import it)."""
+    import importlib.util
+
+    from ray import cloudpickle  # Ray's own copy: the one that pickles the policy
+
+    path = Path(__file__).resolve().parent.parent / "examples" / name
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+def test_ppo_example_collects_on_every_node(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CleanRL-style PPO of examples/ppo_ray.py, a smoke run: 3 iterations of rollouts on
+    the 3 nodes (a torch agent on each), updates, weights broadcast."""
+    ppo = _load_example("ppo_ray.py")
+    ppo.main(["--num-envs-per-node", "2", "--num-steps", "16", "--total-timesteps", str(3 * 6 * 16),
+              "--update-epochs", "1"])
+    out = capsys.readouterr().out
+    assert f"{NUM_NODES} nodes x 2 envs; 96 steps per iteration" in out
+    assert "step 288: mean episode return" in out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_ppo_example_reaches_475_on_cartpole(cluster: Cluster) -> None:
+    ppo = _load_example("ppo_ray.py")
+    best = ppo.main(["--target", "475", "--total-timesteps", "1000000"])
+    assert best >= 475, f"PPO on the cluster reached a mean return of only {best}"
+
+
+def test_rllib_env_runners_on_every_node(cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """env_runners_on_every_node: one RLlib env runner per node (each asks for a whole node's
+    CPUs), each stepping one native pool."""
+    import ray.tune.trainable.trainable as trainable_module
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from parallel_pool.integrations.rllib import env_runners_on_every_node, register
+
+    monkeypatch.setattr(trainable_module, "DEFAULT_STORAGE_PATH", str(tmp_path / "ray_results"))
+    config = env_runners_on_every_node(PPOConfig().environment(register("CartPole-v1")), num_envs_per_env_runner=4)
+    config = config.training(train_batch_size_per_learner=600, minibatch_size=200, num_epochs=1).debugging(seed=0)
+    algo = config.build_algo()
+    try:
+        placed = algo.env_runner_group.foreach_env_runner(
+            lambda runner: (ray.get_runtime_context().get_node_id(), type(runner.env.unwrapped).__name__,
+                            runner.env.unwrapped.num_envs),
+            local_env_runner=False,
+        )
+        assert sorted(node for node, _, _ in placed) == sorted(_alive_nodes())  # one on each node
+        assert {(kind, num) for _, kind, num in placed} == {("ParallelPoolVectorEnv", 4)}
+        # Each samples from its pool (training through the plug-in is test_integration_rllib's).
+        sampled = algo.env_runner_group.foreach_env_runner(
+            lambda runner: sum(len(episode) for episode in runner.sample(num_timesteps=40)), local_env_runner=False
+        )
+        assert len(sampled) == NUM_NODES and all(steps >= 40 for steps in sampled)
+    finally:
+        algo.stop()
