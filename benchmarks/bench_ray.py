@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"no-op Ray actor call: {noop_ms:.2f} ms; data-plane round trip (1-env CartPole step per node, 2 nodes): "
           f"{step_ms:.3f} ms; load average {os.getloadavg()[0]:.1f} at the end")
     print()
-    print("| task | n | mode | local pool, 2n envs (steps/s) | 2 nodes x n envs (steps/s) | ratio (median of rounds) | ratios per round |")
+    print("| task | n | mode | local pool, 2n envs (steps/s) | 2 nodes x n envs (steps/s) "
+          "| ratio (median of rounds) | ratios per round |")
     print("|---|---:|---|---:|---:|---:|---|")
     for task, n, mode, local, dist, ratio in rows:
         per_round = ", ".join(f"{d / lo:.2f}" for d, lo in zip(dist, local))

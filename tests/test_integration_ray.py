@@ -606,9 +606,9 @@ def test_rollout_restart_and_node_failure(cluster: Cluster) -> None:
 
 def test_removed_node_is_reported(cluster: Cluster) -> None:
     """A node removed from the cluster (its raylet and workers stopped, not only the actor killed):
-    NodeFailedError names it, in sync, async and rollout calls, and with restart=True too (a node
-    that left cannot hold a new pool)."""
-    for restart, mode in [(False, "sync"), (True, "async"), (True, "rollout")]:
+    NodeFailedError names it, in a sync call (the path rollouts share) and an async one, and with
+    restart=True too (a node that left cannot hold a new pool)."""
+    for restart, mode in [(False, "sync"), (True, "async")]:
         extra = cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes(timeout=TIMEOUT)
         async_kwargs = {"batch_size_per_node": 1} if mode == "async" else {}
@@ -620,7 +620,6 @@ def test_removed_node_is_reported(cluster: Cluster) -> None:
                 pool.async_reset()
             else:
                 pool.reset()
-                pool.set_policy(lambda obs: np.zeros(len(obs), dtype=np.int64))
             cluster.remove_node(extra)
             deadline = time.monotonic() + TIMEOUT
             with pytest.raises(NodeFailedError) as excinfo:
@@ -628,10 +627,8 @@ def test_removed_node_is_reported(cluster: Cluster) -> None:
                     if mode == "async":
                         _, _, _, _, info = pool.recv(timeout=TIMEOUT)
                         pool.send(np.zeros(len(info["env_id"]), dtype=np.int64), info["env_id"])
-                    elif mode == "sync":
-                        pool.step(np.zeros(pool.num_envs, dtype=np.int64))
                     else:
-                        pool.rollout(2)
+                        pool.step(np.zeros(pool.num_envs, dtype=np.int64))
             assert excinfo.value.node_id == extra.node_id
             assert excinfo.value.env_ids == [2 * victim, 2 * victim + 1]
             if restart:
@@ -677,6 +674,21 @@ def test_ppo_example_reaches_475_on_cartpole(cluster: Cluster) -> None:
     assert best >= 475, f"PPO on the cluster reached a mean return of only {best}"
 
 
+def test_rllib_config_for_every_node(cluster: Cluster) -> None:
+    """env_runners_on_every_node asks for one env runner per alive node, each for a whole node's
+    CPUs (so no node can hold two), each a VectorEnv over one native pool."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from parallel_pool.integrations.rllib import VECTORIZE_MODE, env_runners_on_every_node
+
+    config = env_runners_on_every_node(PPOConfig(), num_envs_per_env_runner=4)
+    assert config.num_env_runners == NUM_NODES
+    assert config.num_cpus_per_env_runner == 1  # each node of this cluster has one CPU
+    assert config.num_envs_per_env_runner == 4 and config.gym_env_vectorize_mode == VECTORIZE_MODE
+    assert env_runners_on_every_node(PPOConfig(), 4, cpus_per_node=3).num_cpus_per_env_runner == 3
+
+
+@pytest.mark.slow  # building the algorithm starts a runner process per node: ~40 s here
 def test_rllib_env_runners_on_every_node(cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """env_runners_on_every_node: one RLlib env runner per node (each asks for a whole node's
     CPUs), each stepping one native pool."""

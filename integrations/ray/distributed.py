@@ -12,7 +12,6 @@ flight, so every node works while the driver does.
 from __future__ import annotations
 
 import logging
-import pickle
 import select
 import signal
 import socket
@@ -762,7 +761,7 @@ class DistributedPool:
 
     def _merged(self, gather: _Gather) -> Any:
         n = self.num_envs_per_node
-        tree = pickle.loads(gather.skeleton) if gather.skeleton else None
+        tree = wire.parse_skeleton(gather.skeleton)[0] if gather.skeleton else None
         if all(part is _SCATTERED for part in gather.parts):
             message = wire.decode(tree, gather.merged)
         else:

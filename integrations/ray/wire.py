@@ -68,8 +68,10 @@ def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
     numeric arrays replaced by ``Slot``s, and those arrays in slot order. Object arrays, scalars and
     anything else stay in the skeleton (pickled)."""
     arrays: list[np.ndarray] = []
+    cacheable = True
 
     def strip(value: Any) -> Any:
+        nonlocal cacheable
         if isinstance(value, np.ndarray) and value.dtype != object:
             array = np.ascontiguousarray(value)
             arrays.append(array)
@@ -80,10 +82,56 @@ def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
             return [strip(v) for v in value]
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items()}
+        if value is not None:
+            cacheable = False  # a value, not only structure: pickled each time
         return value
 
-    skeleton = pickle.dumps(strip(message), protocol=pickle.HIGHEST_PROTOCOL)
+    tree = strip(message)
+    if not cacheable:
+        return pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL), arrays
+    # A task's batches repeat one structure: its skeleton is pickled once (the key is cheap to
+    # build and hash, the pickling is not).
+    key = _signature(tree)
+    skeleton = _encoded.get(key)
+    if skeleton is None:
+        skeleton = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
+        _remember(_encoded, key, skeleton)
     return skeleton, arrays
+
+
+# Skeletons already pickled (by structure) and unpickled (by bytes), a few dozen at most.
+_encoded: dict[Any, bytes] = {}
+_decoded: dict[bytes, tuple[Any, list[Slot]]] = {}
+_CACHE_SIZE = 64
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+
+
+def _signature(tree: Any) -> Any:
+    if isinstance(tree, Slot):
+        return (tree.dtype, tree.shape)
+    if isinstance(tree, tuple):
+        return ("t", *(_signature(v) for v in tree))
+    if isinstance(tree, list):
+        return ("l", *(_signature(v) for v in tree))
+    if isinstance(tree, dict):
+        return ("d", *((k, _signature(v)) for k, v in tree.items()))
+    return None
+
+
+def parse_skeleton(skeleton: bytes) -> tuple[Any, list[Slot]]:
+    """The unpickled skeleton and its slots (in index order), cached by the bytes."""
+    parsed = _decoded.get(skeleton)
+    if parsed is None:
+        tree = pickle.loads(skeleton)
+        parsed = (tree, slots(tree))
+        if len(skeleton) < 65536:
+            _remember(_decoded, skeleton, parsed)
+    return parsed
 
 
 def decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
@@ -189,8 +237,7 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
     _recv_exact(sock, memoryview(head))
     skeleton = bytes(head[:skeleton_len])
     extra = pickle.loads(head[skeleton_len:]) if extra_len else None
-    tree = pickle.loads(skeleton)
-    tree_slots = slots(tree)
+    tree, tree_slots = parse_skeleton(skeleton)
     targets = into(skeleton, tree_slots) if into is not None and tree_slots else None
     if targets is not None:
         pad = memoryview(bytearray(_ALIGN))
