@@ -716,3 +716,23 @@ def test_rllib_env_runners_on_every_node(cluster: Cluster, tmp_path: Path, monke
         assert len(sampled) == NUM_NODES and all(steps >= 40 for steps in sampled)
     finally:
         algo.stop()
+
+
+def test_pool_threads_run_at_nice_0(cluster: Cluster) -> None:
+    """Ray starts its workers at nice 15, where a pool would get only the CPU that nice-0 work on
+    its node leaves (on the head node: the driver, the learner): the pool runs at nice 0 (checked
+    on the data-plane thread, which steps the envs in a sync pool) unless niceness=None keeps Ray's."""
+
+    def niceness_of_pool_threads(actor) -> list[int]:
+        threads = [actor._server.native_id]  # the data-plane thread
+        threads += [int(t) for t in os.listdir("/proc/self/task") if int(t) > actor._server.native_id]
+        return [os.getpriority(os.PRIO_PROCESS, t) for t in threads]
+
+    for niceness, expected in [(0, 0), (None, 15)]:
+        pool = make_distributed("CartPole-v1", num_envs_per_node=2, seed=0, niceness=niceness)
+        try:
+            values = ray.get(pool.actors[0].__ray_call__.remote(niceness_of_pool_threads), timeout=TIMEOUT)
+            assert values and set(values) == {expected}, values
+            pool.reset()  # and the pool works
+        finally:
+            pool.close()

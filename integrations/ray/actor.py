@@ -13,6 +13,7 @@ calling the policy on the node, and returns the trajectory segment, so one round
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -49,7 +50,13 @@ class PoolActor:
         >>> obs, reward, terminated, truncated, info = ray.get(actor.reset.remote())  # doctest: +SKIP
     """
 
-    def __init__(self, task_id: str, offset: int, make_kwargs: dict[str, Any]) -> None:
+    def __init__(self, task_id: str, offset: int, make_kwargs: dict[str, Any], niceness: int | None = None) -> None:
+        # Ray starts its workers at nice 15 (below the raylet), so a pool in one would get only the
+        # CPU that nice-0 work on its node leaves: the learner on the head node, Ray's own threads.
+        # The pool's threads inherit the nice value of the thread that creates them (this one),
+        # and the data-plane thread sets its own.
+        self._niceness = niceness
+        _set_niceness(niceness)
         self._env = parallel_pool.make_gymnasium(task_id, **make_kwargs)
         self._offset = offset
         self._deferred_error: tuple[str, list[int]] | None = None
@@ -95,6 +102,7 @@ class PoolActor:
         return host, listener.getsockname()[1], token
 
     def _serve(self, listener: socket.socket, token: bytes) -> None:
+        _set_niceness(self._niceness)
         with listener:
             while True:
                 try:
@@ -338,6 +346,18 @@ class PoolActor:
             if isinstance(players, dict) and "env_id" in players:
                 players["env_id"] = players["env_id"] + self._offset
         return result
+
+
+def _set_niceness(niceness: int | None) -> None:
+    """Sets the calling thread's nice value (Linux: per thread); a refusal (no CAP_SYS_NICE to go
+    below the current value) is logged, not raised."""
+    if niceness is None or not hasattr(os, "setpriority"):
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except OSError as e:
+        logging.getLogger(__name__).warning("parallel_pool: cannot set the pool's nice value to %d (%s); it "
+                                            "keeps Ray's %d", niceness, e, os.getpriority(os.PRIO_PROCESS, 0))
 
 
 def _call_policy(policy: Any, obs: Any) -> tuple[Any, dict[str, Any]]:

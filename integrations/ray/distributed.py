@@ -235,6 +235,7 @@ class DistributedPool:
         num_threads_per_node: int | None = None,
         restart: bool = False,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        niceness: int | None = 0,
         **make_kwargs: Any,
     ) -> None:
         if not ray.is_initialized():
@@ -249,6 +250,7 @@ class DistributedPool:
         self.is_async = self.batch_size_per_node < self.num_envs_per_node
         self.restart = restart
         self.call_timeout = call_timeout
+        self.niceness = niceness
         self.restarts: list[tuple[str, list[int]]] = []
         self._num_threads = num_threads_per_node
         self._make_kwargs = dict(make_kwargs)
@@ -571,7 +573,7 @@ class DistributedPool:
             num_cpus=0,
             max_restarts=0,
             max_task_retries=0,
-        ).remote(self.task_id, node.offset, kwargs)
+        ).remote(self.task_id, node.offset, kwargs, self.niceness)
 
     def _get(self, refs: list[Any]) -> list[Any]:
         try:
@@ -854,6 +856,8 @@ def make_distributed(
     ``num_threads_per_node`` defaults to the node's CPUs (at most ``num_envs_per_node``); an int
     ``seed`` gives global env ``i`` the seed ``seed + i``; other kwargs go to ``parallel_pool.make``
     on every node. ``call_timeout`` (seconds, default 120) bounds every wait on a node.
+    ``niceness`` (default 0) is the nice value of each pool's threads: Ray runs its workers at 15,
+    where the envs would get only the CPU that other work on the node leaves (None keeps Ray's).
     The driver must reach each node's address (as Ray's own workers do); ``docs/ray.md`` has
     how to start a cluster, what crosses the network and how throughput scales.
     """
