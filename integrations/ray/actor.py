@@ -277,7 +277,7 @@ class PoolActor:
             _put(buffers, "truncated", truncated, t, num_steps)
             ended.append(self._count_episodes(reward, terminated | truncated))
         self._obs = obs
-        segment = {**buffers, "next_obs": _copy(obs),
+        segment = {**buffers, "next_obs": obs,
                    "env_id": np.arange(self._offset, self._offset + n, dtype=np.int32)}
         episodes = {
             "env_id": np.concatenate([e[0] for e in ended]).astype(np.int32) + self._offset,
@@ -305,7 +305,9 @@ class PoolActor:
         running episode return and length."""
         if self._env.batch_size != self._env.num_envs:
             return
-        self._obs = _copy(result[0])
+        # A reference, not a copy: the arrays view an output block the pool reuses only once no
+        # array views it, so holding them costs one block, not a copy of every observation.
+        self._obs = result[0]
         if reset:
             self._after_done[:] = False
             self._episode_return[:] = 0
@@ -385,10 +387,6 @@ def _numpy(value: Any) -> np.ndarray:
 
 def _map(fn: Any, tree: Any) -> Any:
     return {k: _map(fn, v) for k, v in tree.items()} if isinstance(tree, dict) else fn(tree)
-
-
-def _copy(tree: Any) -> Any:
-    return _map(np.array, tree)
 
 
 def _put(buffers: dict[str, Any], key: str, value: Any, t: int, num_steps: int) -> None:
