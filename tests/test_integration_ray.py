@@ -499,7 +499,7 @@ def test_rollout_on_the_nodes_matches_local_stepping(cluster: Cluster) -> None:
 
 def test_rollout_with_a_torch_policy(cluster: Cluster) -> None:
     """A torch module is called on tensors (no gradients); load_state_dict takes new weights."""
-    torch = pytest.importorskip("torch")
+    import torch  # the rllib extra's (the test extra installs it)
 
     class TorchPolicy(torch.nn.Module):
         def __init__(self) -> None:
