@@ -1,7 +1,6 @@
 # The mujoco-core wheel's libmujoco, as the target pp_libmujoco (include directory and library by
-# full path), for a family that links it (dm_control). The file name carries the version and has no
+# full path), for the families that link it (mujoco, dm_control). The file name carries the version and has no
 # unversioned symlink, so it is found by glob; PP_LIBMUJOCO_DIR is its folder, for an rpath.
-# (native/envs/mujoco/CMakeLists.txt finds the same library for its pp_mujoco target.)
 include_guard(GLOBAL)
 if(NOT Python_EXECUTABLE)
   message(FATAL_ERROR "libmujoco: no Python interpreter found (it locates mujoco-core)")
