@@ -438,16 +438,6 @@ def test_physics_error_on_the_same_step() -> None:
         env.close()
 
 
-def test_render_is_refused() -> None:
-    env = parallel_pool.make_dm("CheetahRun-v1", num_envs=1)
-    try:
-        env.reset()
-        with pytest.raises(ValueError, match="render"):
-            env.render()
-    finally:
-        env.close()
-
-
 # ---- core/numpy_random_state.h against np.random.RandomState, draw by draw ----------------------
 
 RANDOM_STATE_SEEDS = [0, 1, 42, 12345, 2**31, 2**32 - 1]

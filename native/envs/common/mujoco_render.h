@@ -346,6 +346,11 @@ class Renderer {
   // flags, scene.flags[mjRND_*], persist across frames), for a caller to adjust before Render.
   mjvOption& option() { return option_; }
   mjvScene& scene() { return scene_; }
+  // The model mjv_updateScene reads, when it is not the uploaded one: an env's own copy of it
+  // (dm_control's tasks edit their copy's geom sizes, positions and colours, which the scene reads
+  // each frame, but no mesh, texture or height field, which mjr_makeContext uploads), so the envs of
+  // one task share one upload per thread. nullptr: the constructor's model. It must outlive this.
+  void set_scene_model(const mjModel* model) { scene_model_ = model; }
 
   // Draws `data` from `camera` (updated as mjv_updateScene updates it: a tracking camera's lookat)
   // and writes height x width x 3 RGB bytes, top row first (mujoco's
@@ -359,7 +364,8 @@ class Renderer {
     const UploadKey key{model_.get(), options_.size_buffer_to_frame ? width_ : model_->vis.global.offwidth,
                         options_.size_buffer_to_frame ? height_ : model_->vis.global.offheight, options_.font_scale};
     mjrContext* context = gl.Upload(key, model_);
-    mjv_updateScene(model_.get(), data, &option_, &perturb_, &camera, mjCAT_ALL, &scene_);
+    mjv_updateScene(scene_model_ != nullptr ? scene_model_ : model_.get(), data, &option_, &perturb_, &camera,
+                    mjCAT_ALL, &scene_);
     const mjrRect viewport{0, 0, width_, height_};
     mjr_setBuffer(mjFB_OFFSCREEN, context);
     mjr_render(viewport, &scene_, context);
@@ -381,6 +387,7 @@ class Renderer {
 
  private:
   std::shared_ptr<const mjModel> model_;
+  const mjModel* scene_model_ = nullptr;
   const int width_, height_;
   const RenderOptions options_;
   mjvScene scene_{};

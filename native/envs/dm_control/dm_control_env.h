@@ -10,6 +10,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -19,8 +20,12 @@
 #include "core/env.h"
 #include "core/numpy_random_state.h"
 #include "core/spec.h"
+#include "envs/common/pixel_stack.h"
 #include "envs/dm_control/physics.h"
 #include "envs/mujoco/numpy_math.h"
+#if PP_MUJOCO_RENDER
+#include "envs/common/mujoco_render.h"
+#endif
 
 namespace pp::dm_control {
 
@@ -58,12 +63,66 @@ struct TaskInfo {
 //   expose_physics_state info["qpos"], info["qvel"] (and info["act"] if the model has activations)
 //                        and the task state the episode drew (reacher's target, ...);
 //   suite_dir            the installed dm_control/suite, where the model files are read;
-//   max_episode_steps    0: derived from time_limit, as control.Environment's step limit.
+//   max_episode_steps    0: derived from time_limit, as control.Environment's step limit;
+// the frame, as Physics.render(height, width, camera_id) draws it (render() and pixel observations):
+//   width, height        the frame's size (Physics.render's 320 x 240); at most the model's
+//                        offscreen buffer (visual/global offwidth, offheight), as dm_control checks;
+//   camera_id            a camera of the model, -1 the free camera (mjv_defaultFreeCamera);
+//   camera_name          a camera by name ("" : camera_id), as a string camera_id in dm_control;
+// pixel observations (dm_control.suite.wrappers.pixels.Wrapper, rendered inside the step):
+//   from_pixels          observation "pixels", the frame (render_kwargs: width, height, camera);
+//   pixels_only          the wrapper's pixels_only: true, "pixels" alone; false, after the state's;
+//   gray_scale           "pixels" as Gymnasium's GrayscaleObservation converts it: (height, width);
+//   frame_stack          the last k frames, oldest first, the reset frame repeated at an episode's
+//                        start (FrameStackObservation(k, padding_type="reset")); 1: no stack axis.
 // `random` is the pool's `seed`: env i's RandomState is seeded with its seed (seed + i).
 inline Config CommonDefaults(const TaskInfo& info, const std::string& suite_dir) {
-  return Config{{"max_episode_steps", int64_t{0}}, {"time_limit", info.time_limit}, {"control_timestep", 0.0},
-                {"n_sub_steps", int64_t{0}},       {"flat_observation", false},     {"legacy_step", true},
-                {"expose_physics_state", false},   {"suite_dir", suite_dir}};
+  return Config{{"max_episode_steps", int64_t{0}},
+                {"time_limit", info.time_limit},
+                {"control_timestep", 0.0},
+                {"n_sub_steps", int64_t{0}},
+                {"flat_observation", false},
+                {"legacy_step", true},
+                {"expose_physics_state", false},
+                {"suite_dir", suite_dir},
+                {"width", int64_t{320}},
+                {"height", int64_t{240}},
+                {"camera_id", int64_t{-1}},
+                {"camera_name", std::string()},
+                {"from_pixels", false},
+                {"pixels_only", true},
+                {"gray_scale", false},
+                {"frame_stack", int64_t{1}}};
+}
+
+// What this build says when asked for a frame it cannot make.
+constexpr const char* kNoRenderBuild =
+    "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF)";
+
+// Camera(physics, camera_id=...)'s checks: a name is looked up (ValueError if the model has no
+// such camera), an id must be in [-1, ncam).
+inline int ResolveCamera(const mjModel& model, const Config& config) {
+  const std::string& name = config.GetString("camera_name");
+  int64_t id = config.GetInt("camera_id");
+  if (!name.empty()) {
+    if (id != -1) throw std::invalid_argument("give camera_id or camera_name, not both");
+    id = mj_name2id(&model, mjOBJ_CAMERA, name.c_str());
+    if (id < 0) throw std::invalid_argument("the model has no camera named '" + name + "'");
+  }
+  if (id < -1) throw std::invalid_argument("camera_id cannot be smaller than -1.");
+  if (id >= model.ncam) {
+    throw std::invalid_argument("model has " + std::to_string(model.ncam) +
+                                " fixed cameras. camera_id=" + std::to_string(id) + " is invalid.");
+  }
+  return static_cast<int>(id);
+}
+
+// wrapper.core._estimate_max_renderable_geoms: the scene's maxgeom is max(1000, this).
+inline int EstimateMaxRenderableGeoms(const mjModel& m) {
+  const int64_t frames = std::max({m.nbody, m.ngeom, m.nsite, m.ncam, m.nlight});
+  const int64_t n =
+      3 * frames + 4 * m.ngeom + 3 * m.nbody + m.nsite + m.ntendon + m.njnt + m.nu + m.nskin + m.ncam + m.nlight;
+  return static_cast<int>(std::max<int64_t>(1000, n));
 }
 
 // control.compute_n_steps, or n_sub_steps when given.
@@ -114,6 +173,52 @@ inline EnvSpec MakeDmSpec(const mjModel& model, const Config& config, const Task
   } else {
     for (const ObsEntry& e : obs) spec.state.push_back(Box("obs:" + e.name, Dtype::kFloat64, e.shape));
   }
+  const int64_t width = config.GetInt("width"), height = config.GetInt("height");
+  if (width < 1 || height < 1) {
+    throw std::invalid_argument("width and height must be >= 1, got " + std::to_string(width) + "x" +
+                                std::to_string(height));
+  }
+  // Camera.__init__'s checks, with its words.
+  if (width > model.vis.global.offwidth) {
+    throw std::invalid_argument("Image width " + std::to_string(width) + " > framebuffer width " +
+                                std::to_string(model.vis.global.offwidth) +
+                                ". Either reduce the image width or specify a larger offscreen framebuffer in the "
+                                "model XML (<visual><global offwidth=.../></visual>)");
+  }
+  if (height > model.vis.global.offheight) {
+    throw std::invalid_argument("Image height " + std::to_string(height) + " > framebuffer height " +
+                                std::to_string(model.vis.global.offheight) +
+                                ". Either reduce the image height or specify a larger offscreen framebuffer in the "
+                                "model XML (<visual><global offheight=.../></visual>)");
+  }
+  ResolveCamera(model, config);
+  constexpr int64_t kMaxFrameStack = 64;
+  const int64_t frame_stack = config.GetInt("frame_stack");
+  if (frame_stack < 1 || frame_stack > kMaxFrameStack) {
+    throw std::invalid_argument("frame_stack must be in [1, " + std::to_string(kMaxFrameStack) + "], got " +
+                                std::to_string(frame_stack));
+  }
+  spec.render_shape = {static_cast<int>(height), static_cast<int>(width), 3};
+  if (config.GetBool("from_pixels")) {
+#if !PP_MUJOCO_RENDER
+    throw std::invalid_argument(std::string("from_pixels: ") + kNoRenderBuild);
+#endif
+    if (config.GetBool("pixels_only")) {
+      spec.state.clear();
+    } else if (config.GetBool("flat_observation")) {
+      throw std::invalid_argument(
+          "from_pixels with pixels_only=False keeps the state observation under its own keys: it needs "
+          "flat_observation=False");
+    }
+    std::vector<int> shape;
+    if (frame_stack > 1) shape.push_back(static_cast<int>(frame_stack));
+    shape.push_back(static_cast<int>(height));
+    shape.push_back(static_cast<int>(width));
+    if (!config.GetBool("gray_scale")) shape.push_back(3);
+    spec.state.push_back(Box("obs:pixels", Dtype::kUInt8, shape, {0.0}, {255.0}));
+  } else if (config.GetBool("gray_scale") || frame_stack != 1) {
+    throw std::invalid_argument("gray_scale and frame_stack shape pixel observations: they need from_pixels=True");
+  }
   std::vector<double> low, high;
   for (int i = 0; i < model.nu; ++i) {
     const bool limited = model.actuator_ctrllimited[i] != 0;
@@ -140,8 +245,11 @@ class DmControlEnv : public Env {
     physics_.Reset();
     InitializeEpisode();
     physics_.AfterReset();
-    Write(Allocate());
+    Write(Allocate(), /*reset=*/true);
   }
+
+  // Physics.render(height, width, camera_id) of the current state.
+  void Render(uint8_t* rgb) override { RenderFrame(rgb); }
 
   // control.Environment.step(): before_step (ctrl = action, unclipped), Physics.step(n_sub_steps),
   // reward, observation; the time limit ends the episode with discount 1 (truncated) before the
@@ -152,20 +260,20 @@ class DmControlEnv : public Env {
     physics_.Step(n_sub_steps_, legacy_step_);
     StepResult result;
     result.reward = GetReward();
-    Write(Allocate());
+    Write(Allocate(), /*reset=*/false);
     result.truncated = TimeLimitReached();
     result.terminated = !result.truncated && GetTermination();
     return result;
   }
 
  protected:
-  DmControlEnv(const EnvSpec& spec, int env_id, const mjModel& compiled, const TaskInfo& info, ObsLayout obs,
+  DmControlEnv(const EnvSpec& spec, int env_id, const ModelPtr& compiled, const TaskInfo& info, ObsLayout obs,
                ObsLayout task_state = {})
       : Env(spec, env_id),
-        physics_(&compiled),
+        physics_(compiled.get()),
         m_(physics_.model()),
         d_(physics_.data()),
-        n_sub_steps_(NumSubSteps(spec.config, info, compiled.opt.timestep)),
+        n_sub_steps_(NumSubSteps(spec.config, info, compiled->opt.timestep)),
         legacy_step_(spec.config.GetBool("legacy_step")),
         action_(spec.ActionIndex("action")),
         obs_(std::move(obs)),
@@ -173,7 +281,10 @@ class DmControlEnv : public Env {
     int total = 0;
     for (const ObsEntry& e : obs_) total += e.size();
     buffer_.resize(static_cast<std::size_t>(total));
-    if (spec.config.GetBool("flat_observation")) {
+    const bool from_pixels = spec.config.GetBool("from_pixels");
+    if (from_pixels && spec.config.GetBool("pixels_only")) {
+      // The wrapper's pixels_only: no state observation is written (it is still computed).
+    } else if (spec.config.GetBool("flat_observation")) {
       obs_fields_.push_back(spec.StateIndex("obs"));
     } else {
       for (const ObsEntry& e : obs_) obs_fields_.push_back(spec.StateIndex("obs:" + e.name));
@@ -189,6 +300,46 @@ class DmControlEnv : public Env {
       }
       task_state_buffer_.resize(static_cast<std::size_t>(total_state));
     }
+    camera_id_ = ResolveCamera(*m_, spec.config);
+#if PP_MUJOCO_RENDER
+    compiled_ = compiled;
+#endif
+    if (from_pixels) {
+      pixels_field_ = spec.StateIndex("obs:pixels");
+      pixels_ = pixels::PixelStack(spec.render_shape[0], spec.render_shape[1], spec.config.GetBool("gray_scale"),
+                                   static_cast<int>(spec.config.GetInt("frame_stack")));
+    }
+  }
+
+  // Draws the current state as dm_control's Physics.render: a Camera made for the frame (scene of
+  // max(1000, estimate) geoms, MjvOption with the rangefinder off, the free camera from
+  // mjv_defaultFreeCamera) over the model's own offscreen buffer, the frame in its lower-left corner.
+  void RenderFrame(uint8_t* rgb) {
+#if PP_MUJOCO_RENDER
+    if (!renderer_) {
+      mujoco_render::RenderOptions options;
+      options.max_geom = EstimateMaxRenderableGeoms(*m_);
+      options.size_buffer_to_frame = false;
+      renderer_ =
+          std::make_unique<mujoco_render::Renderer>(compiled_, spec().render_shape[1], spec().render_shape[0], options);
+      renderer_->set_scene_model(m_);
+      renderer_->option().flags[mjVIS_RANGEFINDER] = 0;
+    }
+    // A fresh MjvCamera per frame, as each Physics.render makes one.
+    mjvCamera camera;
+    mjv_defaultCamera(&camera);
+    camera.fixedcamid = camera_id_;
+    if (camera_id_ == -1) {
+      camera.type = mjCAMERA_FREE;
+      mjv_defaultFreeCamera(m_, &camera);
+    } else {
+      camera.type = mjCAMERA_FIXED;
+    }
+    renderer_->Render(d_, camera, rgb);
+#else
+    (void)rgb;
+    throw std::runtime_error(kNoRenderBuild);
+#endif
   }
 
   // The task's initialize_episode (inside reset_context: after Physics.reset, before after_reset).
@@ -267,9 +418,14 @@ class DmControlEnv : public Env {
     Seeded();
   }
 
-  void Write(const Slot& out) {
+  void Write(const Slot& out, bool reset) {
     Observe(buffer_.data());
-    if (obs_fields_.size() == 1 && obs_.size() != 1) {
+    if (pixels_field_ >= 0) {
+      pixels_.Push([this](uint8_t* rgb) { RenderFrame(rgb); }, reset, out.Get<uint8_t>(pixels_field_));
+    }
+    if (obs_fields_.empty()) {
+      // pixels_only: no state observation.
+    } else if (obs_fields_.size() == 1 && obs_.size() != 1) {
       std::memcpy(out.Get<double>(obs_fields_[0]), buffer_.data(), buffer_.size() * sizeof(double));
     } else {
       std::size_t offset = 0;
@@ -303,6 +459,13 @@ class DmControlEnv : public Env {
   std::vector<double> buffer_, task_state_buffer_;
   int qpos_field_ = -1, qvel_field_ = -1, act_field_ = -1;
   NumpyRandomState random_;
+  int camera_id_ = -1;
+  int pixels_field_ = -1;
+  pixels::PixelStack pixels_;
+#if PP_MUJOCO_RENDER
+  ModelPtr compiled_;  // the uploaded model (shared by the task's envs); the scene reads m_
+  std::unique_ptr<mujoco_render::Renderer> renderer_;
+#endif
 };
 
 }  // namespace pp::dm_control

@@ -40,7 +40,7 @@ class SuiteEnv : public DmControlEnv {
 
  private:
   SuiteEnv(const EnvSpec& spec, int env_id, Task task, const ModelPtr& model)
-      : DmControlEnv(spec, env_id, *model, Derived::Info(task), Derived::Layout(*model, task),
+      : DmControlEnv(spec, env_id, model, Derived::Info(task), Derived::Layout(*model, task),
                      Derived::TaskStateLayout(task)),
         task_(task) {}
 };

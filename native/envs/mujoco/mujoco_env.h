@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pixel_stack.h"
 #include "envs/mujoco/model.h"
 #if PP_MUJOCO_RENDER
 #include "envs/common/mujoco_render.h"
@@ -220,10 +221,7 @@ class MujocoEnv : public Env {
     if (from_pixels_) {
       // The tasks still compute their state vector (ObsRow); it goes here, unread.
       state_obs_.resize(static_cast<std::size_t>(spec.tables.at("state_obs_size").at(0)));
-      const std::size_t pixels = static_cast<std::size_t>(spec.render_shape[0]) * spec.render_shape[1];
-      frame_bytes_ = gray_scale_ ? pixels : pixels * 3;
-      rgb_.resize(pixels * 3);
-      stack_.resize(frame_bytes_ * static_cast<std::size_t>(frame_stack_));
+      pixels_ = pixels::PixelStack(spec.render_shape[0], spec.render_shape[1], gray_scale_, frame_stack_);
     }
   }
 
@@ -368,35 +366,8 @@ class MujocoEnv : public Env {
     return (lower + upper) / 2.0;
   }
 
-  // GrayscaleObservation's conversion: np.sum(rgb * [0.2125, 0.7154, 0.0721], axis=-1) in float64,
-  // summed left to right as NumPy's reduction over the last axis does (r + (g + b) differs for 54
-  // of the 2^24 colours), truncated to uint8.
-  static uint8_t Gray(const uint8_t* p) {
-    const double r = p[0] * 0.2125, g = p[1] * 0.7154, b = p[2] * 0.0721;
-    return static_cast<uint8_t>((r + g) + b);
-  }
-
   void WritePixels(const Slot& out, bool reset) {
-    head_ = reset ? 0 : (head_ + 1) % frame_stack_;
-    uint8_t* newest = stack_.data() + static_cast<std::size_t>(head_) * frame_bytes_;
-    if (gray_scale_) {
-      RenderFrame(rgb_.data());
-      for (std::size_t i = 0; i < frame_bytes_; ++i) newest[i] = Gray(&rgb_[3 * i]);
-    } else {
-      RenderFrame(newest);
-    }
-    if (reset) {
-      for (int k = 1; k < frame_stack_; ++k) {
-        std::memcpy(stack_.data() + static_cast<std::size_t>(k) * frame_bytes_, newest, frame_bytes_);
-      }
-    }
-    // Oldest first: the frame after the newest in the ring is the oldest.
-    uint8_t* obs = out.Get<uint8_t>(obs_field_);
-    for (int k = 0; k < frame_stack_; ++k) {
-      const int slot = (head_ + 1 + k) % frame_stack_;
-      std::memcpy(obs + static_cast<std::size_t>(k) * frame_bytes_,
-                  stack_.data() + static_cast<std::size_t>(slot) * frame_bytes_, frame_bytes_);
-    }
+    pixels_.Push([this](uint8_t* rgb) { RenderFrame(rgb); }, reset, out.Get<uint8_t>(obs_field_));
   }
 
   ModelPtr model_;  // shared, read-only
@@ -421,9 +392,7 @@ class MujocoEnv : public Env {
   const int frame_stack_;
   const int obs_field_;
   mutable std::vector<double> state_obs_;  // scratch the tasks' const WriteObs writes into
-  std::size_t frame_bytes_ = 0;
-  std::vector<uint8_t> rgb_, stack_;
-  int head_ = 0;
+  pixels::PixelStack pixels_;
 #if PP_MUJOCO_RENDER
   std::unique_ptr<mujoco_render::Renderer> renderer_;
   mjvCamera camera_{};
