@@ -60,7 +60,9 @@ def test_native_core_ctest() -> None:
         CONFIGURE_TIMEOUT_S,
         "CMake configure",
     )
-    _run([cmake, "--build", str(BUILD_DIR), "-j", jobs], BUILD_TIMEOUT_S, "CMake build of the C++ tests")
+    # The test executables alone (pp_tests), not the family libraries the Python package gets.
+    _run([cmake, "--build", str(BUILD_DIR), "--target", "pp_tests", "-j", jobs], BUILD_TIMEOUT_S,
+         "CMake build of the C++ tests")
     out = _run(
         [ctest, "--output-on-failure", "--timeout", str(PER_TEST_TIMEOUT_S)],
         CTEST_TIMEOUT_S,
