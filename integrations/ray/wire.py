@@ -18,11 +18,12 @@ comes only from that peer, so unpickling it trusts what Ray's own calls would.
 
 from __future__ import annotations
 
+import math
 import pickle
 import socket
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,10 +44,12 @@ class Slot:
     index: int
     dtype: str
     shape: tuple[int, ...]
+    # Computed once when the slot is made (and carried in its pickle): every frame of a task reads
+    # it for each of its arrays, and np.prod took ~5 us a call, ~0.1 ms per frame.
+    nbytes: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def nbytes(self) -> int:
-        return int(np.dtype(self.dtype).itemsize * int(np.prod(self.shape, dtype=np.int64)))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nbytes", np.dtype(self.dtype).itemsize * math.prod(self.shape))
 
 
 @dataclass
