@@ -12,8 +12,9 @@ and reports the median of the rounds' ratios.
   and ``send`` back;
 - rollout: ``K`` steps of every env with a NumPy policy (a linear layer on a few pixels for Atari,
   on the observation for MuJoCo): on the driver for the local pool, on each node for the
-  distributed one (``set_policy``, then ``send_rollout(K)`` / ``recv_rollout()`` with the next
-  segment sent before the last is received: double buffering), returning the segment;
+  distributed one (``set_policy`` + ``rollout(K)``), returning the segment;
+- rollout2: the same with two segments in flight on the distributed side (``send_rollout(K)``
+  before ``recv_rollout()`` of the last: each node steps the next segment while the last crosses);
 - the floor: a no-op Ray actor call, and a data-plane round trip of a 1-env CartPole step.
 
 Usage:
@@ -171,7 +172,9 @@ def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[
             policy = LinearPolicy(local.observation_space.shape, local.action_space)
             dist.reset()
             dist.set_policy(policy)
-            runs = (_local_rollout(local, policy, args.rollout_steps), _dist_rollout(dist, args.rollout_steps, args.rollouts_in_flight))
+            in_flight = 2 if mode == "rollout2" else 1
+            runs = (_local_rollout(local, policy, args.rollout_steps),
+                    _dist_rollout(dist, args.rollout_steps, in_flight))
     local_rates, dist_rates = [], []
     try:
         for _ in range(args.rounds):
@@ -214,10 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["Pong-v5", "Ant-v5"])
     parser.add_argument("--num-envs", type=int, nargs="+", default=[8, 32], help="n: envs per node")
-    parser.add_argument("--modes", nargs="+", default=["sync", "async", "rollout"])
+    parser.add_argument("--modes", nargs="+", default=["sync", "async", "rollout", "rollout2"],
+                        choices=["sync", "async", "rollout", "rollout2"])
     parser.add_argument("--rollout-steps", type=int, default=32, help="K: steps per rollout")
-    parser.add_argument("--rollouts-in-flight", type=int, choices=(1, 2), default=2,
-                        help="segments a node has queued: 2 (double buffering, default) or 1 (rollout())")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per timed measurement")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per cell")
     args = parser.parse_args(argv)
@@ -233,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, 1 thread each) vs one local pool "
           f"(2n envs, 2 threads); {os.cpu_count()} CPUs; {args.rounds} interleaved rounds of {args.seconds} s; "
-          f"rollout K={args.rollout_steps}, {args.rollouts_in_flight} in flight; load average {os.getloadavg()[0]:.1f} at start")
+          f"rollout K={args.rollout_steps}; load average {os.getloadavg()[0]:.1f} at start")
     cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 1, "temp_dir": os.path.join(temp_root, "ray"), "include_dashboard": False})
     rows = []

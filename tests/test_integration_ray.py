@@ -569,6 +569,40 @@ def test_rollout_send_recv_and_its_errors(cluster: Cluster) -> None:
         assert segment["actions"].shape == (pool.num_envs, 5)
         with pytest.raises(RuntimeError, match="no rollout in flight"):
             pool.recv_rollout()
+        for bad in (0, -1, True, 2.5):
+            with pytest.raises(ValueError, match="num_steps"):
+                pool.send_rollout(bad)
+        # Two in flight (double buffering): the segments of rollouts one after the other, in order.
+        k = 40
+        pool.set_policy(_threshold_policy_class()(0.0))
+        obs, _ = pool.reset(seed=11)
+        local = parallel_pool.make("CartPole-v1", num_envs=pool.num_envs)
+        local_obs, _ = local.reset(seed=11)
+        np.testing.assert_array_equal(obs, local_obs)
+        pool.send_rollout(k)
+        pool.send_rollout(k)
+        with pytest.raises(ValueError, match="rollout is in flight"):
+            pool.send_rollout(k)
+        with pytest.raises(ValueError, match="rollout is in flight"):
+            pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+        buffered = [pool.recv_rollout()]
+        pool.send_rollout(k)
+        buffered += [pool.recv_rollout(), pool.recv_rollout()]
+        ended = 0
+        for segment, episodes in buffered:
+            expected, local_obs = _local_rollout(local, _threshold_policy_class()(0.0), local_obs, k)
+            for key, value in expected.items():
+                np.testing.assert_array_equal(segment[key], value, err_msg=key)
+            np.testing.assert_array_equal(segment["next_obs"], local_obs)
+            done = expected["terminated"] | expected["truncated"]
+            assert sorted(episodes["env_id"].tolist()) == sorted(np.nonzero(done)[0].tolist())
+            ended += len(episodes["env_id"])
+        local.close()
+        assert ended > 0  # episodes ended: counted across double-buffered segments too
+        # A key the policy no longer returns does not come back from the last segment's arrays.
+        pool.set_policy(lambda obs: np.zeros(len(obs), dtype=np.int64))
+        segment, _ = pool.rollout(k)
+        assert "value" not in segment and (segment["actions"] == 0).all()
     finally:
         pool.close()
     async_pool = make_distributed("CartPole-v1", num_envs_per_node=2, batch_size_per_node=1, seed=0)
@@ -615,8 +649,22 @@ def test_rollout_restart_and_node_failure(cluster: Cluster) -> None:
         assert pool.restarts == [(pool.nodes[1], [2, 3])]
         local = parallel_pool.make("CartPole-v1", num_envs=n, seed=n)  # node 1's envs: seeds 2, 3
         np.testing.assert_array_equal(segment["obs"][n:2 * n, 0], local.reset()[0])  # from their reset
-        local.close()
         assert (segment["actions"] == 0).all()  # the restarted node has the weights too
+        local.close()
+        # Killed with two rollouts sent: the first has its envs from their reset, the second goes
+        # on from the first's end; one restart more, nothing else lost.
+        _kill(pool.actors[0])
+        pool.send_rollout(10)
+        pool.send_rollout(10)
+        first, _ = pool.recv_rollout()
+        second, _ = pool.recv_rollout()
+        assert pool.restarts == [(pool.nodes[1], [2, 3]), (pool.nodes[0], [0, 1])]
+        local = parallel_pool.make("CartPole-v1", num_envs=n, seed=0)  # node 0's envs: seeds 0, 1
+        np.testing.assert_array_equal(first["obs"][:n, 0], local.reset()[0])
+        local.close()
+        for part in (first, second):
+            assert part["obs"].shape == (pool.num_envs, 10, 4) and (part["actions"] == 0).all()
+        np.testing.assert_array_equal(second["obs"][:, 0], first["next_obs"])
     finally:
         pool.close()
     pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0)

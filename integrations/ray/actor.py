@@ -254,7 +254,8 @@ class PoolActor:
                                 "load_state_dict method to take the weights")
             self._pending_weights = weights
 
-    def rollout(self, num_steps: int, spare: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def rollout(self, num_steps: int,
+                spare: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """Steps every env ``num_steps`` times with the policy; returns ``(segment, episodes)``.
 
         ``segment`` is env-major: ``obs`` ``(num_envs, num_steps, *obs_shape)`` (the observation

@@ -11,8 +11,8 @@ flight, so every node works while the driver does.
 
 from __future__ import annotations
 
-import logging
 import _signal
+import logging
 import select
 import signal
 import socket
@@ -730,8 +730,9 @@ class DistributedPool:
                 continue
             with _sigint_held():
                 for node in ready:
+                    into = lambda skeleton, slots, node=node: self._into(gather, node, skeleton, slots)  # noqa: E731
                     try:
-                        frame = node.link.read(lambda skeleton, slots, node=node: self._into(gather, node, skeleton, slots))  # type: ignore[union-attr]
+                        frame = node.link.read(into)  # type: ignore[union-attr]
                     except OSError as e:
                         gather.lost[node.index] = e
                         continue
