@@ -138,7 +138,9 @@ class PoolActor:
         if kind == SEND:
             actions, env_id = message
             self.send(actions, env_id)
-            return True
+            if not extra:
+                return True
+            kind = RECV  # extra True: the driver's RECV rode along (one frame per batch, not two)
         if kind == ASYNC_RESET:
             self.async_reset(extra)
             return True

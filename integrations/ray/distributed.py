@@ -869,13 +869,18 @@ class DistributedPool:
         )
 
     def _send_to(self, node: _Node, actions: Any, ids: np.ndarray) -> None:
-        if not self._request(node, SEND, (actions, ids), None, reply=False):
-            return  # restarted: every env of it has its reset queued
         local = ids - node.offset
+        # The node's next batch is asked for now, so it is on its way while the driver works: when
+        # these envs make a batch's worth in flight, the RECV rides in the SEND's frame (a frame
+        # fewer to write and for the node to read, per batch).
+        ask = not node.recv_requested and node.in_flight + len(local) >= self.batch_size_per_node
+        if not self._request(node, SEND, (actions, ids), True if ask else None, reply=ask):
+            return  # restarted: every env of it has its reset queued (recv() asks for it)
         node.busy[local] = True
         node.in_flight += len(local)
-        # The node's next batch is asked for now, so it is on its way while the driver works.
-        self._request_recv(node)
+        if ask:
+            self._recv_sequence += 1
+            node.recv_requested = self._recv_sequence
 
     def _check_usable(self) -> None:
         if self._closed:
