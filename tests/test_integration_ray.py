@@ -118,6 +118,64 @@ def _check_continuity(elapsed: np.ndarray, prev_elapsed: np.ndarray, prev_done: 
     np.testing.assert_array_equal(elapsed, expected)
 
 
+def test_wire_frames_round_trip() -> None:
+    """The data plane's frames, without Ray: every dtype and shape (empty, 0-d, odd byte counts that
+    need padding) arrives equal, read into one buffer of its own (head and data in one scatter read)
+    or into given destinations; a 3 MB frame crosses a socket pair in pieces; Slot.nbytes is the
+    array's byte count, kept through pickling and ignored by equality."""
+    import pickle
+    import socket
+    import threading
+
+    from parallel_pool.integrations.ray import wire
+
+    rng = np.random.default_rng(0)
+    message = (
+        rng.integers(0, 255, size=(3, 4, 5), dtype=np.uint8),
+        rng.normal(size=3).astype(np.float32),
+        np.zeros(0, dtype=np.int64),
+        np.array(7, dtype=np.int16),
+        {"env_id": np.arange(3, dtype=np.int32), "flag": np.array([True, False, True]), "name": "x"},
+    )
+    for shape, dtype in (((3, 4, 5), "|u1"), ((), "<i2"), ((0,), "<i8"), ((2, 3), "<f8")):
+        slot = wire.Slot(0, dtype, shape)
+        assert slot.nbytes == np.zeros(shape, dtype=dtype).nbytes
+        copy = pickle.loads(pickle.dumps(slot))
+        assert copy == slot and copy.nbytes == slot.nbytes
+    a, b = socket.socketpair()
+    try:
+        wire.send_frame(a, 100, message, {"extra": 1})
+        frame = wire.read_frame(b)
+        assert frame.kind == 100 and frame.extra == {"extra": 1}
+        for got, sent in zip(frame.message[:4], message[:4]):
+            assert got.dtype == sent.dtype and got.shape == sent.shape
+            np.testing.assert_array_equal(got, sent)
+        for key in ("env_id", "flag"):
+            np.testing.assert_array_equal(frame.message[4][key], message[4][key])
+        assert frame.message[4]["name"] == "x"
+        # Into destinations (a sync call's merged rows), and a frame whose destinations are refused.
+        batch = (np.arange(6, dtype=np.float64).reshape(3, 2), np.array([1, 2, 3], dtype=np.uint8))
+        targets = [np.empty_like(x) for x in batch]
+        wire.send_frame(a, 101, batch)
+        wire.send_frame(a, 102, batch)
+        frame = wire.read_frame(b, lambda skeleton, slots: [t.reshape(-1).view(np.uint8).data for t in targets])
+        assert frame.kind == 101 and frame.message is None
+        for got, sent in zip(targets, batch):
+            np.testing.assert_array_equal(got, sent)
+        frame = wire.read_frame(b, lambda skeleton, slots: None)
+        np.testing.assert_array_equal(frame.message[0], batch[0])
+        np.testing.assert_array_equal(frame.message[1], batch[1])
+        big = rng.integers(0, 255, size=3 << 20, dtype=np.uint8)
+        sender = threading.Thread(target=wire.send_frame, args=(a, 103, (big,), None))
+        sender.start()
+        frame = wire.read_frame(b)
+        sender.join(TIMEOUT)
+        np.testing.assert_array_equal(frame.message[0], big)
+    finally:
+        a.close()
+        b.close()
+
+
 def test_one_pool_actor_per_node(cluster: Cluster) -> None:
     pool = make_distributed("CartPole-v1", num_envs_per_node=4, seed=0)
     try:

@@ -76,7 +76,8 @@ def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
     def strip(value: Any) -> Any:
         nonlocal cacheable
         if isinstance(value, np.ndarray) and value.dtype != object:
-            array = np.ascontiguousarray(value)
+            # (np.ascontiguousarray would make a 0-d array 1-d: only a strided one is copied)
+            array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
             arrays.append(array)
             return Slot(len(arrays) - 1, array.dtype.str, array.shape)
         if isinstance(value, tuple):
