@@ -10,6 +10,8 @@ and reports the median of the rounds' ratios.
 - sync: ``step`` of every env (2n rows per call);
 - async: ``recv`` of half of the envs' worth (local: ``n`` rows; distributed: one node's ``n/2``)
   and ``send`` back;
+- async-node: the same with the same rows per call on both sides: the distributed pool made with
+  ``asynchronous=True``, each ``recv`` one whole node of ``n`` envs (whichever finished first);
 - rollout: ``K`` steps of every env with a NumPy policy (a linear layer on a few pixels for Atari,
   on the observation for MuJoCo): on the driver for the local pool, on each node for the
   distributed one (``set_policy`` + ``rollout(K)``), returning the segment;
@@ -153,13 +155,14 @@ def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[
     # `nice -n -20` both sides get -20; left at make_distributed's default 0 they would compete
     # with the machine's other work at a lower priority than the local pool).
     dist_kwargs: dict[str, Any] = {**kwargs, "niceness": os.getpriority(os.PRIO_PROCESS, 0)}
-    if mode == "async":
+    if mode in ("async", "async-node"):
         local = parallel_pool.make(task, num_envs=2 * n, batch_size=n, num_threads=2, **kwargs)
-        dist = make_distributed(task, num_envs_per_node=n, batch_size_per_node=n // 2, call_timeout=120,
-                                **dist_kwargs)
+        per_node = n if mode == "async-node" else n // 2  # async-node: a whole node per recv
+        dist = make_distributed(task, num_envs_per_node=n, batch_size_per_node=per_node, asynchronous=True,
+                                call_timeout=120, **dist_kwargs)
         local.async_reset()
         dist.async_reset()
-        runs = (_async(local, _actions(local.action_space, n)), _async(dist, _actions(dist.action_space, n // 2)))
+        runs = (_async(local, _actions(local.action_space, n)), _async(dist, _actions(dist.action_space, per_node)))
     else:
         local = parallel_pool.make(task, num_envs=2 * n, num_threads=2, **kwargs)
         dist = make_distributed(task, num_envs_per_node=n, call_timeout=120, **dist_kwargs)
@@ -217,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["Pong-v5", "Ant-v5"])
     parser.add_argument("--num-envs", type=int, nargs="+", default=[8, 32], help="n: envs per node")
-    parser.add_argument("--modes", nargs="+", default=["sync", "async", "rollout", "rollout2"],
-                        choices=["sync", "async", "rollout", "rollout2"])
+    modes = ["sync", "async", "async-node", "rollout", "rollout2"]
+    parser.add_argument("--modes", nargs="+", default=modes, choices=modes)
     parser.add_argument("--rollout-steps", type=int, default=32, help="K: steps per rollout")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per timed measurement")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per cell")

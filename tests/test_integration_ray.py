@@ -311,6 +311,33 @@ def test_async_10k_batches_nothing_lost(cluster: Cluster) -> None:
         pool.close()
 
 
+def test_async_whole_node_batches_nothing_lost(cluster: Cluster) -> None:
+    """asynchronous=True with a whole node per batch: each recv is one node's every env (whichever
+    finished first), nothing lost over 1,000 batches; the option's bad values raise."""
+    n = 3
+    for bad in ({"batch_size_per_node": 0}, {"batch_size_per_node": n + 1},
+                {"batch_size_per_node": 1, "asynchronous": False}):
+        with pytest.raises(ValueError, match="batch_size_per_node"):
+            make_distributed("CartPole-v1", num_envs_per_node=n, **bad)
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, asynchronous=True, seed=0)
+    rng = np.random.default_rng(2)
+    try:
+        assert pool.is_async and pool.batch_size == pool.batch_size_per_node == n
+        with pytest.raises(ValueError, match="sync pool"):
+            pool.set_policy(lambda obs: obs)
+        prev_elapsed = np.full(pool.num_envs, -1)
+        prev_done = np.ones(pool.num_envs, dtype=bool)
+        sent = np.zeros(pool.num_envs, dtype=np.int64)
+        received = np.zeros(pool.num_envs, dtype=np.int64)
+        pool.async_reset()
+        _run_async(pool, rng, 1000, prev_elapsed, prev_done, sent, received)
+        _drain(pool, received, prev_done)
+        np.testing.assert_array_equal(received, sent + 1)
+        assert (received.reshape(NUM_NODES, n).sum(axis=1) > 0).all()
+    finally:
+        pool.close()
+
+
 def test_killed_node_raises_node_failed_error(cluster: Cluster) -> None:
     n = 4
     pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0)

@@ -195,8 +195,9 @@ class DistributedPool:
     """``num_envs_per_node`` envs on each alive Ray node, one native pool (one actor) per node.
 
     Sync mode (``batch_size_per_node == num_envs_per_node``): ``step(actions)`` takes one row per
-    global env and returns every env's row in global order. Async mode: ``send(actions, env_id)``
-    with global ids splits the rows by node; ``recv()`` returns the first node batch to arrive
+    global env and returns every env's row in global order. Async mode (``batch_size_per_node <
+    num_envs_per_node``, or ``asynchronous=True``): ``send(actions, env_id)`` with global ids
+    splits the rows by node; ``recv()`` returns the first node batch to arrive
     (``batch_size_per_node`` rows, ``info["env_id"]`` global).
 
     Rollouts on the nodes (sync mode): ``set_policy(policy)`` ships a picklable callable (from a
@@ -252,6 +253,7 @@ class DistributedPool:
         restart: bool = False,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         niceness: int | None = 0,
+        asynchronous: bool | None = None,
         **make_kwargs: Any,
     ) -> None:
         if not ray.is_initialized():
@@ -263,7 +265,17 @@ class DistributedPool:
         self.task_id = task_id
         self.num_envs_per_node = int(num_envs_per_node)
         self.batch_size_per_node = int(batch_size_per_node)
-        self.is_async = self.batch_size_per_node < self.num_envs_per_node
+        if not 1 <= self.batch_size_per_node <= self.num_envs_per_node:
+            raise ValueError(f"batch_size_per_node must be in [1, num_envs_per_node={self.num_envs_per_node}], "
+                             f"got {batch_size_per_node}")
+        if asynchronous is None:
+            self.is_async = self.batch_size_per_node < self.num_envs_per_node
+        elif asynchronous is False and self.batch_size_per_node < self.num_envs_per_node:
+            raise ValueError("asynchronous=False needs batch_size_per_node == num_envs_per_node (a sync pool)")
+        else:
+            # True with a whole node per batch: async across the nodes (recv returns whichever
+            # node's envs all finished first), sync within each.
+            self.is_async = bool(asynchronous)
         self.restart = restart
         self.call_timeout = call_timeout
         self.niceness = niceness
@@ -422,8 +434,9 @@ class DistributedPool:
         other, so with two sent it steps segment ``i + 1`` while segment ``i`` crosses the network
         and the driver learns from it (double buffering; ``recv_rollout`` returns them in the
         order sent). The segments are the same as one ``rollout`` after the other; only the
-        weights differ: a rollout uses the weights its node has when it starts, so weights sent
-        while two are in flight reach the one after them."""
+        weights may differ: a rollout uses the weights its node has when it starts, so weights
+        sent while two are in flight apply from the first that has not started (usually the
+        next one sent)."""
         self._check_usable()
         if self.is_async:
             raise ValueError("rollouts step a sync pool: make_distributed without batch_size_per_node")
@@ -915,6 +928,9 @@ def make_distributed(
     """One pool of ``num_envs_per_node`` envs of ``task_id`` on each alive node of the Ray cluster.
 
     ``batch_size_per_node`` (default ``num_envs_per_node``: sync) is the rows per ``recv``;
+    ``asynchronous=True`` with ``batch_size_per_node == num_envs_per_node`` is async across nodes
+    (``send``/``recv``; each ``recv`` returns one whole node, whichever finished first: a frame per
+    node-batch of all its envs, where a smaller batch pays the frame's fixed cost more often);
     ``num_threads_per_node`` defaults to the node's CPUs (at most ``num_envs_per_node``); an int
     ``seed`` gives global env ``i`` the seed ``seed + i``; other kwargs go to ``parallel_pool.make``
     on every node. ``call_timeout`` (seconds, default 120) bounds every wait on a node.
