@@ -118,6 +118,64 @@ def _check_continuity(elapsed: np.ndarray, prev_elapsed: np.ndarray, prev_done: 
     np.testing.assert_array_equal(elapsed, expected)
 
 
+def test_wire_frames_round_trip() -> None:
+    """The data plane's frames, without Ray: every dtype and shape (empty, 0-d, odd byte counts that
+    need padding) arrives equal, read into one buffer of its own (head and data in one scatter read)
+    or into given destinations; a 3 MB frame crosses a socket pair in pieces; Slot.nbytes is the
+    array's byte count, kept through pickling and ignored by equality."""
+    import pickle
+    import socket
+    import threading
+
+    from parallel_pool.integrations.ray import wire
+
+    rng = np.random.default_rng(0)
+    message = (
+        rng.integers(0, 255, size=(3, 4, 5), dtype=np.uint8),
+        rng.normal(size=3).astype(np.float32),
+        np.zeros(0, dtype=np.int64),
+        np.array(7, dtype=np.int16),
+        {"env_id": np.arange(3, dtype=np.int32), "flag": np.array([True, False, True]), "name": "x"},
+    )
+    for shape, dtype in (((3, 4, 5), "|u1"), ((), "<i2"), ((0,), "<i8"), ((2, 3), "<f8")):
+        slot = wire.Slot(0, dtype, shape)
+        assert slot.nbytes == np.zeros(shape, dtype=dtype).nbytes
+        copy = pickle.loads(pickle.dumps(slot))
+        assert copy == slot and copy.nbytes == slot.nbytes
+    a, b = socket.socketpair()
+    try:
+        wire.send_frame(a, 100, message, {"extra": 1})
+        frame = wire.read_frame(b)
+        assert frame.kind == 100 and frame.extra == {"extra": 1}
+        for got, sent in zip(frame.message[:4], message[:4]):
+            assert got.dtype == sent.dtype and got.shape == sent.shape
+            np.testing.assert_array_equal(got, sent)
+        for key in ("env_id", "flag"):
+            np.testing.assert_array_equal(frame.message[4][key], message[4][key])
+        assert frame.message[4]["name"] == "x"
+        # Into destinations (a sync call's merged rows), and a frame whose destinations are refused.
+        batch = (np.arange(6, dtype=np.float64).reshape(3, 2), np.array([1, 2, 3], dtype=np.uint8))
+        targets = [np.empty_like(x) for x in batch]
+        wire.send_frame(a, 101, batch)
+        wire.send_frame(a, 102, batch)
+        frame = wire.read_frame(b, lambda skeleton, slots: [t.reshape(-1).view(np.uint8).data for t in targets])
+        assert frame.kind == 101 and frame.message is None
+        for got, sent in zip(targets, batch):
+            np.testing.assert_array_equal(got, sent)
+        frame = wire.read_frame(b, lambda skeleton, slots: None)
+        np.testing.assert_array_equal(frame.message[0], batch[0])
+        np.testing.assert_array_equal(frame.message[1], batch[1])
+        big = rng.integers(0, 255, size=3 << 20, dtype=np.uint8)
+        sender = threading.Thread(target=wire.send_frame, args=(a, 103, (big,), None))
+        sender.start()
+        frame = wire.read_frame(b)
+        sender.join(TIMEOUT)
+        np.testing.assert_array_equal(frame.message[0], big)
+    finally:
+        a.close()
+        b.close()
+
+
 def test_one_pool_actor_per_node(cluster: Cluster) -> None:
     pool = make_distributed("CartPole-v1", num_envs_per_node=4, seed=0)
     try:
@@ -249,6 +307,33 @@ def test_async_10k_batches_nothing_lost(cluster: Cluster) -> None:
         with pytest.raises(ValueError, match="in flight"):
             pool.async_reset()
             pool.send(np.zeros(1, dtype=np.int64), np.array([0]))
+    finally:
+        pool.close()
+
+
+def test_async_whole_node_batches_nothing_lost(cluster: Cluster) -> None:
+    """asynchronous=True with a whole node per batch: each recv is one node's every env (whichever
+    finished first), nothing lost over 300 batches; the option's bad values raise."""
+    n = 3
+    for bad in ({"batch_size_per_node": 0}, {"batch_size_per_node": n + 1},
+                {"batch_size_per_node": 1, "asynchronous": False}):
+        with pytest.raises(ValueError, match="batch_size_per_node"):
+            make_distributed("CartPole-v1", num_envs_per_node=n, **bad)
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, asynchronous=True, seed=0)
+    rng = np.random.default_rng(2)
+    try:
+        assert pool.is_async and pool.batch_size == pool.batch_size_per_node == n
+        with pytest.raises(ValueError, match="sync pool"):
+            pool.set_policy(lambda obs: obs)
+        prev_elapsed = np.full(pool.num_envs, -1)
+        prev_done = np.ones(pool.num_envs, dtype=bool)
+        sent = np.zeros(pool.num_envs, dtype=np.int64)
+        received = np.zeros(pool.num_envs, dtype=np.int64)
+        pool.async_reset()
+        _run_async(pool, rng, 300, prev_elapsed, prev_done, sent, received)
+        _drain(pool, received, prev_done)
+        np.testing.assert_array_equal(received, sent + 1)
+        assert (received.reshape(NUM_NODES, n).sum(axis=1) > 0).all()
     finally:
         pool.close()
 
@@ -569,6 +654,40 @@ def test_rollout_send_recv_and_its_errors(cluster: Cluster) -> None:
         assert segment["actions"].shape == (pool.num_envs, 5)
         with pytest.raises(RuntimeError, match="no rollout in flight"):
             pool.recv_rollout()
+        for bad in (0, -1, True, 2.5):
+            with pytest.raises(ValueError, match="num_steps"):
+                pool.send_rollout(bad)
+        # Two in flight (double buffering): the segments of rollouts one after the other, in order.
+        k = 40
+        pool.set_policy(_threshold_policy_class()(0.0))
+        obs, _ = pool.reset(seed=11)
+        local = parallel_pool.make("CartPole-v1", num_envs=pool.num_envs)
+        local_obs, _ = local.reset(seed=11)
+        np.testing.assert_array_equal(obs, local_obs)
+        pool.send_rollout(k)
+        pool.send_rollout(k)
+        with pytest.raises(ValueError, match="rollout is in flight"):
+            pool.send_rollout(k)
+        with pytest.raises(ValueError, match="rollout is in flight"):
+            pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+        buffered = [pool.recv_rollout()]
+        pool.send_rollout(k)
+        buffered += [pool.recv_rollout(), pool.recv_rollout()]
+        ended = 0
+        for segment, episodes in buffered:
+            expected, local_obs = _local_rollout(local, _threshold_policy_class()(0.0), local_obs, k)
+            for key, value in expected.items():
+                np.testing.assert_array_equal(segment[key], value, err_msg=key)
+            np.testing.assert_array_equal(segment["next_obs"], local_obs)
+            done = expected["terminated"] | expected["truncated"]
+            assert sorted(episodes["env_id"].tolist()) == sorted(np.nonzero(done)[0].tolist())
+            ended += len(episodes["env_id"])
+        local.close()
+        assert ended > 0  # episodes ended: counted across double-buffered segments too
+        # A key the policy no longer returns does not come back from the last segment's arrays.
+        pool.set_policy(lambda obs: np.zeros(len(obs), dtype=np.int64))
+        segment, _ = pool.rollout(k)
+        assert "value" not in segment and (segment["actions"] == 0).all()
     finally:
         pool.close()
     async_pool = make_distributed("CartPole-v1", num_envs_per_node=2, batch_size_per_node=1, seed=0)
@@ -615,8 +734,22 @@ def test_rollout_restart_and_node_failure(cluster: Cluster) -> None:
         assert pool.restarts == [(pool.nodes[1], [2, 3])]
         local = parallel_pool.make("CartPole-v1", num_envs=n, seed=n)  # node 1's envs: seeds 2, 3
         np.testing.assert_array_equal(segment["obs"][n:2 * n, 0], local.reset()[0])  # from their reset
-        local.close()
         assert (segment["actions"] == 0).all()  # the restarted node has the weights too
+        local.close()
+        # Killed with two rollouts sent: the first has its envs from their reset, the second goes
+        # on from the first's end; one restart more, nothing else lost.
+        _kill(pool.actors[0])
+        pool.send_rollout(10)
+        pool.send_rollout(10)
+        first, _ = pool.recv_rollout()
+        second, _ = pool.recv_rollout()
+        assert pool.restarts == [(pool.nodes[1], [2, 3]), (pool.nodes[0], [0, 1])]
+        local = parallel_pool.make("CartPole-v1", num_envs=n, seed=0)  # node 0's envs: seeds 0, 1
+        np.testing.assert_array_equal(first["obs"][:n, 0], local.reset()[0])
+        local.close()
+        for part in (first, second):
+            assert part["obs"].shape == (pool.num_envs, 10, 4) and (part["actions"] == 0).all()
+        np.testing.assert_array_equal(second["obs"][:, 0], first["next_obs"])
     finally:
         pool.close()
     pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0)

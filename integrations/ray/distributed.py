@@ -11,6 +11,7 @@ flight, so every node works while the driver does.
 
 from __future__ import annotations
 
+import _signal
 import logging
 import select
 import signal
@@ -60,6 +61,9 @@ CLOSE_TIMEOUT = 10.0
 SIGNAL_POLL = 0.02
 # How long a node that stopped answering gets to answer Ray's ping before it counts as dead.
 PING_TIMEOUT = 10.0
+# Rollouts that send_rollout may have in flight: two is double buffering (a node steps the next
+# segment while the last crosses the network); more would only add staleness.
+MAX_ROLLOUTS_IN_FLIGHT = 2
 
 _RemotePoolActor = ray.remote(PoolActor)
 _KIND_NAMES = {STEP: "step", RESET: "reset", ROLLOUT: "rollout"}
@@ -123,21 +127,33 @@ class _Link:
             pass
 
 
+_held_depth = 0  # nesting of _sigint_held on the main thread: only the outermost swaps handlers
+
+
 @contextmanager
 def _sigint_held() -> Iterator[None]:
     """Holds SIGINT for the block (main thread only) and delivers it after, to the handler that
-    was in place (Python's default raises KeyboardInterrupt)."""
-    if threading.current_thread() is not threading.main_thread():
+    was in place (Python's default raises KeyboardInterrupt). A sync call holds it once around
+    all of its requests, and once around the replies it reads in a row; the frames' own holds
+    inside are then free. ``_signal.signal`` (the C function ``signal.signal`` wraps) takes ~2 us
+    where the wrapper's enum conversions took ~17 us, four times per node per step."""
+    global _held_depth
+    if _held_depth or threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    previous = _signal.signal(_SIGINT, lambda signum, frame: received.append(signum))
+    _held_depth = 1
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _held_depth = 0
+        _signal.signal(_SIGINT, previous)
         if received:
             signal.raise_signal(signal.SIGINT)
+
+
+_SIGINT = int(signal.SIGINT)
 
 
 @dataclass
@@ -179,8 +195,9 @@ class DistributedPool:
     """``num_envs_per_node`` envs on each alive Ray node, one native pool (one actor) per node.
 
     Sync mode (``batch_size_per_node == num_envs_per_node``): ``step(actions)`` takes one row per
-    global env and returns every env's row in global order. Async mode: ``send(actions, env_id)``
-    with global ids splits the rows by node; ``recv()`` returns the first node batch to arrive
+    global env and returns every env's row in global order. Async mode (``batch_size_per_node <
+    num_envs_per_node``, or ``asynchronous=True``): ``send(actions, env_id)`` with global ids
+    splits the rows by node; ``recv()`` returns the first node batch to arrive
     (``batch_size_per_node`` rows, ``info["env_id"]`` global).
 
     Rollouts on the nodes (sync mode): ``set_policy(policy)`` ships a picklable callable (from a
@@ -236,6 +253,7 @@ class DistributedPool:
         restart: bool = False,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         niceness: int | None = 0,
+        asynchronous: bool | None = None,
         **make_kwargs: Any,
     ) -> None:
         if not ray.is_initialized():
@@ -247,7 +265,17 @@ class DistributedPool:
         self.task_id = task_id
         self.num_envs_per_node = int(num_envs_per_node)
         self.batch_size_per_node = int(batch_size_per_node)
-        self.is_async = self.batch_size_per_node < self.num_envs_per_node
+        if not 1 <= self.batch_size_per_node <= self.num_envs_per_node:
+            raise ValueError(f"batch_size_per_node must be in [1, num_envs_per_node={self.num_envs_per_node}], "
+                             f"got {batch_size_per_node}")
+        if asynchronous is None:
+            self.is_async = self.batch_size_per_node < self.num_envs_per_node
+        elif asynchronous is False and self.batch_size_per_node < self.num_envs_per_node:
+            raise ValueError("asynchronous=False needs batch_size_per_node == num_envs_per_node (a sync pool)")
+        else:
+            # True with a whole node per batch: async across the nodes (recv returns whichever
+            # node's envs all finished first), sync within each.
+            self.is_async = bool(asynchronous)
         self.restart = restart
         self.call_timeout = call_timeout
         self.niceness = niceness
@@ -261,6 +289,9 @@ class DistributedPool:
         # Sync: the call (step, reset, rollout) sent and not yet received (interrupted, or a
         # rollout sent with send_rollout), for recv() / recv_rollout().
         self._sync_pending: _Gather | None = None
+        # Rollouts sent behind the pending one (send_rollout twice): each node runs them in order,
+        # so it steps the next segment while the driver receives or learns from the last.
+        self._sync_behind: list[_Gather] = []
 
         alive = [n for n in ray.nodes() if n.get("Alive")]
         if not alive:
@@ -397,17 +428,29 @@ class DistributedPool:
         return self.recv_rollout()
 
     def send_rollout(self, num_steps: int) -> None:
-        """Starts ``rollout(num_steps)`` on every node and returns at once."""
+        """Starts ``rollout(num_steps)`` on every node and returns at once.
+
+        Up to ``MAX_ROLLOUTS_IN_FLIGHT`` (2) may be in flight: each node runs them one after the
+        other, so with two sent it steps segment ``i + 1`` while segment ``i`` crosses the network
+        and the driver learns from it (double buffering; ``recv_rollout`` returns them in the
+        order sent). The segments are the same as one ``rollout`` after the other; only the
+        weights may differ: a rollout uses the weights its node has when it starts, so weights
+        sent while two are in flight apply from the first that has not started (usually the
+        next one sent)."""
         self._check_usable()
         if self.is_async:
             raise ValueError("rollouts step a sync pool: make_distributed without batch_size_per_node")
         if self._policy_ref is None:
             raise ValueError("set_policy(...) before rollout")
-        self._check_no_sync_pending("rollout")
+        if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)) or num_steps < 1:
+            raise ValueError(f"num_steps must be an int >= 1, got {num_steps!r}")
+        pending = self._sync_pending
+        if pending is None or pending.kind != ROLLOUT or 1 + len(self._sync_behind) >= MAX_ROLLOUTS_IN_FLIGHT:
+            self._check_no_sync_pending("rollout")
         self._send_sync(ROLLOUT, None, lambda node: int(num_steps), arg=int(num_steps))
 
     def recv_rollout(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The ``(segment, episodes)`` of the rollout started by ``send_rollout``."""
+        """The ``(segment, episodes)`` of the oldest rollout started by ``send_rollout``."""
         self._check_usable()
         if self._sync_pending is None or self._sync_pending.kind != ROLLOUT:
             raise RuntimeError("recv_rollout() would wait for ever: no rollout in flight (send_rollout first)")
@@ -652,7 +695,7 @@ class DistributedPool:
     def _request_recv(self, node: _Node) -> None:
         if node.recv_requested or node.in_flight < self.batch_size_per_node:
             return
-        if self._request(node, RECV, None, self.call_timeout):
+        if self._request(node, RECV, None, None):
             self._recv_sequence += 1
             node.recv_requested = self._recv_sequence
         else:  # restarted; its reset is queued
@@ -662,14 +705,18 @@ class DistributedPool:
         """Sends a sync call to every node before waiting on any; ``_finish_sync`` gathers it."""
         k = len(self._nodes)
         gather = _Gather(kind, arg, [None] * k, [OK] * k, [None] * k)
-        self._sync_pending = gather
-        for node in self._nodes:
-            message = None if message_of is None else message_of(node)
-            extra = None if extra_of is None else extra_of(node)
-            try:
-                node.link.request(kind, message, extra)  # type: ignore[union-attr]
-            except OSError as e:
-                gather.lost[node.index] = e
+        if self._sync_pending is None:
+            self._sync_pending = gather
+        else:  # a rollout behind a rollout (send_rollout checked)
+            self._sync_behind.append(gather)
+        with _sigint_held():
+            for node in self._nodes:
+                message = None if message_of is None else message_of(node)
+                extra = None if extra_of is None else extra_of(node)
+                try:
+                    node.link.request(kind, message, extra)  # type: ignore[union-attr]
+                except OSError as e:
+                    gather.lost[node.index] = e
 
     def _finish_sync(self) -> Any:
         """Receives every node's part of the pending sync call, straight into the merged arrays
@@ -688,29 +735,36 @@ class DistributedPool:
                     try:
                         self._diagnose(node, TimeoutError("no answer"))
                     except NodeFailedError:
-                        self._sync_pending = None
+                        self._drop_sync_pending()
                         raise
                     except TimeoutError:
                         raise  # the call stays pending: recv() collects it
                     gather.lost[node.index] = _RESTARTED  # its part is fetched below
                 continue
-            for node in ready:
-                try:
-                    frame = node.link.read(lambda skeleton, slots, node=node: self._into(gather, node, skeleton, slots))  # type: ignore[union-attr]
-                except OSError as e:
-                    gather.lost[node.index] = e
-                    continue
-                scattered = frame.message is None and frame.kind in (OK, ENV_ERROR)
-                gather.parts[node.index] = _SCATTERED if scattered else frame.message
-                gather.received.add(node.index)
-                gather.kinds[node.index] = frame.kind
-                gather.extras[node.index] = frame.extra
-        self._sync_pending = None
+            with _sigint_held():
+                for node in ready:
+                    into = lambda skeleton, slots, node=node: self._into(gather, node, skeleton, slots)  # noqa: E731
+                    try:
+                        frame = node.link.read(into)  # type: ignore[union-attr]
+                    except OSError as e:
+                        gather.lost[node.index] = e
+                        continue
+                    scattered = frame.message is None and frame.kind in (OK, ENV_ERROR)
+                    gather.parts[node.index] = _SCATTERED if scattered else frame.message
+                    gather.received.add(node.index)
+                    gather.kinds[node.index] = frame.kind
+                    gather.extras[node.index] = frame.extra
+        self._sync_pending = self._sync_behind.pop(0) if self._sync_behind else None
         for index, error in sorted(gather.lost.items()):
             node = self._nodes[index]
             if error is not _RESTARTED:
-                self._link_broken(node, error)  # raises unless the node was restarted
+                try:
+                    self._link_broken(node, error)  # raises unless the node was restarted
+                except NodeFailedError:
+                    self._drop_sync_pending()
+                    raise
             self._refetch(node, gather)
+            self._resend_behind(node)
         for index, kind in enumerate(gather.kinds):
             if kind == ERROR:
                 raise _remote_error(gather.extras[index], self._nodes[index])
@@ -727,6 +781,21 @@ class DistributedPool:
             raise EnvError(errors, result)
         return result
 
+    def _drop_sync_pending(self) -> None:
+        self._sync_pending = None
+        self._sync_behind.clear()
+
+    def _resend_behind(self, node: _Node) -> None:
+        """A restarted node lost the rollouts queued behind the one just refetched: sends them
+        again on its new stream (they then run from its reset, after the refetched one)."""
+        for gather in ([self._sync_pending] if self._sync_pending is not None else []) + self._sync_behind:
+            gather.lost.pop(node.index, None)
+            gather.received.discard(node.index)
+            try:
+                node.link.request(gather.kind, None, gather.arg)  # type: ignore[union-attr]
+            except OSError as e:
+                gather.lost[node.index] = e
+
     def _refetch(self, node: _Node, gather: _Gather) -> None:
         """A restarted node's part of a sync call: its reset rows, or a rollout from its reset."""
         link = node.link
@@ -740,6 +809,7 @@ class DistributedPool:
         except OSError as e:
             node.failure = NodeFailedError(node.node_id, self.env_ids_of(node.node_id),
                                            f"it failed again right after its restart: {e}")
+            self._drop_sync_pending()
             raise node.failure from None
         gather.parts[node.index] = frame.message
         gather.kinds[node.index] = frame.kind
@@ -812,13 +882,18 @@ class DistributedPool:
         )
 
     def _send_to(self, node: _Node, actions: Any, ids: np.ndarray) -> None:
-        if not self._request(node, SEND, (actions, ids), None, reply=False):
-            return  # restarted: every env of it has its reset queued
         local = ids - node.offset
+        # The node's next batch is asked for now, so it is on its way while the driver works: when
+        # these envs make a batch's worth in flight, the RECV rides in the SEND's frame (a frame
+        # fewer to write and for the node to read, per batch).
+        ask = not node.recv_requested and node.in_flight + len(local) >= self.batch_size_per_node
+        if not self._request(node, SEND, (actions, ids), True if ask else None, reply=ask):
+            return  # restarted: every env of it has its reset queued (recv() asks for it)
         node.busy[local] = True
         node.in_flight += len(local)
-        # The node's next batch is asked for now, so it is on its way while the driver works.
-        self._request_recv(node)
+        if ask:
+            self._recv_sequence += 1
+            node.recv_requested = self._recv_sequence
 
     def _check_usable(self) -> None:
         if self._closed:
@@ -853,6 +928,9 @@ def make_distributed(
     """One pool of ``num_envs_per_node`` envs of ``task_id`` on each alive node of the Ray cluster.
 
     ``batch_size_per_node`` (default ``num_envs_per_node``: sync) is the rows per ``recv``;
+    ``asynchronous=True`` with ``batch_size_per_node == num_envs_per_node`` is async across nodes
+    (``send``/``recv``; each ``recv`` returns one whole node, whichever finished first: a frame per
+    node-batch of all its envs, where a smaller batch pays the frame's fixed cost more often);
     ``num_threads_per_node`` defaults to the node's CPUs (at most ``num_envs_per_node``); an int
     ``seed`` gives global env ``i`` the seed ``seed + i``; other kwargs go to ``parallel_pool.make``
     on every node. ``call_timeout`` (seconds, default 120) bounds every wait on a node.

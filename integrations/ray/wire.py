@@ -18,11 +18,12 @@ comes only from that peer, so unpickling it trusts what Ray's own calls would.
 
 from __future__ import annotations
 
+import math
 import pickle
 import socket
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,10 +44,12 @@ class Slot:
     index: int
     dtype: str
     shape: tuple[int, ...]
+    # Computed once when the slot is made (and carried in its pickle): every frame of a task reads
+    # it for each of its arrays, and np.prod took ~5 us a call, ~0.1 ms per frame.
+    nbytes: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def nbytes(self) -> int:
-        return int(np.dtype(self.dtype).itemsize * int(np.prod(self.shape, dtype=np.int64)))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nbytes", np.dtype(self.dtype).itemsize * math.prod(self.shape))
 
 
 @dataclass
@@ -73,7 +76,8 @@ def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
     def strip(value: Any) -> Any:
         nonlocal cacheable
         if isinstance(value, np.ndarray) and value.dtype != object:
-            array = np.ascontiguousarray(value)
+            # (np.ascontiguousarray would make a 0-d array 1-d: only a strided one is copied)
+            array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
             arrays.append(array)
             return Slot(len(arrays) - 1, array.dtype.str, array.shape)
         if isinstance(value, tuple):
@@ -234,7 +238,14 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
     _recv_exact(sock, memoryview(prefix))
     kind, skeleton_len, extra_len, data_len = _PREFIX.unpack(prefix)
     head = bytearray(skeleton_len + extra_len)
-    _recv_exact(sock, memoryview(head))
+    buffer = None
+    if into is None:
+        # Nowhere to choose: the head and the data (the batch's one contiguous buffer) in one
+        # scatter read, a system call fewer per frame.
+        buffer = np.empty(data_len, dtype=np.uint8)
+        _recv_exact_many(sock, [memoryview(head), buffer.data])
+    else:
+        _recv_exact(sock, memoryview(head))
     skeleton = bytes(head[:skeleton_len])
     extra = pickle.loads(head[skeleton_len:]) if extra_len else None
     tree, tree_slots = parse_skeleton(skeleton)
@@ -248,9 +259,10 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
                 views.append(pad[: _padded(slot.nbytes) - slot.nbytes])
         _recv_exact_many(sock, views)
         return Frame(kind, None, extra, skeleton)
-    buffer = np.empty(data_len, dtype=np.uint8)  # the batch's one contiguous buffer
-    if data_len:
-        _recv_exact(sock, buffer.data)
+    if buffer is None:  # destinations were offered but not taken
+        buffer = np.empty(data_len, dtype=np.uint8)
+        if data_len:
+            _recv_exact(sock, buffer.data)
     arrays, offset = [], 0
     for slot in tree_slots:
         arrays.append(buffer[offset:offset + slot.nbytes].view(np.dtype(slot.dtype)).reshape(slot.shape))
