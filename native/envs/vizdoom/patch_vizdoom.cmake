@@ -26,7 +26,7 @@ function(pp_patch_vizdoom src)
   set(marker "parallel_pool: engine dies with its controller")
   _pp_vizdoom_replace_once("${file}" "${marker}"
     "bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env());"
-    "// ${marker}\n            bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env(),\n                bpri::on_exec_setup([](auto&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }));")
+    "// ${marker}\n            bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env(),\n                bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }));")
   _pp_vizdoom_replace_once("${file}" "<sys/prctl.h>"
     "#include <random>\n"
     "#include <random>\n#include <csignal>\n#include <sys/prctl.h>\n")

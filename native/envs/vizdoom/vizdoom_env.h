@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -381,6 +382,11 @@ class VizdoomEnv : public Env {
   // Starts every player's engine (on the worker thread that resets the env first, so a pool's
   // engines start in parallel). A multi-player game's host waits in init() for the joiners.
   void Start() {
+    // Every engine keeps its settings in ./_vizdoom/ (ZDoom's user directory, relative to the
+    // working directory) and creates it when absent; two engines starting at once race on that
+    // mkdir and the loser exits with a fatal error. Create it first (it may exist: fine).
+    std::error_code error;
+    std::filesystem::create_directory("_vizdoom", error);
     if (o_.num_players > 1) threads_ = std::make_unique<PlayerThreads>(o_.num_players);
     const int port = o_.num_players > 1 ? FreeUdpPort() : 0;
     for (int p = 0; p < o_.num_players; ++p) {

@@ -1,0 +1,428 @@
+"""The ViZDoom family against the ``vizdoom`` package driving the same game, and its engines' lifetime.
+
+Alignment method: the ViZDoom engine is deterministic for a seed. Each of our resets draws an
+episode seed from the env's own stream and reports it as ``info["episode_seed"]``; the oracle is a
+``vizdoom.DoomGame`` on the same scenario file with the same settings, given that seed
+(``set_seed`` + ``new_episode``, what our env does through libvizdoom) and the same button vectors
+(``make_action(buttons, frame_skip)``). Both run the wheel's engine binary. Screens, rewards, game
+variables and episode ends must be identical (no tolerance: the same engine computes the same
+integers). Our frame is the oracle's ``screen_buffer`` resized with OpenCV's INTER_AREA (bit for
+bit: the Atari family's resizer) and stacked; at an episode's end, when the engine has no state,
+the frame is zeros (as vizdoom's Gymnasium wrapper).
+
+A multi-player game is a host and joiners on localhost (ViZDoom's multi-player examples); the
+oracle starts the same processes with the same arguments from threads, one per player.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any
+
+import cv2  # the test extra; our resize is OpenCV's INTER_AREA
+import numpy as np
+import pytest
+
+import parallel_pool
+
+vzd = pytest.importorskip("vizdoom")  # the test command installs it (README); the family needs it
+
+VIZDOOM_DIR = os.path.dirname(os.path.abspath(vzd.__file__))
+SCENARIOS = os.path.join(VIZDOOM_DIR, "scenarios")
+ENGINE = os.path.join(VIZDOOM_DIR, "vizdoom")
+
+
+def task_id(stem: str) -> str:
+    return "".join(part.capitalize() for part in stem.split("_")) + "-v1"
+
+
+def shipped_scenarios() -> list[str]:
+    """Every scenario of the wheel that needs only what the wheel ships (not doom.wad/doom2.wad)."""
+    out = []
+    for name in sorted(os.listdir(SCENARIOS)):
+        if not name.endswith(".cfg"):
+            continue
+        text = open(os.path.join(SCENARIOS, name)).read()
+        wad = re.search(r"^\s*doom_scenario_path\s*=\s*(\S+)", text, re.M)
+        iwad = re.search(r"^\s*doom_game_path\s*=\s*(\S+)", text, re.M)
+        if wad and not os.path.exists(os.path.join(SCENARIOS, wad.group(1))):
+            continue
+        if iwad and iwad.group(1) not in ("freedoom1.wad", "freedoom2.wad"):
+            continue
+        out.append(name[:-4])
+    return out
+
+
+def test_every_shipped_scenario_is_a_task() -> None:
+    ours = {t for t in parallel_pool.list_all_envs() if t.endswith("-v1") and parallel_pool.make_spec(t)}
+    want = {task_id(s) for s in shipped_scenarios()}
+    assert want <= ours
+    assert len(want) >= 19  # basic ... take_cover, freedoom1/2, multi, multi_duel, oblige, learning
+    assert "Doom-v1" not in ours and "Doom2-v1" not in ours  # commercial IWADs
+
+
+def reference_game(stem: str, gray: bool, episode_timeout: int = -1, args: str = "") -> Any:
+    game = vzd.DoomGame()
+    game.load_config(os.path.join(SCENARIOS, stem + ".cfg"))
+    iwad = os.path.basename(game.get_doom_game_path()) or "freedoom2.wad"
+    game.set_vizdoom_path(ENGINE)
+    game.set_doom_game_path(os.path.join(VIZDOOM_DIR, iwad))
+    game.set_screen_format(vzd.ScreenFormat.GRAY8 if gray else vzd.ScreenFormat.RGB24)
+    game.set_window_visible(False)
+    game.set_sound_enabled(False)
+    game.set_mode(vzd.Mode.PLAYER)
+    if episode_timeout >= 0:
+        game.set_episode_timeout(episode_timeout)
+    if args:
+        game.add_game_args(args)
+    return game
+
+
+def action_set(buttons: list[Any], combined: bool) -> list[list[float]]:
+    """Ours, as the family documents it: each button alone, or every subset without an opposed pair
+    in increasing bit-mask order."""
+    n = len(buttons)
+    if not combined:
+        return [[1.0 if j == i else 0.0 for j in range(n)] for i in range(n)]
+    B = vzd.Button
+    opposed = {frozenset(p) for p in [(B.MOVE_LEFT, B.MOVE_RIGHT), (B.TURN_LEFT, B.TURN_RIGHT),
+                                      (B.MOVE_FORWARD, B.MOVE_BACKWARD), (B.LOOK_UP, B.LOOK_DOWN),
+                                      (B.MOVE_UP, B.MOVE_DOWN), (B.SELECT_NEXT_WEAPON, B.SELECT_PREV_WEAPON),
+                                      (B.SELECT_NEXT_ITEM, B.SELECT_PREV_ITEM)]}
+    out = []
+    for mask in range(1 << n):
+        on = [i for i in range(n) if mask >> i & 1]
+        if any(frozenset((buttons[i], buttons[j])) in opposed for i in on for j in on if i < j):
+            continue
+        out.append([1.0 if mask >> i & 1 else 0.0 for i in range(n)])
+    return out
+
+
+def to_frame(screen: np.ndarray | None, shape: tuple[int, int], gray: bool, screen_hw: tuple[int, int]) -> np.ndarray:
+    """The oracle's screen as our frame: resized with INTER_AREA, as planes (C, H, W)."""
+    h, w = shape
+    channels = 1 if gray else 3
+    if screen is None:
+        return np.zeros((channels, h, w), np.uint8)
+    if (h, w) != screen_hw:
+        screen = cv2.resize(screen, (w, h), interpolation=cv2.INTER_AREA)
+    return screen.reshape(h, w, channels).transpose(2, 0, 1)
+
+
+class Stack:
+    def __init__(self, n: int) -> None:
+        self.n, self.frames = n, []  # type: ignore[var-annotated]
+
+    def reset(self, frame: np.ndarray) -> np.ndarray:
+        self.frames = [frame] * self.n
+        return np.concatenate(self.frames)
+
+    def push(self, frame: np.ndarray) -> np.ndarray:
+        self.frames = self.frames[1:] + [frame]
+        return np.concatenate(self.frames)
+
+
+def align_single(stem: str, steps: int, *, gray: bool = True, size: tuple[int, int] = (84, 84), stack_num: int = 4,
+                 frame_skip: int = 4, combined: bool = False, seed: int = 0, episode_timeout: int = -1,
+                 max_episode_steps: int = 525) -> dict[str, int]:
+    """Steps ours and the oracle with the same random actions; returns counts of what was checked."""
+    env = parallel_pool.make(task_id(stem), num_envs=1, seed=seed, img_height=size[0], img_width=size[1],
+                             stack_num=stack_num, gray_scale=gray, frame_skip=frame_skip,
+                             use_combined_action=combined, episode_timeout=episode_timeout,
+                             max_episode_steps=max_episode_steps)
+    game = reference_game(stem, gray, episode_timeout)
+    game.init()
+    checked = {"steps": 0, "episodes": 0, "terminated": 0, "truncated": 0, "nonzero_reward": 0}
+    try:
+        actions = action_set(game.get_available_buttons(), combined)
+        assert env.action_space.n == len(actions)
+        variables = [str(v).split(".")[-1] for v in game.get_available_game_variables()]
+        screen_hw = (game.get_screen_height(), game.get_screen_width())
+        stack = Stack(stack_num)
+
+        def start(info: dict[str, Any]) -> np.ndarray:
+            game.set_seed(int(info["episode_seed"][0]))
+            game.new_episode()
+            checked["episodes"] += 1
+            return stack.reset(to_frame(game.get_state().screen_buffer, size, gray, screen_hw))
+
+        def check_vars(info: dict[str, Any], where: str) -> None:
+            for v in variables:
+                assert info[v][0] == game.get_game_variable(getattr(vzd.GameVariable, v)), (where, v)
+
+        obs, info = env.reset()
+        want = start(info)
+        np.testing.assert_array_equal(obs[0], want, err_msg="reset")
+        check_vars(info, "reset")
+        rng = np.random.default_rng(seed)
+        elapsed, done = 0, False
+        for t in range(steps):
+            a = int(rng.integers(len(actions)))
+            obs, reward, terminated, truncated, info = env.step(np.array([a]))
+            where = f"{stem} step {t}"
+            if done:  # next-step autoreset: this step is our reset, the action is ignored
+                want, elapsed, done = start(info), 0, False
+                np.testing.assert_array_equal(obs[0], want, err_msg=where)
+                assert reward[0] == 0 and not terminated[0] and not truncated[0], where
+                continue
+            want_reward = game.make_action(actions[a], frame_skip)
+            elapsed += 1
+            finished = game.is_episode_finished()
+            timeout = finished and game.is_episode_timeout_reached()
+            state = None if finished else game.get_state()
+            want = stack.push(to_frame(None if state is None else state.screen_buffer, size, gray, screen_hw))
+            np.testing.assert_array_equal(obs[0], want, err_msg=where)
+            assert reward[0] == want_reward, where
+            want_term = finished and not timeout
+            want_trunc = not want_term and (timeout or elapsed >= max_episode_steps)
+            assert (terminated[0], truncated[0]) == (want_term, want_trunc), where
+            check_vars(info, where)
+            checked["steps"] += 1
+            checked["terminated"] += int(want_term)
+            checked["truncated"] += int(want_trunc)
+            checked["nonzero_reward"] += int(want_reward != 0)
+            done = want_term or want_trunc
+    finally:
+        env.close()
+        game.close()
+    return checked
+
+
+def test_basic_aligned_gray_resized() -> None:
+    # basic: 300-tic episodes (75 steps at frame_skip 4), ended by the monster's death or the timeout.
+    checked = align_single("basic", 200)
+    assert checked["steps"] >= 190 and checked["episodes"] >= 3
+    assert checked["terminated"] + checked["truncated"] >= 2 and checked["nonzero_reward"] > 0
+
+
+def test_basic_aligned_rgb_full_size_combined_actions() -> None:
+    checked = align_single("basic", 120, gray=False, size=(240, 320), stack_num=2, frame_skip=2, combined=True, seed=3)
+    assert checked["steps"] >= 110 and checked["episodes"] >= 1
+
+
+def test_episode_timeout_and_max_episode_steps() -> None:
+    # episode_timeout=40 tics: 10 steps at frame_skip 4, the engine's timeout is a truncation.
+    checked = align_single("basic", 60, episode_timeout=40, seed=5)
+    assert checked["truncated"] >= 4
+    checked = align_single("defend_the_center", 40, max_episode_steps=7, seed=1)
+    assert checked["truncated"] >= 4
+
+
+@pytest.mark.parametrize("stem", ["deadly_corridor", "health_gathering", "take_cover"])
+def test_scenarios_aligned(stem: str) -> None:
+    checked = align_single(stem, 60, seed=11)
+    assert checked["steps"] >= 55
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", shipped_scenarios())
+def test_every_scenario_aligned(stem: str) -> None:
+    for gray, combined in [(True, False), (False, len(reference_buttons(stem)) <= 8)]:
+        checked = align_single(stem, 300, gray=gray, combined=combined, seed=7)
+        assert checked["steps"] >= 290
+
+
+def reference_buttons(stem: str) -> list[Any]:
+    game = vzd.DoomGame()
+    game.load_config(os.path.join(SCENARIOS, stem + ".cfg"))
+    return list(game.get_available_buttons())
+
+
+def test_kwargs_and_spaces() -> None:
+    env = parallel_pool.make("Basic-v1", num_envs=2, img_height=60, img_width=80, stack_num=3, gray_scale=False)
+    try:
+        assert env.observation_space.shape == (9, 60, 80)
+        assert env.action_space.n == 3  # basic: MOVE_LEFT, MOVE_RIGHT, ATTACK
+        obs, info = env.reset()
+        assert obs.shape == (2, 9, 60, 80) and "AMMO2" in info and "episode_seed" in info
+    finally:
+        env.close()
+    env = parallel_pool.make("Basic-v1", num_envs=1, use_combined_action=True)
+    assert env.action_space.n == 6  # {} L R A LA RA: never left and right together
+    env.close()
+    with pytest.raises(ValueError, match="img_height"):
+        parallel_pool.make("Basic-v1", num_envs=1, img_height=500)
+
+
+# ---- multi-player ---------------------------------------------------------------------------
+
+
+def test_deathmatch_two_players_aligned() -> None:
+    stem, players, frame_skip, steps = "multi", 2, 4, 60
+    env = parallel_pool.make(task_id(stem), num_envs=1, seed=2, max_num_players=players, img_height=120,
+                             img_width=160, stack_num=1, frame_skip=frame_skip, episode_timeout=0)
+    try:
+        obs, info = env.reset()
+        assert obs.shape == (players, 1, 120, 160)
+        np.testing.assert_array_equal(info["players"]["env_id"], [0] * players)
+        seed = int(info["episode_seed"][0])
+        port = free_port()
+        games = []
+        for p in range(players):
+            args = (f"-host {players} -port {port} +viz_connect_timeout 60 -deathmatch +sv_spawnfarthest 1" if p == 0
+                    else f"-join 127.0.0.1 -port {port} +viz_connect_timeout 60")
+            games.append(reference_game(stem, True, 0, args + f" +name Player{p} +colorset {p}"))
+        run_all(games, lambda p, g: g.init())
+        run_all(games, lambda p, g: (g.set_seed(seed), g.new_episode()))
+        actions = action_set(games[0].get_available_buttons(), False)
+        variables = [str(v).split(".")[-1] for v in games[0].get_available_game_variables()]
+        hw = (games[0].get_screen_height(), games[0].get_screen_width())
+
+        def check(obs: np.ndarray, info: dict[str, Any], where: str) -> None:
+            for p, g in enumerate(games):
+                state = g.get_state()
+                want = to_frame(None if state is None else state.screen_buffer, (120, 160), True, hw)
+                np.testing.assert_array_equal(obs[p], want, err_msg=f"{where} player {p}")
+                for v in variables:
+                    assert info["players"][v][p] == g.get_game_variable(getattr(vzd.GameVariable, v)), (where, p, v)
+
+        check(obs, info, "reset")
+        rng = np.random.default_rng(4)
+        rewards_seen = 0.0
+        for t in range(steps):
+            chosen = rng.integers(len(actions), size=players)
+            obs, reward, terminated, truncated, info = env.step(chosen)
+            want_rewards = [0.0] * players
+
+            def act(p: int, g: Any) -> None:
+                if g.is_player_dead():
+                    g.respawn_player()
+                want_rewards[p] = g.make_action(actions[int(chosen[p])], frame_skip)
+
+            run_all(games, act)
+            check(obs, info, f"step {t}")
+            np.testing.assert_array_equal(info["players"]["reward"], want_rewards)
+            assert reward[0] == sum(want_rewards)
+            assert not terminated[0] and not truncated[0]
+            rewards_seen += abs(float(reward[0]))
+        for g in games:
+            g.close()
+    finally:
+        env.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_all(games: list[Any], fn: Any) -> None:
+    errors: list[BaseException] = []
+
+    def run(p: int) -> None:
+        try:
+            fn(p, games[p])
+        except BaseException as e:  # noqa: BLE001 (re-raised below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in range(len(games))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def test_async_multi_player_rows() -> None:
+    env = parallel_pool.make("Multi-v1", num_envs=3, batch_size=2, max_num_players=2, img_height=60, img_width=80,
+                             stack_num=1, seed=1)
+    try:
+        env.async_reset()
+        for _ in range(6):
+            obs, reward, terminated, truncated, info = env.recv()
+            env_ids = info["env_id"]
+            assert obs.shape == (2 * 2, 1, 60, 80)
+            np.testing.assert_array_equal(np.sort(info["players"]["env_id"]), np.sort(np.repeat(env_ids, 2)))
+            env.send(np.zeros(2 * 2, np.int64), env_ids)
+    finally:
+        env.close()
+
+
+# ---- engine processes: none is left behind ------------------------------------------------
+
+
+def engine_pids(parent: int | None = None) -> set[int]:
+    """Pids of running ViZDoom engine processes (children of ``parent`` when given)."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode()
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if argv0 != ENGINE or fields[0] == "Z":
+            continue
+        if parent is None or int(fields[1]) == parent:
+            out.add(int(name))
+    return out
+
+
+def wait_gone(pids: set[int], seconds: float = 10.0) -> set[int]:
+    deadline = time.monotonic() + seconds
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        alive &= engine_pids()
+        time.sleep(0.05)
+    return alive
+
+
+def test_close_leaves_no_engine() -> None:
+    env = parallel_pool.make("Basic-v1", num_envs=2, seed=0)
+    env.reset()
+    pids = engine_pids(os.getpid())
+    assert len(pids) == 2
+    env.close()
+    assert wait_gone(pids) == set()
+
+
+SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    import parallel_pool
+    env = parallel_pool.make("Basic-v1", num_envs=2, seed=0)
+    env.reset()
+    print("ready", flush=True)
+    sys.stdin.readline()  # the test has seen the engines
+    if sys.argv[1] == "raise":
+        raise RuntimeError("an exception with the pool open")
+    time.sleep(600)
+""")
+
+
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_no_engine_outlives_its_process(how: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, how], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        pids = engine_pids(proc.pid)
+        assert len(pids) == 2
+        if how == "kill":
+            os.kill(proc.pid, signal.SIGKILL)
+        else:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        proc.wait(timeout=60)
+        if how == "raise":
+            assert proc.returncode != 0 and "an exception with the pool open" in (proc.stderr.read() or "")
+        assert wait_gone(pids) == set()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
