@@ -62,11 +62,9 @@ int RegisterVizdoom(Registry& registry, const std::string& scenario_dir, const s
     // doom.cfg and doom2.cfg need the commercial IWADs, which no wheel ships.
     const std::string iwad = CfgValue(entry.path(), "doom_game_path");
     if (!iwad.empty() && iwad != "freedoom1.wad" && iwad != "freedoom2.wad") continue;
-    registry.Add(MakeTask<VizdoomEnv>(ScenarioToTaskId(entry.path().stem().string()), "vizdoom",
-                                      VizdoomDefaults(entry.path().string(), vizdoom_dir),
-                                      [](const std::string& /*id*/, const Config& config) {
-                                        return MakeVizdoomSpec(config);
-                                      }));
+    registry.Add(MakeTask<VizdoomEnv>(
+        ScenarioToTaskId(entry.path().stem().string()), "vizdoom", VizdoomDefaults(entry.path().string(), vizdoom_dir),
+        [](const std::string& /*id*/, const Config& config) { return MakeVizdoomSpec(config); }));
     ++added;
   }
   return added;

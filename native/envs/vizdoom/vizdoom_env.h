@@ -2,12 +2,12 @@
 // preprocessing: frame skip, grey or RGB, OpenCV's INTER_AREA resize, frame stack; multi-player.
 #pragma once
 
+#include <ViZDoom.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <ViZDoom.h>
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
@@ -65,11 +65,13 @@ inline std::unique_ptr<::vizdoom::DoomGame> LoadScenario(const Config& config) {
 // Buttons that contradict each other: the combined action set never presses both.
 inline bool Opposed(::vizdoom::Button a, ::vizdoom::Button b) {
   using B = ::vizdoom::Button;
-  static const std::pair<B, B> kPairs[] = {
-      {B::MOVE_LEFT, B::MOVE_RIGHT},   {B::TURN_LEFT, B::TURN_RIGHT},
-      {B::MOVE_FORWARD, B::MOVE_BACKWARD}, {B::LOOK_UP, B::LOOK_DOWN},
-      {B::MOVE_UP, B::MOVE_DOWN},      {B::SELECT_NEXT_WEAPON, B::SELECT_PREV_WEAPON},
-      {B::SELECT_NEXT_ITEM, B::SELECT_PREV_ITEM}};
+  static const std::pair<B, B> kPairs[] = {{B::MOVE_LEFT, B::MOVE_RIGHT},
+                                           {B::TURN_LEFT, B::TURN_RIGHT},
+                                           {B::MOVE_FORWARD, B::MOVE_BACKWARD},
+                                           {B::LOOK_UP, B::LOOK_DOWN},
+                                           {B::MOVE_UP, B::MOVE_DOWN},
+                                           {B::SELECT_NEXT_WEAPON, B::SELECT_PREV_WEAPON},
+                                           {B::SELECT_NEXT_ITEM, B::SELECT_PREV_ITEM}};
   for (const auto& [x, y] : kPairs) {
     if ((a == x && b == y) || (a == y && b == x)) return true;
   }
@@ -91,8 +93,8 @@ inline std::vector<std::vector<double>> ActionSet(const std::vector<::vizdoom::B
     return actions;
   }
   if (n > static_cast<std::size_t>(kMaxCombinedButtons)) {
-    throw std::invalid_argument("use_combined_action: the scenario has " + std::to_string(n) +
-                                " buttons, more than " + std::to_string(kMaxCombinedButtons));
+    throw std::invalid_argument("use_combined_action: the scenario has " + std::to_string(n) + " buttons, more than " +
+                                std::to_string(kMaxCombinedButtons));
   }
   for (uint32_t mask = 0; mask < (1u << n); ++mask) {
     bool ok = true;
@@ -331,8 +333,8 @@ class VizdoomEnv : public Env {
       Player& pl = players_[p];
       // A dead player of a multi-player game respawns before acting, as ViZDoom's examples do.
       if (o_.num_players > 1 && pl.game->isPlayerDead()) pl.game->respawnPlayer();
-      pl.reward = pl.game->makeAction(actions_[static_cast<std::size_t>(chosen[p])],
-                                      static_cast<unsigned int>(o_.frame_skip));
+      pl.reward =
+          pl.game->makeAction(actions_[static_cast<std::size_t>(chosen[p])], static_cast<unsigned int>(o_.frame_skip));
     });
     ::vizdoom::DoomGame& host = *players_[0].game;
     const bool finished = host.isEpisodeFinished();
