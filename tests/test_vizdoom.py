@@ -32,7 +32,6 @@ import pytest
 
 import parallel_pool
 
-vzd = pytest.importorskip("vizdoom")  # the test command installs it (README); the family needs it
 
 VIZDOOM_DIR = os.path.dirname(os.path.abspath(vzd.__file__))
 SCENARIOS = os.path.join(VIZDOOM_DIR, "scenarios")
