@@ -29,9 +29,9 @@ from typing import Any
 import cv2  # the test extra; our resize is OpenCV's INTER_AREA
 import numpy as np
 import pytest
+import vizdoom as vzd  # the test command installs it (README: --no-deps, it requires pygame-ce)
 
 import parallel_pool
-
 
 VIZDOOM_DIR = os.path.dirname(os.path.abspath(vzd.__file__))
 SCENARIOS = os.path.join(VIZDOOM_DIR, "scenarios")
