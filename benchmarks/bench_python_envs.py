@@ -6,13 +6,15 @@ Measures, side by side in one run on this machine (segments of the methods inter
 - ``parallel_pool.make_python([gymnasium.make(task)] * n)`` in sync mode and in async mode
   (``batch_size = n // 2``), the default worker count (one process per CPU);
 - Gymnasium's ``AsyncVectorEnv`` (one process per env, shared-memory observations);
+- PufferLib's ``pufferlib.vector.Multiprocessing`` (one process per core, several envs each,
+  busy-waiting on shared-memory flags) in sync and async (half the envs per batch) mode, when
+  ``pufferlib`` imports (2.0.2: 3.0.0 does not build here; see BENCHMARKS.md for how it is installed);
 - optionally Gymnasium's ``SyncVectorEnv`` (``--methods ... gym-sync``),
 
 for Gymnasium's pure-Python ``CartPole-v1`` (cheap: overhead-bound) and ``LunarLander-v3``
 (Box2D, costly: throughput-bound), at 8, 32 and 64 envs; then checks the issue's target (each
-Python-backend mode >= 1.5x AsyncVectorEnv at every size) and optionally appends everything to a
-JSON file. PufferLib is not compared: PufferLib 3.0.0 does not build here (its setup downloads
-from GitHub, benchmarks/BENCHMARKS.md and /work/shared/FACTS.md record it).
+Python-backend mode >= 1.5x AsyncVectorEnv at every size; and each mode against PufferLib's same
+mode) and optionally appends everything to a JSON file.
 
 Usage:
     python benchmarks/bench_python_envs.py                          # ~3-4 minutes on 2 cores
@@ -29,7 +31,7 @@ import parallel_pool_bench as bench
 
 TASKS = ("CartPole-v1", "LunarLander-v3")
 NUM_ENVS = (8, 32, 64)
-METHODS = ("pp-python-sync", "pp-python-async", "gym-async")
+METHODS = ("pp-python-sync", "pp-python-async", "gym-async", "puffer-sync", "puffer-async")
 # The target: each mode of the Python backend against AsyncVectorEnv(shared_memory=True).
 TARGET = 1.5
 
@@ -77,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
                     checks.append((name, False, "not measured"))
                     continue
                 ratio = ours / theirs
+                checks.append((name, ratio >= TARGET, f"{ours:,.0f} vs {theirs:,.0f} steps/s = {ratio:.2f}x"))
+            for method, puffer in zip(bench.PYTHON_BACKEND_METHODS, bench.PUFFER_METHODS):
+                ours, theirs = rates.get((task, method, n)), rates.get((task, puffer, n))
+                if ours is None or theirs is None:
+                    continue  # PufferLib not installed, or no async batch for it at this size
+                ratio = ours / theirs
+                name = f"{bench.METHODS[method]}, {task}, {n} envs >= {TARGET:g}x {bench.METHODS[puffer]}"
                 checks.append((name, ratio >= TARGET, f"{ours:,.0f} vs {theirs:,.0f} steps/s = {ratio:.2f}x"))
     if checks:
         print()

@@ -1,20 +1,23 @@
-"""The distributed pool (one native pool per Ray node) over 1, 2 and 3 local nodes, against one
-local native pool: env steps/s in sync and async mode, and the per-batch overhead Ray adds.
+"""The distributed pool (one native pool per Ray node) against one local pool on the same cores:
+2 nodes x n envs against one local pool of 2n envs, sync, async and rollouts on the node.
 
-Each node is a real raylet of ``ray.cluster_utils.Cluster`` on this machine (num_cpus=1 each, as
-many nodes as asked, added one at a time). For each node count the script times
+Each node is a real raylet of ``ray.cluster_utils.Cluster`` on this machine (``num_cpus=1`` each,
+so each node's pool has one thread); the local pool has ``2n`` envs and two threads. The nodes add
+no cores: the ratio is the layer's cost. Each cell is measured in ``--rounds`` rounds, the local
+and the distributed pool alternating (interleaved, so a change in the machine's load hits both),
+and reports the median of the rounds' ratios.
 
-- sync: ``step`` of every env (one actor call per node, results merged in global env order);
-- async: ``recv`` of one node's batch (``num_envs_per_node // 2`` rows) and ``send`` back;
-- a no-op actor call round trip (``ray.get(actor.describe.remote())``), Ray's own floor;
-
-and, as the baseline, one local ``parallel_pool.make`` pool of ``num_envs_per_node`` envs (and of
-``nodes * num_envs_per_node`` envs) stepped the same way in this process. The per-batch overhead is
-``time per distributed batch - time per local batch of the same rows``.
+- sync: ``step`` of every env (2n rows per call);
+- async: ``recv`` of half of the envs' worth (local: ``n`` rows; distributed: one node's ``n/2``)
+  and ``send`` back;
+- rollout: ``K`` steps of every env with a NumPy policy (a linear layer on a few pixels for Atari,
+  on the observation for MuJoCo): on the driver for the local pool, on each node for the
+  distributed one (``set_policy`` + ``rollout(K)``), returning the segment;
+- the floor: a no-op Ray actor call, and a data-plane round trip of a 1-env CartPole step.
 
 Usage:
-    python benchmarks/bench_ray.py                          # ~2 minutes
-    python benchmarks/bench_ray.py --num-envs-per-node 256 --seconds 5
+    python benchmarks/bench_ray.py                                  # the issue's cells, ~8 minutes
+    python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
 """
 
 from __future__ import annotations
@@ -22,145 +25,227 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 import parallel_pool
 
 
-def _rate(run_batches: Callable[[int], int], seconds: float) -> tuple[float, float]:
-    """(env steps/s, seconds per batch) of ``run_batches(n)`` (which returns the env steps done),
-    timed over at least ``seconds`` after a warm-up."""
-    run_batches(20)
-    batches, steps, start = 0, 0, time.perf_counter()
-    chunk = 50
+class LinearPolicy:
+    """A NumPy policy: a fixed random linear layer on (a few pixels of) the observation; argmax for
+    a discrete action space, tanh for a box. Picklable, so it can be shipped to the nodes."""
+
+    def __init__(self, obs_shape: tuple[int, ...], action_space: Any, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        self.pixels = len(obs_shape) == 3  # (stack, height, width): use every 8th pixel of the last frame
+        features = int(np.prod(self._features(np.zeros((1, *obs_shape))).shape[1:]))
+        self.discrete = hasattr(action_space, "n")
+        outputs = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
+        self.weights = rng.normal(0, 1 / np.sqrt(features), size=(features, outputs)).astype(np.float32)
+
+    def _features(self, obs: np.ndarray) -> np.ndarray:
+        if self.pixels:
+            obs = obs[:, -1, ::8, ::8]
+        return obs.reshape(len(obs), -1).astype(np.float32)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        logits = self._features(obs) @ self.weights
+        if self.discrete:
+            return logits.argmax(axis=1).astype(np.int64)
+        return np.tanh(logits)
+
+
+def _rate(run_batches: Callable[[int], int], seconds: float) -> float:
+    """Env steps/s of ``run_batches(n)`` (which returns the env steps done), over at least
+    ``seconds`` after a warm-up."""
+    run_batches(3)
+    steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        steps += run_batches(chunk)
-        batches += chunk
-    elapsed = time.perf_counter() - start
-    return steps / elapsed, elapsed / batches
+        steps += run_batches(5)
+    return steps / (time.perf_counter() - start)
 
 
-def _sync_runner(env, num_envs: int, num_actions: int) -> Callable[[int], int]:
-    actions = np.zeros(num_envs, dtype=np.int64) if num_actions else None
-
+def _sync(env: Any, actions: np.ndarray) -> Callable[[int], int]:
     def run(n: int) -> int:
         for _ in range(n):
             env.step(actions)
-        return n * num_envs
+        return n * len(actions)
 
     return run
 
 
-def _async_runner(env, batch: int) -> Callable[[int], int]:
-    actions = np.zeros(batch, dtype=np.int64)
-
+def _async(env: Any, actions: np.ndarray) -> Callable[[int], int]:
     def run(n: int) -> int:
         for _ in range(n):
             _, _, _, _, info = env.recv(timeout=60)
             env.send(actions, info["env_id"])
-        return n * batch
+        return n * len(actions)
 
     return run
 
 
-def _local(task: str, num_envs: int, seconds: float) -> dict[str, float]:
-    out = {}
-    with parallel_pool.make(task, num_envs=num_envs, num_threads=1, seed=0) as env:
-        env.reset()
-        out["sync"], out["sync_batch_s"] = _rate(_sync_runner(env, num_envs, 1), seconds)
-    batch = num_envs // 2
-    with parallel_pool.make(task, num_envs=num_envs, batch_size=batch, num_threads=1, seed=0) as env:
-        env.async_reset()
-        out["async"], out["async_batch_s"] = _rate(_async_runner(env, batch), seconds)
-    return out
+def _local_rollout(env: Any, policy: LinearPolicy, num_steps: int) -> Callable[[int], int]:
+    """The local pool's rollout, recording the same segment a node returns (env-major)."""
+    obs = env.reset()[0]
+
+    def run(n: int) -> int:
+        nonlocal obs
+        for _ in range(n):
+            obs_buf = None
+            act_buf = None
+            rewards = np.empty((env.num_envs, num_steps), np.float32)
+            dones = np.empty((env.num_envs, num_steps), bool)
+            for t in range(num_steps):
+                actions = policy(obs)
+                if obs_buf is None:
+                    obs_buf = np.empty((env.num_envs, num_steps, *obs.shape[1:]), obs.dtype)
+                    act_buf = np.empty((env.num_envs, num_steps, *actions.shape[1:]), actions.dtype)
+                obs_buf[:, t] = obs
+                act_buf[:, t] = actions
+                obs, reward, terminated, truncated, _ = env.step(actions)
+                rewards[:, t] = reward
+                dones[:, t] = terminated | truncated
+        return n * num_steps * env.num_envs
+
+    return run
 
 
-def _distributed(task: str, n: int, seconds: float) -> dict[str, float]:
+def _dist_rollout(pool: Any, num_steps: int) -> Callable[[int], int]:
+    def run(n: int) -> int:
+        for _ in range(n):
+            pool.rollout(num_steps)
+        return n * num_steps * pool.num_envs
+
+    return run
+
+
+def _actions(space: Any, rows: int, seed: int = 0) -> np.ndarray:
+    space.seed(seed)
+    return np.stack([space.sample() for _ in range(rows)])
+
+
+def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[float], list[float]]:
+    """(local steps/s per round, distributed steps/s per round) for one cell, interleaved."""
+    from parallel_pool.integrations.ray import make_distributed
+
+    kwargs: dict[str, Any] = {"seed": 0}
+    if mode == "async":
+        local = parallel_pool.make(task, num_envs=2 * n, batch_size=n, num_threads=2, **kwargs)
+        dist = make_distributed(task, num_envs_per_node=n, batch_size_per_node=n // 2, call_timeout=120, **kwargs)
+        local.async_reset()
+        dist.async_reset()
+        runs = (_async(local, _actions(local.action_space, n)), _async(dist, _actions(dist.action_space, n // 2)))
+    else:
+        local = parallel_pool.make(task, num_envs=2 * n, num_threads=2, **kwargs)
+        dist = make_distributed(task, num_envs_per_node=n, call_timeout=120, **kwargs)
+        if mode == "sync":
+            local.reset()
+            dist.reset()
+            actions = _actions(local.action_space, 2 * n)
+            runs = (_sync(local, actions), _sync(dist, actions))
+        else:
+            policy = LinearPolicy(local.observation_space.shape, local.action_space)
+            dist.reset()
+            dist.set_policy(policy)
+            runs = (_local_rollout(local, policy, args.rollout_steps), _dist_rollout(dist, args.rollout_steps))
+    local_rates, dist_rates = [], []
+    try:
+        for _ in range(args.rounds):
+            local_rates.append(_rate(runs[0], args.seconds))
+            dist_rates.append(_rate(runs[1], args.seconds))
+    finally:
+        local.close()
+        dist.close()
+    return local_rates, dist_rates
+
+
+def _floor(seconds: float) -> tuple[float, float]:
+    """(ms per no-op Ray actor call, ms per data-plane round trip of a 1-env CartPole step)."""
     import ray
 
     from parallel_pool.integrations.ray import make_distributed
 
-    out = {}
-    pool = make_distributed(task, num_envs_per_node=n, seed=0, call_timeout=60)
+    pool = make_distributed("CartPole-v1", num_envs_per_node=1, seed=0, call_timeout=60)
     try:
         pool.reset()
-        out["sync"], out["sync_batch_s"] = _rate(_sync_runner(pool, pool.num_envs, 1), seconds)
-        actor = pool.actors[0]
-        start, calls = time.perf_counter(), 200
-        for _ in range(calls):
-            ray.get(actor.describe.remote(), timeout=60)
-        out["noop_call_s"] = (time.perf_counter() - start) / calls
+        actor = pool.actors[-1]
+        ray.get(actor.describe.remote())
+        calls, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            ray.get(actor.__ray_ready__.remote(), timeout=60)
+            calls += 1
+        noop = (time.perf_counter() - start) / calls
+        actions = np.zeros(pool.num_envs, dtype=np.int64)
+        calls, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            pool.step(actions)
+            calls += 1
+        step = (time.perf_counter() - start) / calls
     finally:
         pool.close()
-    pool = make_distributed(task, num_envs_per_node=n, batch_size_per_node=n // 2, seed=0, call_timeout=60)
-    try:
-        pool.async_reset()
-        out["async"], out["async_batch_s"] = _rate(_async_runner(pool, n // 2), seconds)
-    finally:
-        pool.close()
-    return out
+    return 1e3 * noop, 1e3 * step
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", default="CartPole-v1")
-    parser.add_argument("--num-envs-per-node", type=int, default=64)
-    parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--tasks", nargs="+", default=["Pong-v5", "Ant-v5"])
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[8, 32], help="n: envs per node")
+    parser.add_argument("--modes", nargs="+", default=["sync", "async", "rollout"])
+    parser.add_argument("--rollout-steps", type=int, default=32, help="K: steps per rollout")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per timed measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per cell")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     temp_root = tempfile.mkdtemp(prefix="rt-", dir="/tmp")  # short: Unix socket paths are limited
     os.environ["RAY_TMPDIR"] = temp_root
     os.makedirs(os.path.join(temp_root, "ray"))
+    saved_cwd = os.getcwd()
+    os.chdir(temp_root)  # Ray's workers must not import a source tree's parallel_pool
     import ray
     from ray.cluster_utils import Cluster
 
-    n = args.num_envs_per_node
-    print(f"# {args.task}: distributed pool (Ray {ray.__version__}) vs one local native pool; "
-          f"{os.cpu_count()} CPUs, {n} envs per node, async batch {n // 2}")
-    rows = []
-    for k in sorted(set(args.nodes)):
-        local = _local(args.task, n * k, args.seconds)
-        rows.append((f"local pool, {n * k} envs", n * k, local, None))
-    local_1 = rows[0][2] if rows[0][1] == n else _local(args.task, n, args.seconds)
-
+    print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, 1 thread each) vs one local pool "
+          f"(2n envs, 2 threads); {os.cpu_count()} CPUs; {args.rounds} interleaved rounds of {args.seconds} s; "
+          f"rollout K={args.rollout_steps}; load average {os.getloadavg()[0]:.1f} at start")
     cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 1, "temp_dir": os.path.join(temp_root, "ray"), "include_dashboard": False})
+    rows = []
     try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes(timeout=60)
         ray.init(address=cluster.address, log_to_driver=False)
-        num_nodes = 1
-        for k in sorted(set(args.nodes)):
-            while num_nodes < k:
-                cluster.add_node(num_cpus=1)
-                num_nodes += 1
-            cluster.wait_for_nodes(timeout=60)
-            dist = _distributed(args.task, n, args.seconds)
-            rows.append((f"distributed, {k} node(s) x {n} envs", n * k, dist, k))
+        noop_ms, step_ms = _floor(args.seconds)
+        for task in args.tasks:
+            for n in args.num_envs:
+                for mode in args.modes:
+                    local, dist = _cell(task, n, mode, args)
+                    ratio = statistics.median(d / lo for d, lo in zip(dist, local))
+                    rows.append((task, n, mode, local, dist, ratio))
+                    print(f"{task} n={n} {mode}: local {statistics.median(local):,.0f} distributed "
+                          f"{statistics.median(dist):,.0f} steps/s, ratio {ratio:.2f}", flush=True)
     finally:
         ray.shutdown()
         cluster.shutdown()
+        os.chdir(saved_cwd)
         shutil.rmtree(temp_root, ignore_errors=True)
 
     print()
-    print("| pool | envs | sync steps/s | sync ms/batch | async steps/s | async ms/batch | "
-          "overhead/batch sync, async (ms) | no-op actor call (ms) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, envs, r, k in rows:
-        if k is None:
-            overhead, noop = "", ""
-        else:
-            # Sync: against one local pool of all k*n envs; async: a batch is n/2 rows either way.
-            local_all = next(r2 for _, e2, r2, k2 in rows if k2 is None and e2 == envs)
-            overhead = (f"{1e3 * (r['sync_batch_s'] - local_all['sync_batch_s']):.2f}, "
-                        f"{1e3 * (r['async_batch_s'] - local_1['async_batch_s']):.2f}")
-            noop = f"{1e3 * r['noop_call_s']:.2f}"
-        print(f"| {name} | {envs} | {r['sync']:,.0f} | {1e3 * r['sync_batch_s']:.2f} | {r['async']:,.0f} | "
-              f"{1e3 * r['async_batch_s']:.2f} | {overhead} | {noop} |")
+    print(f"no-op Ray actor call: {noop_ms:.2f} ms; data-plane round trip (1-env CartPole step per node, 2 nodes): "
+          f"{step_ms:.3f} ms; load average {os.getloadavg()[0]:.1f} at the end")
+    print()
+    print("| task | n | mode | local pool, 2n envs (steps/s) | 2 nodes x n envs (steps/s) "
+          "| ratio (median of rounds) | ratios per round |")
+    print("|---|---:|---|---:|---:|---:|---|")
+    for task, n, mode, local, dist, ratio in rows:
+        per_round = ", ".join(f"{d / lo:.2f}" for d, lo in zip(dist, local))
+        print(f"| {task} | {n} | {mode} | {statistics.median(local):,.0f} | {statistics.median(dist):,.0f} | "
+              f"{ratio:.2f} | {per_round} |")
     return 0
 
 

@@ -83,13 +83,20 @@ def check_no_reset_options(options: Any) -> None:
 # --- per-env rows of a batch ---
 def row_info_keys(spec: EnvSpec) -> list[str]:
     """The task's own info keys that have one value per env (not per player): what a per-env info
-    dict holds, besides what an adapter adds."""
-    return [f.key for f in spec.info_fields if not f.per_player]
+    dict holds, besides what an adapter adds. (A key a row may lack, a Python env's, is listed
+    without its ``_key`` mask, which ``row_info`` reads.)"""
+    masks = {"_" + key for key in spec.masked_info_keys}
+    return [f.key for f in spec.info_fields if not f.per_player and f.key not in masks]
 
 
 def row_info(info: Mapping[str, Any], keys: Iterable[str], row: int) -> dict[str, Any]:
-    """Row ``row`` of a batched ``info`` as a per-env dict, for those of ``keys`` that ``info`` holds."""
-    return {key: info[key][row] for key in keys if key in info}
+    """Row ``row`` of a batched ``info`` as a per-env dict, for those of ``keys`` that ``info`` holds
+    for that row (where ``info`` has a key's ``_key`` mask, the row's mask says whether it does)."""
+    out = {}
+    for key in keys:
+        if key in info and ("_" + key not in info or info["_" + key][row]):
+            out[key] = info[key][row]
+    return out
 
 
 def take_rows(batch: Any, index: Any) -> Any:

@@ -62,24 +62,52 @@ def _async_rows(pool: Any, next_action: Callable[[int, Any], Any], batches: int,
 # The API conformance tests that hold for any env run over both backends: the native envs and
 # the Python-env backend (the same task as Gymnasium's env, in worker processes).
 BACKENDS = ("native", "python")
+# The tutorial family's tasks, which Gymnasium lacks, run on the Python backend as their Python
+# twins (python_twins.py: the same spaces, dynamics, seeds and faults).
+TWIN_TASKS = ("GuessingGame-v0", "Faulty-v0")
+
+
+def python_task_id(task_id: str) -> str:
+    """The id that makes ``task_id``'s pool on the Python backend."""
+    if task_id in TWIN_TASKS:
+        return f"gymnasium:python_twins:{task_id}"
+    return "gymnasium:" + task_id
+
+
+def python_task_kwargs(task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` for the Python backend: one worker process (what the tests check is the API, not
+    the speed) unless given; a twin also gets its pool env id (``env_kwargs``: a Python env does not
+    know it, and Faulty-v0's ``fault_env_id`` needs it) and renders, as the native task does."""
+    kwargs = dict(kwargs)
+    kwargs.setdefault("num_workers", 1)
+    if task_id in TWIN_TASKS:
+        num_envs = kwargs.get("num_envs", 1)
+        given = kwargs.get("env_kwargs") or [{}] * num_envs
+        kwargs["env_kwargs"] = [{**kw, "env_id": i} for i, kw in enumerate(given)]
+        if task_id == "GuessingGame-v0":
+            kwargs.setdefault("render_mode", "rgb_array")
+    return kwargs
 
 
 class PoolMaker:
     """``make_pool(task_id, **kwargs)``: ``parallel_pool.make`` on the backend under test; pools it
-    makes are closed after the test (closing twice is fine)."""
+    makes are closed after the test (closing twice is fine). ``make_pool.args(task_id, **kwargs)``
+    gives the ``(task_id, kwargs)`` to hand an integration or front-end for the same pool."""
 
     def __init__(self, backend: str) -> None:
         self.backend = backend
         self.pools: list[Any] = []
 
+    def args(self, task_id: str, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+        if self.backend == "python":
+            return python_task_id(task_id), python_task_kwargs(task_id, kwargs)
+        return task_id, kwargs
+
     def __call__(self, task_id: str, **kwargs: Any) -> Any:
         import parallel_pool
 
-        if self.backend == "python":
-            # One worker process: what the tests check is the API, not the speed.
-            pool = parallel_pool.make("gymnasium:" + task_id, num_workers=1, **kwargs)
-        else:
-            pool = parallel_pool.make(task_id, **kwargs)
+        task_id, kwargs = self.args(task_id, **kwargs)
+        pool = parallel_pool.make(task_id, **kwargs)
         self.pools.append(pool)
         return pool
 

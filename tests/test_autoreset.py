@@ -3,6 +3,9 @@
 Our envs draw reset states from their own RNG, so after every reset the Gymnasium sub-env is put in
 our state; from then on both evolve the same way (classic control matches within 1e-5) and reach
 the same episode ends, and every output of the two vector envs is compared.
+
+Every test runs over both backends (the ``make_pool`` fixture): on the Python backend our envs are
+Gymnasium's own CartPole-v1 in worker processes, put in the same states.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ def _sync_state(gvec: gym.vector.VectorEnv, obs: np.ndarray, rows) -> None:
         gvec.unwrapped.envs[i].unwrapped.state = np.array(obs[i], dtype=np.float64)
 
 
-def _ours(mode: str, stats: bool) -> parallel_pool.GymnasiumEnv:
-    return parallel_pool.make(
+def _ours(make_pool, mode: str, stats: bool) -> parallel_pool.GymnasiumEnv:
+    return make_pool(
         "CartPole-v1", num_envs=NUM_ENVS, seed=3, max_episode_steps=MAX_STEPS, autoreset_mode=mode,
         episode_stats=stats,
     )
@@ -57,8 +60,8 @@ def _compare_episode_stats(info: dict, ginfo: dict) -> None:
 
 
 @pytest.mark.parametrize("stats", [False, True])
-def test_next_step_matches_gymnasium(stats: bool, rng: np.random.Generator) -> None:
-    env, gvec = _ours("next_step", stats), _gym_vec(AutoresetMode.NEXT_STEP, stats)
+def test_next_step_matches_gymnasium(stats: bool, rng: np.random.Generator, make_pool) -> None:
+    env, gvec = _ours(make_pool, "next_step", stats), _gym_vec(AutoresetMode.NEXT_STEP, stats)
     obs, _ = env.reset()
     gvec.reset(seed=0)
     _sync_state(gvec, obs, range(NUM_ENVS))
@@ -85,8 +88,8 @@ def test_next_step_matches_gymnasium(stats: bool, rng: np.random.Generator) -> N
 
 
 @pytest.mark.parametrize("stats", [False, True])
-def test_same_step_matches_gymnasium(stats: bool, rng: np.random.Generator) -> None:
-    env, gvec = _ours("same_step", stats), _gym_vec(AutoresetMode.SAME_STEP, stats)
+def test_same_step_matches_gymnasium(stats: bool, rng: np.random.Generator, make_pool) -> None:
+    env, gvec = _ours(make_pool, "same_step", stats), _gym_vec(AutoresetMode.SAME_STEP, stats)
     obs, _ = env.reset()
     gvec.reset(seed=0)
     _sync_state(gvec, obs, range(NUM_ENVS))
@@ -132,8 +135,8 @@ def test_same_step_matches_gymnasium(stats: bool, rng: np.random.Generator) -> N
     env.close()
 
 
-def test_disabled_matches_gymnasium(rng: np.random.Generator) -> None:
-    env, gvec = _ours("disabled", False), _gym_vec(AutoresetMode.DISABLED, False)
+def test_disabled_matches_gymnasium(rng: np.random.Generator, make_pool) -> None:
+    env, gvec = _ours(make_pool, "disabled", False), _gym_vec(AutoresetMode.DISABLED, False)
     obs, _ = env.reset()
     gvec.reset(seed=0)
     _sync_state(gvec, obs, range(NUM_ENVS))
@@ -169,8 +172,11 @@ def _sync_state_rows(gvec: gym.vector.VectorEnv, rows_obs: np.ndarray, ids: np.n
         gvec.unwrapped.envs[i].unwrapped.state = np.array(rows_obs[row], dtype=np.float64)
 
 
-def test_vector_view_reset_mask_keeps_other_rows() -> None:
-    envs = gym.make_vec("parallel_pool/CartPole-v1", num_envs=3, autoreset_mode="disabled")
+def test_vector_view_reset_mask_keeps_other_rows(make_pool) -> None:
+    task, kwargs = make_pool.args("CartPole-v1", num_envs=3, autoreset_mode="disabled")
+    # gymnasium.make_vec names native tasks; its view, this class, takes a Python env's id too.
+    envs = (gym.make_vec(f"parallel_pool/{task}", **kwargs) if make_pool.backend == "native"
+            else parallel_pool.ParallelPoolVectorEnv(task, **kwargs))
     obs, _ = envs.reset(seed=7)
     mask = np.array([False, True, False])
     obs2, info = envs.reset(options={"reset_mask": mask})

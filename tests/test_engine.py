@@ -1,4 +1,9 @@
-"""The engine's contract: batch order, async bookkeeping, determinism, errors, close, recycling."""
+"""The engine's contract: batch order, async bookkeeping, determinism, errors, close, recycling.
+
+The tests that take ``make_pool`` run over both backends (tests/conftest.py); on the Python backend
+the tutorial tasks are their Python twins (tests/python_twins.py), which have one player. A test
+without it says why it is the native engine's alone.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +33,8 @@ def test_sync_rows_are_env_order(make_pool) -> None:
 def test_async_bookkeeping_over_a_million_steps() -> None:
     """num_envs=16, batch_size=4: every recv has 4 distinct envs; each env is stepped exactly once
     per send (elapsed_step advances by one, or restarts after an episode end); sends and receives
-    per env agree at the end."""
+    per env agree at the end. (Native only: a million Python steps would take minutes; the Python
+    backend's bookkeeping, the same engine's, is checked by test_async_never_loses_a_job.)"""
     num_envs, batch = 16, 4
     env = parallel_pool.make("CartPole-v1", num_envs=num_envs, batch_size=batch, seed=1, num_threads=2)
     sends = np.zeros(num_envs, dtype=np.int64)
@@ -63,10 +69,8 @@ def test_async_bookkeeping_over_a_million_steps() -> None:
     env.close()
 
 
-def _per_env_stream(num_threads: int, seed: int, batch_size: int = 8) -> dict[int, list]:
-    env = parallel_pool.make(
-        "Pendulum-v1", num_envs=8, batch_size=batch_size, seed=seed, num_threads=num_threads
-    )
+def _per_env_stream(make_pool, num_threads: int, seed: int, batch_size: int = 8) -> dict[int, list]:
+    env = make_pool("Pendulum-v1", num_envs=8, batch_size=batch_size, seed=seed, num_threads=num_threads)
     rng = np.random.default_rng(99)
     streams: dict[int, list] = collections.defaultdict(list)
     if batch_size == 8:
@@ -102,11 +106,11 @@ def _assert_same(a: dict, b: dict) -> None:
 
 
 @pytest.mark.parametrize("batch_size", [8, 2])
-def test_same_seed_same_stream_for_any_thread_count(batch_size: int) -> None:
-    ref = _per_env_stream(1, seed=5, batch_size=batch_size)
+def test_same_seed_same_stream_for_any_thread_count(batch_size: int, make_pool) -> None:
+    ref = _per_env_stream(make_pool, 1, seed=5, batch_size=batch_size)
     for threads in (1, 2, 4):
-        _assert_same(ref, _per_env_stream(threads, seed=5, batch_size=batch_size))
-    other = _per_env_stream(2, seed=6, batch_size=batch_size)
+        _assert_same(ref, _per_env_stream(make_pool, threads, seed=5, batch_size=batch_size))
+    other = _per_env_stream(make_pool, 2, seed=6, batch_size=batch_size)
     assert not np.array_equal(ref[0][0][0], other[0][0][0])
 
 
@@ -126,13 +130,22 @@ def test_reset_seed_reseeds(make_pool) -> None:
     env.close()
 
 
-def test_env_exception_is_raised_in_python_and_pool_goes_on() -> None:
-    env = parallel_pool.make("GuessingGame-v0", num_envs=4, seed=0, raise_on_step=3, episode_length=50)
+def error_text(backend: str, message: str) -> str:
+    """A regex of an env's error ``message`` (a regex) as the backend reports it: a Python env's after
+    where it ran and its traceback."""
+    return (r"\(Python env, worker \d+, pid \d+\)\n(?s:.*)RuntimeError: " if backend == "python" else "") + message
+
+
+def test_env_exception_is_raised_in_python_and_pool_goes_on(make_pool) -> None:
+    # Four players natively (per-player rows); the Python twin has one.
+    players = 4 if make_pool.backend == "native" else 1
+    env = make_pool("GuessingGame-v0", num_envs=4, seed=0, raise_on_step=3, episode_length=50, max_num_players=players)
     env.reset()
-    action = np.zeros((4, 4), dtype=np.int64)
+    action = np.zeros((4, 4) if players > 1 else 4, dtype=np.int64)
     env.step(action)
     env.step(action)
-    with pytest.raises(EnvError, match="env 0: tutorial env raised on step 3") as excinfo:
+    with pytest.raises(EnvError, match="env 0: " + error_text(make_pool.backend, "tutorial env raised on step 3")) \
+            as excinfo:
         env.step(action)
     assert sorted(excinfo.value.env_ids) == [0, 1, 2, 3]
     # The batch is not lost: the result is what step() would have returned.
@@ -148,9 +161,8 @@ def test_env_exception_is_raised_in_python_and_pool_goes_on() -> None:
     env.close()
 
 
-def test_env_error_result_takes_each_front_ends_form() -> None:
-    kwargs = dict(num_envs=4, seed=0, raise_on_step=1, max_num_players=1)
-    env = parallel_pool.make("GuessingGame-v0", batch_size=2, **kwargs)
+def test_env_error_result_takes_each_front_ends_form(make_pool) -> None:
+    env = make_pool("GuessingGame-v0", batch_size=2, num_envs=4, seed=0, raise_on_step=1, max_num_players=1)
     env.async_reset()
     with pytest.raises(EnvError) as excinfo:
         for _ in range(4):
@@ -159,7 +171,8 @@ def test_env_error_result_takes_each_front_ends_form() -> None:
     obs, _, _, _, info = excinfo.value.result  # recv's 5-tuple
     assert len(obs) == 2 and set(excinfo.value.env_ids) <= set(info["env_id"])
     env.close()
-    dm = parallel_pool.make_dm("GuessingGame-v0", **kwargs)
+    task, kwargs = make_pool.args("GuessingGame-v0", num_envs=4, seed=0, raise_on_step=1, max_num_players=1)
+    dm = parallel_pool.make_dm(task, **kwargs)
     dm.reset()
     with pytest.raises(EnvError) as excinfo:
         dm.step(np.zeros(4, dtype=np.int64))
@@ -167,13 +180,13 @@ def test_env_error_result_takes_each_front_ends_form() -> None:
     dm.close()
 
 
-def test_recv_timeout_then_result_still_arrives() -> None:
-    env = parallel_pool.make("GuessingGame-v0", num_envs=2, batch_size=1, seed=0, step_sleep_us=100_000,
-                             num_threads=1)
+def test_recv_timeout_then_result_still_arrives(make_pool) -> None:
+    env = make_pool("GuessingGame-v0", num_envs=2, batch_size=1, seed=0, step_sleep_us=100_000, num_threads=1,
+                    max_num_players=1)
     env.async_reset()
     env.recv()
     env.recv()
-    env.send(np.zeros((1, 4), dtype=np.int64), np.array([0]))
+    env.send(np.zeros(1, dtype=np.int64), np.array([0]))
     with pytest.raises(TimeoutError):
         env.recv(timeout=0.01)
     _, _, _, _, info = env.recv(timeout=5)
@@ -193,11 +206,11 @@ def test_recv_with_nothing_in_flight_raises_instead_of_blocking(make_pool) -> No
     env.close()
 
 
-def test_close_with_work_in_flight_joins_and_later_calls_raise() -> None:
-    env = parallel_pool.make("GuessingGame-v0", num_envs=8, batch_size=2, seed=0, step_sleep_us=20_000)
+def test_close_with_work_in_flight_joins_and_later_calls_raise(make_pool) -> None:
+    env = make_pool("GuessingGame-v0", num_envs=8, batch_size=2, seed=0, step_sleep_us=20_000, max_num_players=1)
     env.async_reset()
     env.recv()
-    env.send(np.zeros((2, 4), dtype=np.int64), np.array([0, 1]) if False else env.recv()[4]["env_id"])
+    env.send(np.zeros(2, dtype=np.int64), env.recv()[4]["env_id"])
     start = time.perf_counter()
     env.close()
     assert time.perf_counter() - start < 5
@@ -205,23 +218,24 @@ def test_close_with_work_in_flight_joins_and_later_calls_raise() -> None:
     env.close()  # idempotent
     for call in (
         lambda: env.reset(),
-        lambda: env.step(np.zeros((8, 4), dtype=np.int64)),
-        lambda: env.send(np.zeros((2, 4), dtype=np.int64), np.array([2, 3])),
+        lambda: env.step(np.zeros(8, dtype=np.int64)),
+        lambda: env.send(np.zeros(2, dtype=np.int64), np.array([2, 3])),
         lambda: env.recv(),
         lambda: env.async_reset(),
     ):
         with pytest.raises(PoolClosedError, match="closed"):
             call()
-    with parallel_pool.make("CartPole-v1", num_envs=2) as ctx:
+    task, kwargs = make_pool.args("CartPole-v1", num_envs=2)
+    with parallel_pool.make(task, **kwargs) as ctx:
         ctx.reset()
     assert ctx.closed
 
 
-def test_close_from_another_thread_wakes_a_waiting_recv() -> None:
-    env = parallel_pool.make("GuessingGame-v0", num_envs=2, batch_size=2, seed=0, step_sleep_us=300_000,
-                             num_threads=1)
+def test_close_from_another_thread_wakes_a_waiting_recv(make_pool) -> None:
+    env = make_pool("GuessingGame-v0", num_envs=2, batch_size=2, seed=0, step_sleep_us=300_000, num_threads=1,
+                    max_num_players=1)
     env.reset()
-    env.send(np.zeros((2, 4), dtype=np.int64))
+    env.send(np.zeros(2, dtype=np.int64))
     errors = []
 
     def wait() -> None:
@@ -257,6 +271,7 @@ def test_outputs_are_zero_copy_views_and_blocks_are_recycled(make_pool) -> None:
 
 
 def test_multi_player_rows() -> None:
+    """(Native only: per-player rows are the native engine's; a Python env has one row per env.)"""
     env = parallel_pool.make("GuessingGame-v0", num_envs=6, seed=0, max_num_players=3)
     obs, info = env.reset()
     players = info["players"]["env_id"]
@@ -355,7 +370,8 @@ def test_async_reset_of_more_envs_than_a_batch_then_its_batches_go_on() -> None:
     """Regression (found by tests/test_properties.py): reset(env_id) in async mode wrote its rows into
     a block sized for batch_size rows, so resetting more envs than that wrote past it: every field
     past the batch's rows overwrote the next field (the overflowing observations landed in the
-    per-player rewards) and the heap past the block ("corrupted double-linked list")."""
+    per-player rewards) and the heap past the block ("corrupted double-linked list"). (Native only:
+    per-player rows; test_async_reset_of_given_envs_returns_exactly_their_rows runs on both.)"""
     env = parallel_pool.make("GuessingGame-v0", num_envs=8, batch_size=2, seed=0, num_threads=2, max_num_players=3)
     reference = parallel_pool.make("GuessingGame-v0", num_envs=8, seed=0, max_num_players=3)
     ref_obs, ref_info = reference.reset(seed=100)
@@ -386,13 +402,13 @@ def test_async_reset_of_more_envs_than_a_batch_then_its_batches_go_on() -> None:
     reference.close()
 
 
-def test_env_kwargs_give_each_env_its_own_config() -> None:
+def test_env_kwargs_give_each_env_its_own_config(make_pool) -> None:
     """Per-env config (EnvPool #309): env i of the pool steps exactly as a pool of one env made with
     env i's kwargs (and env i's seed)."""
     per_env = [{"g": 9.81}, {"g": 3.0}, {"g": 15.0, "max_episode_steps": 4}]
-    env = parallel_pool.make("Pendulum-v1", num_envs=3, seed=10, max_episode_steps=6, env_kwargs=per_env)
+    env = make_pool("Pendulum-v1", num_envs=3, seed=10, max_episode_steps=6, env_kwargs=per_env)
     singles = [
-        parallel_pool.make("Pendulum-v1", num_envs=1, seed=10 + i, **{"max_episode_steps": 6, **kw})
+        make_pool("Pendulum-v1", num_envs=1, seed=10 + i, **{"max_episode_steps": 6, **kw})
         for i, kw in enumerate(per_env)
     ]
     assert env.config["env_kwargs"] == per_env and env.config["max_episode_steps"] == 6
@@ -417,6 +433,8 @@ def test_env_kwargs_give_each_env_its_own_config() -> None:
 
 
 def test_bad_env_kwargs() -> None:
+    """(Native only: a native task checks each env's kwargs against its spec; a Python env's kwargs
+    go to its constructor, test_python_backend.py checks what the backend checks itself.)"""
     with pytest.raises(ValueError, match="one dict per env"):
         parallel_pool.make("Pendulum-v1", num_envs=2, env_kwargs=[{"g": 1.0}])
     with pytest.raises(TypeError, match="list of dicts"):

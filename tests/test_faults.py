@@ -14,6 +14,10 @@ front-end does with it is the README's "Reliability" contract:
 
 Every row is compared with ``FaultyModel``, a Python model of Faulty-v0 under the pool's
 next-step autoreset, env by env (``info["env_id"]``), whatever order async batches come in.
+
+Every test runs over both backends (the ``make_pool`` fixture): the native Faulty-v0, and its Python
+twin (tests/python_twins.py) in the Python backend's worker processes, whose error messages are the
+same text after the traceback the worker adds (``error_pattern``).
 The Ray layer's fault tests are in tests/test_integration_ray.py (they need its cluster).
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +40,8 @@ import parallel_pool
 from parallel_pool import EnvError
 
 TASK = "Faulty-v0"
+# A Python env's error message: where it ran, its traceback, and last the exception (a RuntimeError).
+PYTHON_ERROR = r"\(Python env, worker \d+, pid \d+\)\n(?s:.*)RuntimeError: "
 RECV_TIMEOUT = 20.0  # seconds: a lost result fails the test instead of hanging it
 NAN = float("nan")
 
@@ -112,15 +119,37 @@ SYNC_KINDS = ["gymnasium", "gym", "dm", "vector"]
 ASYNC_KINDS = ["gymnasium", "gym", "dm"]  # the vector view is sync, as Gymnasium's VectorEnv
 
 
-def make(kind: str, num_envs: int, **kwargs: Any) -> Any:
+def make(make_pool: Any, kind: str, num_envs: int, **kwargs: Any) -> Any:
+    """A pool of ``num_envs`` Faulty-v0 envs on ``make_pool``'s backend, through front-end ``kind``
+    (closed after the test)."""
+    task, kwargs = make_pool.args(TASK, num_envs=num_envs, **kwargs)
     if kind == "gymnasium":
-        return parallel_pool.make(TASK, num_envs=num_envs, **kwargs)
-    if kind == "gym":
-        return parallel_pool.make(TASK, env_type="gym", num_envs=num_envs, **kwargs)
-    if kind == "dm":
-        return parallel_pool.make_dm(TASK, num_envs=num_envs, **kwargs)
-    assert kind == "vector"
-    return gymnasium.make_vec(f"parallel_pool/{TASK}", num_envs=num_envs, **kwargs)
+        env = parallel_pool.make(task, **kwargs)
+    elif kind == "gym":
+        env = parallel_pool.make(task, env_type="gym", **kwargs)
+    elif kind == "dm":
+        env = parallel_pool.make_dm(task, **kwargs)
+    else:
+        assert kind == "vector"
+        # gymnasium.make_vec("parallel_pool/<id>") knows the native ids; the view it makes is this
+        # class, which takes a Python env's id too.
+        env = (gymnasium.make_vec(f"parallel_pool/{task}", **kwargs) if make_pool.backend == "native"
+               else parallel_pool.ParallelPoolVectorEnv(task, **kwargs))
+    make_pool.pools.append(env)
+    return env
+
+
+def error_pattern(backend: str, env_id: int, message: str) -> str:
+    """A regex of env ``env_id``'s entry in an EnvError's text, ``message`` the native env's (a regex)."""
+    return f"env {env_id}: " + (PYTHON_ERROR if backend == "python" else "") + message
+
+
+def same_error(backend: str, got: str, expected: str) -> bool:
+    """Whether an env's reported message is the native env's ``expected`` (after the Python
+    traceback's text for the Python twin)."""
+    if backend == "python":
+        return re.fullmatch(PYTHON_ERROR + re.escape(expected) + r"\n", got) is not None
+    return got == expected
 
 
 @dataclass
@@ -175,7 +204,7 @@ def call(kind: str, fn: Callable[[], Any], reset: bool) -> tuple[Batch, list[tup
 
 
 def check_rows(batch: Batch, errors: list[tuple[int, str]], models: dict[int, FaultyModel],
-               expected: dict[int, Row]) -> None:
+               expected: dict[int, Row], backend: str) -> None:
     """Every row of ``batch`` against the model's row of its env; the errors against the model's."""
     failed = {env_id for env_id, _ in errors}
     assert len(failed) == len(errors), f"an env reported twice: {errors}"
@@ -193,7 +222,7 @@ def check_rows(batch: Batch, errors: list[tuple[int, str]], models: dict[int, Fa
             np.testing.assert_array_equal(batch.episode[k], row.episode, err_msg=where)
     for env_id, message in errors:
         assert env_id in expected, f"env {env_id} failed outside its batch"
-        assert message == models[env_id].errors[-1]
+        assert same_error(backend, message, models[env_id].errors[-1]), message
 
 
 # Two fault plans on env 2: a failed first reset, a failed step and a NaN (obs and reward); and a
@@ -208,23 +237,23 @@ PLANS = {
 
 @pytest.mark.parametrize("plan", PLANS)
 @pytest.mark.parametrize("kind", SYNC_KINDS)
-def test_sync_faults_every_front_end(kind: str, plan: str) -> None:
+def test_sync_faults_every_front_end(kind: str, plan: str, make_pool) -> None:
     """Sync: 14 steps of 4 envs, env 2 faulty; every row, error and episode statistic as modelled."""
     config = PLANS[plan]
     num_envs = 4
     models = {i: FaultyModel(i, **config) for i in range(num_envs)}
-    env = make(kind, num_envs, seed=0, episode_stats=True, **config)
+    env = make(make_pool, kind, num_envs, seed=0, episode_stats=True, **config)
     try:
         expected = {i: m.reset() for i, m in models.items()}
         batch, errors = call(kind, lambda: env.reset(), reset=True)
-        check_rows(batch, errors, models, expected)
+        check_rows(batch, errors, models, expected, make_pool.backend)
         np.testing.assert_array_equal(batch.env_id, np.arange(num_envs))
         seen_errors = len(errors)
         for count in range(14):
             actions = np.array([action_of(i, count) for i in range(num_envs)])
             expected = {i: m.step(int(actions[i])) for i, m in models.items()}
             batch, errors = call(kind, lambda a=actions: env.step(a), reset=False)
-            check_rows(batch, errors, models, expected)
+            check_rows(batch, errors, models, expected, make_pool.backend)
             np.testing.assert_array_equal(batch.env_id, np.arange(num_envs))  # sync: row i is env i
             seen_errors += len(errors)
         # Env 2 failed twice (a reset and a step) and returned its NaN; no other env failed.
@@ -236,7 +265,7 @@ def test_sync_faults_every_front_end(kind: str, plan: str) -> None:
 
 @pytest.mark.parametrize("plan", PLANS)
 @pytest.mark.parametrize("kind", ASYNC_KINDS)
-def test_async_faults_every_front_end(kind: str, plan: str) -> None:
+def test_async_faults_every_front_end(kind: str, plan: str, make_pool) -> None:
     """Async (6 envs, batches of 2, 2 threads): 40 batches; every row as modelled in its env's own
     order, each error in the batch of its env, and every env sent comes back exactly once."""
     config = PLANS[plan]
@@ -246,13 +275,14 @@ def test_async_faults_every_front_end(kind: str, plan: str) -> None:
     sent = np.ones(num_envs, dtype=int)  # the resets
     received = np.zeros(num_envs, dtype=int)
     errors_seen = 0
-    env = make(kind, num_envs, batch_size=batch_size, num_threads=2, seed=0, episode_stats=True, **config)
+    env = make(make_pool, kind, num_envs, batch_size=batch_size, num_threads=2, seed=0, episode_stats=True,
+               **config)
     try:
         env.async_reset()
         for _ in range(40):
             batch, errors = call(kind, lambda: env.recv(timeout=RECV_TIMEOUT), reset=False)
             assert len(batch.env_id) == batch_size
-            check_rows(batch, errors, models, {i: expected[i] for i in batch.env_id.tolist()})
+            check_rows(batch, errors, models, {i: expected[i] for i in batch.env_id.tolist()}, make_pool.backend)
             errors_seen += len(errors)
             ids = batch.env_id.copy()
             received[ids] += 1
@@ -265,7 +295,7 @@ def test_async_faults_every_front_end(kind: str, plan: str) -> None:
         # Nothing lost: what is still in flight arrives, then every env came back once per send.
         for _ in range(num_envs // batch_size):
             batch, errors = call(kind, lambda: env.recv(timeout=RECV_TIMEOUT), reset=False)
-            check_rows(batch, errors, models, {i: expected[i] for i in batch.env_id.tolist()})
+            check_rows(batch, errors, models, {i: expected[i] for i in batch.env_id.tolist()}, make_pool.backend)
             errors_seen += len(errors)
             received[batch.env_id] += 1
         np.testing.assert_array_equal(received, sent)
@@ -278,14 +308,15 @@ def test_async_faults_every_front_end(kind: str, plan: str) -> None:
 
 
 @pytest.mark.parametrize("kind", SYNC_KINDS)
-def test_the_error_and_the_next_step_spelled_out(kind: str) -> None:
+def test_the_error_and_the_next_step_spelled_out(kind: str, make_pool) -> None:
     """The contract in one readable case: env 1's 2nd step raises."""
-    env = make(kind, 3, seed=0, raise_on_step=2, fault_env_id=1)
+    env = make(make_pool, kind, 3, seed=0, raise_on_step=2, fault_env_id=1)
     try:
         env.reset()
         env.step(np.ones(3, dtype=np.int64))
-        with pytest.raises(EnvError, match=r"1 env\(s\) raised: env 1: Faulty-v0: Step\(\) raised on this env's "
-                                           r"step 2 \(raise_on_step\)") as excinfo:
+        pattern = r"1 env\(s\) raised: " + error_pattern(
+            make_pool.backend, 1, r"Faulty-v0: Step\(\) raised on this env's step 2 \(raise_on_step\)")
+        with pytest.raises(EnvError, match=pattern) as excinfo:
             env.step(np.ones(3, dtype=np.int64))
         assert excinfo.value.env_ids == [1]
         batch = read(kind, excinfo.value.result, reset=False)  # the step's own return form
@@ -304,9 +335,9 @@ def test_the_error_and_the_next_step_spelled_out(kind: str) -> None:
         env.close()
 
 
-def test_the_vector_views_masked_reset_after_a_failed_step() -> None:
+def test_the_vector_views_masked_reset_after_a_failed_step(make_pool) -> None:
     """A masked reset returns every env's row: the ones not reset are the failed step's rows."""
-    envs = gymnasium.make_vec(f"parallel_pool/{TASK}", num_envs=3, raise_on_step=1, fault_env_id=1)
+    envs = make(make_pool, "vector", 3, raise_on_step=1, fault_env_id=1)
     try:
         envs.reset(seed=0)
         with pytest.raises(EnvError):
@@ -318,10 +349,11 @@ def test_the_vector_views_masked_reset_after_a_failed_step() -> None:
 
 
 @pytest.mark.parametrize("kind", SYNC_KINDS)
-def test_a_failed_reset_has_the_reset_form(kind: str) -> None:
-    env = make(kind, 3, seed=0, raise_on_reset=1, fault_env_id=0)
+def test_a_failed_reset_has_the_reset_form(kind: str, make_pool) -> None:
+    env = make(make_pool, kind, 3, seed=0, raise_on_reset=1, fault_env_id=0)
     try:
-        with pytest.raises(EnvError, match=r"env 0: Faulty-v0: Reset\(\) raised on this env's reset 1") as excinfo:
+        pattern = error_pattern(make_pool.backend, 0, r"Faulty-v0: Reset\(\) raised on this env's reset 1")
+        with pytest.raises(EnvError, match=pattern) as excinfo:
             env.reset()
         batch = read(kind, excinfo.value.result, reset=True)  # (obs, info), or a TimeStep
         np.testing.assert_array_equal(batch.obs, [[0, 0, 0], [1, 0, -1], [1, 0, -1]])
@@ -332,11 +364,11 @@ def test_a_failed_reset_has_the_reset_form(kind: str) -> None:
 
 
 @pytest.mark.parametrize("nan_in", ["obs", "reward", "both"])
-def test_nan_passes_through_unchanged(nan_in: str) -> None:
+def test_nan_passes_through_unchanged(nan_in: str, make_pool) -> None:
     """NaN is the env's output, not an error: it reaches the user as written, and an episode with
     a NaN reward has a NaN return."""
-    env = parallel_pool.make(TASK, num_envs=2, seed=0, nan_on_step=2, nan_in=nan_in, fault_env_id=0,
-                             episode_length=3, episode_stats=True)
+    env = make_pool(TASK, num_envs=2, seed=0, nan_on_step=2, nan_in=nan_in, fault_env_id=0, episode_length=3,
+                    episode_stats=True)
     try:
         env.reset()
         env.step(np.ones(2, dtype=np.int64))
@@ -351,12 +383,13 @@ def test_nan_passes_through_unchanged(nan_in: str) -> None:
         env.close()
 
 
-def test_a_sleeping_env_holds_up_nothing_but_itself() -> None:
+def test_a_sleeping_env_holds_up_nothing_but_itself(make_pool) -> None:
     """Env 0 sleeps 0.5 s per step: in async mode the others' results come first, a short timeout
     raises TimeoutError, and the sleeper's result still arrives; close() waits for it. (Two worker
     threads, so that one is free while the other sleeps: with one, jobs run first come first served.)"""
-    env = parallel_pool.make(TASK, num_envs=3, batch_size=1, num_threads=3, seed=0, step_sleep_us=500_000,
-                             fault_env_id=0)
+    # (On the Python backend, one worker process per env: a process steps its envs one at a time.)
+    env = make_pool(TASK, num_envs=3, batch_size=1, num_threads=3, seed=0, step_sleep_us=500_000, fault_env_id=0,
+                    **({"num_workers": 3} if make_pool.backend == "python" else {}))
     try:
         env.async_reset()
         for _ in range(3):
@@ -379,18 +412,29 @@ def test_a_sleeping_env_holds_up_nothing_but_itself() -> None:
 # --- the integrations -------------------------------------------------------------------------------
 # SB3, Tianshou and rl_games run the pool in same_step autoreset mode: the step that ends an
 # episode returns the next episode's first observation (the last one in their own info entry).
+# Each takes a task id and make() kwargs, as a user writes them: ``faulty`` gives those of the
+# backend under test.
 
 
-def test_sb3_surfaces_the_error_in_sb3s_form() -> None:
+def faulty(make_pool: Any, num_envs: int, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+    """The task id and kwargs of a pool of ``num_envs`` Faulty-v0 envs on ``make_pool``'s backend, for
+    an integration that takes the number of envs itself (it is not in the kwargs)."""
+    task, kwargs = make_pool.args(TASK, num_envs=num_envs, **kwargs)
+    del kwargs["num_envs"]
+    return task, kwargs
+
+
+def test_sb3_surfaces_the_error_in_sb3s_form(make_pool) -> None:
     from stable_baselines3.common.vec_env import VecCheckNan
 
     from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
 
-    envs = ParallelPoolVecEnv(TASK, num_envs=3, seed=0, raise_on_step=2, fault_env_id=1, episode_length=3)
+    task, kw = faulty(make_pool, 3, seed=0, raise_on_step=2, fault_env_id=1, episode_length=3)
+    envs = ParallelPoolVecEnv(task, num_envs=3, **kw)
     try:
         envs.reset()
         envs.step(np.ones(3, dtype=np.int64))
-        with pytest.raises(EnvError, match="env 1: Faulty-v0: Step") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 1, r"Faulty-v0: Step")) as excinfo:
             envs.step(np.ones(3, dtype=np.int64))
         obs, rewards, dones, infos = excinfo.value.result  # VecEnvStepReturn
         np.testing.assert_array_equal(obs, [[1, 2, 1], [0, 0, 0], [1, 2, 1]])
@@ -405,9 +449,10 @@ def test_sb3_surfaces_the_error_in_sb3s_form() -> None:
         assert infos[0]["episode"]["r"] == 3.0 and "episode" not in infos[1]
     finally:
         envs.close()
-    envs = ParallelPoolVecEnv(TASK, num_envs=2, seed=0, raise_on_reset=1, fault_env_id=0)
+    task, kw = faulty(make_pool, 2, seed=0, raise_on_reset=1, fault_env_id=0)
+    envs = ParallelPoolVecEnv(task, num_envs=2, **kw)
     try:
-        with pytest.raises(EnvError, match=r"env 0: Faulty-v0: Reset\(\)") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 0, r"Faulty-v0: Reset\(\)")) as excinfo:
             envs.reset()
         np.testing.assert_array_equal(excinfo.value.result, [[0, 0, 0], [1, 0, -1]])  # reset's form: obs
         obs, _, _, _ = envs.step(np.ones(2, dtype=np.int64))
@@ -415,7 +460,8 @@ def test_sb3_surfaces_the_error_in_sb3s_form() -> None:
     finally:
         envs.close()
     # NaN passes through, into the episode's return too; SB3's VecCheckNan is the way to catch it.
-    envs = ParallelPoolVecEnv(TASK, num_envs=2, seed=0, nan_on_step=1, fault_env_id=0, episode_length=2)
+    task, kw = faulty(make_pool, 2, seed=0, nan_on_step=1, fault_env_id=0, episode_length=2)
+    envs = ParallelPoolVecEnv(task, num_envs=2, **kw)
     try:
         envs.reset()
         obs, rewards, _, _ = envs.step(np.ones(2, dtype=np.int64))
@@ -424,8 +470,8 @@ def test_sb3_surfaces_the_error_in_sb3s_form() -> None:
         assert dones.all() and np.isnan(infos[0]["episode"]["r"]) and infos[1]["episode"]["r"] == 2.0
     finally:
         envs.close()
-    checked = VecCheckNan(ParallelPoolVecEnv(TASK, num_envs=2, seed=0, nan_on_step=1, fault_env_id=0),
-                          raise_exception=True)
+    task, kw = faulty(make_pool, 2, seed=0, nan_on_step=1, fault_env_id=0)
+    checked = VecCheckNan(ParallelPoolVecEnv(task, num_envs=2, **kw), raise_exception=True)
     try:
         checked.reset()
         with pytest.raises(ValueError, match="(?i)nan"):
@@ -434,14 +480,15 @@ def test_sb3_surfaces_the_error_in_sb3s_form() -> None:
         checked.close()
 
 
-def test_tianshou_sync_surfaces_the_error_in_tianshous_form() -> None:
+def test_tianshou_sync_surfaces_the_error_in_tianshous_form(make_pool) -> None:
     from parallel_pool.integrations.tianshou import TianshouVectorEnv
 
-    envs = TianshouVectorEnv(TASK, num_envs=3, seed=0, raise_on_step=2, fault_env_id=1)
+    task, kw = faulty(make_pool, 3, seed=0, raise_on_step=2, fault_env_id=1)
+    envs = TianshouVectorEnv(task, num_envs=3, **kw)
     try:
         envs.reset()
         envs.step(np.ones(3, dtype=np.int64))
-        with pytest.raises(EnvError, match="env 1: Faulty-v0: Step") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 1, r"Faulty-v0: Step")) as excinfo:
             envs.step(np.ones(3, dtype=np.int64))
         obs, rew, terminated, truncated, infos = excinfo.value.result
         np.testing.assert_array_equal(obs, [[1, 2, 1], [0, 0, 0], [1, 2, 1]])
@@ -453,16 +500,17 @@ def test_tianshou_sync_surfaces_the_error_in_tianshous_form() -> None:
         envs.close()
 
 
-def test_tianshou_single_env_surfaces_the_error_in_gymnasiums_form() -> None:
+def test_tianshou_single_env_surfaces_the_error_in_gymnasiums_form(make_pool) -> None:
     """The high-level API's single env (no autoreset): the error's result is its one-env 5-tuple,
     and the env must be reset before it steps again."""
     from parallel_pool.integrations.tianshou import PoolSingleEnv
 
-    env = PoolSingleEnv(TASK, raise_on_step=2)
+    task, kw = faulty(make_pool, 1, raise_on_step=2)
+    env = PoolSingleEnv(task, **kw)
     try:
         env.reset(seed=0)
         env.step(1)
-        with pytest.raises(EnvError, match="env 0: Faulty-v0: Step") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 0, r"Faulty-v0: Step")) as excinfo:
             env.step(1)
         obs, reward, terminated, truncated, info = excinfo.value.result
         np.testing.assert_array_equal(obs, [0, 0, 0])
@@ -483,15 +531,15 @@ def _tianshou_step(envs: Any, actions: Any, ids: Any, errors: list[tuple[int, st
         return e.result
 
 
-def test_tianshou_async_receives_a_failed_batch_and_loses_nothing() -> None:
+def test_tianshou_async_receives_a_failed_batch_and_loses_nothing(make_pool) -> None:
     """wait_num=2 of 4 envs, every env raising on its 2nd step and on its 2nd reset (its first
     automatic one): the envs of a failed batch can be stepped again at once (they are not left
     "stepping now"), and every env stepped comes back once."""
     from parallel_pool.integrations.tianshou import TianshouVectorEnv
 
     num_envs = 4
-    envs = TianshouVectorEnv(TASK, num_envs=num_envs, wait_num=2, seed=0, raise_on_step=2, raise_on_reset=2,
-                             episode_length=3)
+    task, kw = faulty(make_pool, num_envs, wait_num=2, seed=0, raise_on_step=2, raise_on_reset=2, episode_length=3)
+    envs = TianshouVectorEnv(task, num_envs=num_envs, **kw)
     try:
         envs.reset()
         errors: list[tuple[int, str]] = []
@@ -519,9 +567,10 @@ def test_tianshou_async_receives_a_failed_batch_and_loses_nothing() -> None:
     finally:
         envs.close()
     # A reset of every env receives every batch before it raises: no env is left in flight.
-    envs = TianshouVectorEnv(TASK, num_envs=num_envs, wait_num=2, seed=0, raise_on_reset=1, fault_env_id=3)
+    task, kw = faulty(make_pool, num_envs, wait_num=2, seed=0, raise_on_reset=1, fault_env_id=3)
+    envs = TianshouVectorEnv(task, num_envs=num_envs, **kw)
     try:
-        with pytest.raises(EnvError, match=r"env 3: Faulty-v0: Reset\(\)") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 3, r"Faulty-v0: Reset\(\)")) as excinfo:
             envs.reset()
         obs, infos = excinfo.value.result
         np.testing.assert_array_equal(obs, [[1, 0, -1]] * 3 + [[0, 0, 0]])
@@ -532,14 +581,15 @@ def test_tianshou_async_receives_a_failed_batch_and_loses_nothing() -> None:
         envs.close()
 
 
-def test_rl_games_surfaces_the_error_in_its_form() -> None:
+def test_rl_games_surfaces_the_error_in_its_form(make_pool) -> None:
     from parallel_pool.integrations.rl_games import RlGamesVecEnv
 
-    env = RlGamesVecEnv("parallel_pool", 3, env_name=TASK, seed=0, raise_on_step=2, fault_env_id=2)
+    task, kw = faulty(make_pool, 3, seed=0, raise_on_step=2, fault_env_id=2)
+    env = RlGamesVecEnv("parallel_pool", 3, env_name=task, **kw)
     try:
         env.reset()
         env.step(np.ones(3, dtype=np.int64))
-        with pytest.raises(EnvError, match="env 2: Faulty-v0: Step") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 2, r"Faulty-v0: Step")) as excinfo:
             env.step(np.ones(3, dtype=np.int64))
         obs, rewards, dones, infos = excinfo.value.result
         np.testing.assert_array_equal(obs, [[1, 2, 1], [1, 2, 1], [0, 0, 0]])
@@ -549,22 +599,24 @@ def test_rl_games_surfaces_the_error_in_its_form() -> None:
         np.testing.assert_array_equal(obs[2], [2, 0, -1])
     finally:
         env.close()
-    env = RlGamesVecEnv("parallel_pool", 2, env_name=TASK, seed=0, raise_on_reset=1, fault_env_id=1)
+    task, kw = faulty(make_pool, 2, seed=0, raise_on_reset=1, fault_env_id=1)
+    env = RlGamesVecEnv("parallel_pool", 2, env_name=task, **kw)
     try:
-        with pytest.raises(EnvError, match=r"env 1: Faulty-v0: Reset\(\)") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 1, r"Faulty-v0: Reset\(\)")) as excinfo:
             env.reset()
         np.testing.assert_array_equal(excinfo.value.result, [[1, 0, -1], [0, 0, 0]])
     finally:
         env.close()
 
 
-def test_acme_environments_surface_the_error_as_a_timestep() -> None:
+def test_acme_environments_surface_the_error_as_a_timestep(make_pool) -> None:
     from parallel_pool.integrations.acme import BatchedEnvironment, Environment
 
-    env = BatchedEnvironment(TASK, num_envs=2, seed=0, raise_on_step=1, fault_env_id=0)
+    task, kw = faulty(make_pool, 2, seed=0, raise_on_step=1, fault_env_id=0)
+    env = BatchedEnvironment(task, num_envs=2, **kw)
     try:
         env.reset()
-        with pytest.raises(EnvError, match="env 0: Faulty-v0: Step") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 0, r"Faulty-v0: Step")) as excinfo:
             env.step(np.ones(2, dtype=np.int64))
         ts = excinfo.value.result
         assert isinstance(ts, dm_env.TimeStep)
@@ -575,9 +627,10 @@ def test_acme_environments_surface_the_error_as_a_timestep() -> None:
         np.testing.assert_array_equal(ts.step_type, [dm_env.StepType.FIRST, dm_env.StepType.MID])
     finally:
         env.close()
-    single = Environment(TASK, seed=0, raise_on_reset=1)
+    task, kw = faulty(make_pool, 1, seed=0, raise_on_reset=1)
+    single = Environment(task, **kw)
     try:
-        with pytest.raises(EnvError, match=r"env 0: Faulty-v0: Reset\(\)") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 0, r"Faulty-v0: Reset\(\)")) as excinfo:
             single.reset()
         ts = excinfo.value.result
         assert ts.first() and ts.reward is None
@@ -591,7 +644,7 @@ def test_acme_environments_surface_the_error_as_a_timestep() -> None:
         single.close()
 
 
-def test_rllib_vector_entry_point_and_env_runner() -> None:
+def test_rllib_vector_entry_point_and_env_runner(make_pool) -> None:
     """RLlib's env runner steps our VectorEnv: without ``restart_failed_sub_environments`` it raises
     (RLlib's own ``RuntimeError``, the EnvError its ``__cause__``); with it, RLlib closes the pool,
     makes a new one, resets every env, and sampling goes on."""
@@ -600,15 +653,17 @@ def test_rllib_vector_entry_point_and_env_runner() -> None:
 
     from parallel_pool.integrations.rllib import VECTORIZE_MODE, env_creator, register
 
-    vec = env_creator(TASK, raise_on_step=1, fault_env_id=1)({"num_envs": 2})
+    task, kw = faulty(make_pool, 2, raise_on_step=1, fault_env_id=1)
+    vec = env_creator(task, **kw)({"num_envs": 2})
     try:
         vec.reset(seed=0)
-        with pytest.raises(EnvError, match="env 1: Faulty-v0: Step") as excinfo:
+        with pytest.raises(EnvError, match=error_pattern(make_pool.backend, 1, r"Faulty-v0: Step")) as excinfo:
             vec.step(np.ones(2, dtype=np.int64))
         np.testing.assert_array_equal(excinfo.value.result[0], [[1, 1, 1], [0, 0, 0]])
     finally:
         vec.close()
-    name = register(TASK, raise_on_step=5, fault_env_id=1)
+    task, kw = faulty(make_pool, 4, raise_on_step=5, fault_env_id=1)  # 4: the runner's envs
+    name = register(task, **kw)
     rllib_logger = logging.getLogger("ray.rllib")
     level = rllib_logger.level
     rllib_logger.setLevel(logging.CRITICAL)  # RLlib logs each env failure with its traceback

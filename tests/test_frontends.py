@@ -136,8 +136,8 @@ def _check_frames(frames: np.ndarray, obs: np.ndarray, info: dict) -> None:
     assert (frames == frames[:, :1, :1]).all()  # flat colour
 
 
-def test_render_returns_the_requested_envs_current_frames() -> None:
-    env = parallel_pool.make("GuessingGame-v0", num_envs=3, seed=0, max_num_players=1)
+def test_render_returns_the_requested_envs_current_frames(make_pool) -> None:
+    env = make_pool("GuessingGame-v0", num_envs=3, seed=0, max_num_players=1)
     assert env.render_mode == "rgb_array" and env.metadata["render_modes"] == ["rgb_array"]
     assert env.spec.render_shape == (8, 8, 3)
     with pytest.raises(ValueError, match="before reset"):
@@ -145,7 +145,7 @@ def test_render_returns_the_requested_envs_current_frames() -> None:
     obs, info = env.reset()
     _check_frames(env.render(), obs, info)
     for _ in range(3):
-        obs, _, _, _, info = env.step(np.arange(3).reshape(3, 1))
+        obs, _, _, _, info = env.step(np.arange(3))
     _check_frames(env.render(), obs, info)
     subset = env.render(np.array([2, 0]))
     np.testing.assert_array_equal(subset, env.render()[[2, 0]])
@@ -157,8 +157,8 @@ def test_render_returns_the_requested_envs_current_frames() -> None:
         env.render()
 
 
-def test_render_in_async_mode_needs_received_envs() -> None:
-    env = parallel_pool.make("GuessingGame-v0", num_envs=4, batch_size=2, seed=0, max_num_players=1)
+def test_render_in_async_mode_needs_received_envs(make_pool) -> None:
+    env = make_pool("GuessingGame-v0", num_envs=4, batch_size=2, seed=0, max_num_players=1)
     env.async_reset()
     obs, _, _, _, info = env.recv()
     _check_frames(env.render(info["env_id"]), obs, info)
@@ -168,6 +168,7 @@ def test_render_in_async_mode_needs_received_envs() -> None:
 
 
 def test_render_mode_is_checked_and_non_rendering_tasks_say_so() -> None:
+    """(Native only: a Python env's render_mode is its own, gymnasium.make's.)"""
     with pytest.raises(ValueError, match="rgb_array"):
         parallel_pool.make("GuessingGame-v0", num_envs=2, render_mode="human")
     with pytest.raises(ValueError, match="does not render"):
@@ -180,9 +181,11 @@ def test_render_mode_is_checked_and_non_rendering_tasks_say_so() -> None:
     env.close()
 
 
-def test_vector_view_renders_a_tuple_of_frames() -> None:
-    envs = gym.make_vec("parallel_pool/GuessingGame-v0", num_envs=3, max_num_players=1,
-                              render_mode="rgb_array")
+def test_vector_view_renders_a_tuple_of_frames(make_pool) -> None:
+    task, kwargs = make_pool.args("GuessingGame-v0", num_envs=3, max_num_players=1, render_mode="rgb_array")
+    # gymnasium.make_vec names native tasks; its view, this class, takes a Python env's id too.
+    envs = (gym.make_vec(f"parallel_pool/{task}", **kwargs) if make_pool.backend == "native"
+            else parallel_pool.ParallelPoolVectorEnv(task, **kwargs))
     assert envs.render_mode == "rgb_array"
     obs, info = envs.reset(seed=1)
     frames = envs.render()

@@ -35,7 +35,8 @@ LAYERS: list[set[str]] = [
     {"xla"},  # xla(): send/recv/step as XLA custom calls (imports jax only when called)
     {"base"},  # BasePoolEnv
     {"gymnasium_env", "dm_env"},  # front-ends
-    {"vector"},  # the VectorEnv view over the Gymnasium front-end
+    {"vector", "pettingzoo_api"},  # the VectorEnv view; the PettingZoo front-end (batched)
+    {"pettingzoo_env"},  # the one-env pettingzoo.ParallelEnv view
     {"factory"},  # make*, register, Gymnasium registration
     {"__init__"},
     {"cli"},

@@ -65,11 +65,13 @@ def test_single_env_episode_ends() -> None:
         Environment("CartPole-v1", num_envs=2)
 
 
-def test_batched_loop_step_types_and_discounts() -> None:
-    """An Acme-style loop over a batch, against the Gymnasium front-end on the same seed and actions."""
+@pytest.mark.parametrize("task", ["CartPole-v1", "gymnasium:CartPole-v1"])
+def test_batched_loop_step_types_and_discounts(task: str) -> None:
+    """An Acme-style loop over a batch, against the Gymnasium front-end on the same seed and actions;
+    the native task, or Gymnasium's own env on the Python backend (``gymnasium:<id>``)."""
     n, limit = 6, 20
-    env = BatchedEnvironment("CartPole-v1", num_envs=n, seed=4, max_episode_steps=limit)
-    ref = parallel_pool.make("CartPole-v1", num_envs=n, seed=4, max_episode_steps=limit)
+    env = BatchedEnvironment(task, num_envs=n, seed=4, max_episode_steps=limit)
+    ref = parallel_pool.make(task, num_envs=n, seed=4, max_episode_steps=limit)
     assert isinstance(env, dm_env.Environment)
     assert env.observation_spec().shape == (n, 4)
     assert env.action_spec().shape == (n,) and env.action_spec().maximum.max() == 1

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,8 +63,12 @@ def cluster() -> Iterator[Cluster]:
 
 
 def _kill(actor) -> None:
-    """Kill an actor and wait until Ray reports it dead: `ray.kill` only sends the request."""
+    """Kill an actor and wait until Ray reports it dead and its process is gone: `ray.kill` only
+    sends the request, and the GCS reports the actor dead a moment before its process exits (the
+    data plane, a socket to that process, sees the death when the process is gone)."""
+    pid = ray.get(actor.describe.remote(), timeout=60)["pid"]
     ray.kill(actor, no_restart=True)
+    _wait_process_gone(pid)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -73,6 +79,13 @@ def _kill(actor) -> None:
             pass
         time.sleep(0.05)
     raise AssertionError("the killed actor is still alive after 60 s")
+
+
+def _wait_process_gone(pid: int, wait_s: float = 60.0) -> None:
+    deadline = time.monotonic() + wait_s
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not os.path.exists(f"/proc/{pid}"), f"process {pid} still alive after {wait_s} s"
 
 
 def _alive_nodes() -> set[str]:
@@ -120,6 +133,33 @@ def test_one_pool_actor_per_node(cluster: Cluster) -> None:
     assert _pool_actors_after_close() == {}
     with pytest.raises(PoolClosedError):
         pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+
+
+def test_python_env_pools_on_every_node_match_one_local_pool(cluster: Cluster) -> None:
+    """``gymnasium:<id>``: each node's actor runs Gymnasium's own envs in worker processes (the
+    Python backend); global env i is seeded seed + i, so the cluster gives one local pool's rows."""
+    n = 2
+    pool = make_distributed("gymnasium:CartPole-v1", num_envs_per_node=n, seed=3, num_workers=1)
+    local = parallel_pool.make("gymnasium:CartPole-v1", num_envs=n * NUM_NODES, seed=3, num_workers=1)
+    rng = np.random.default_rng(1)
+    try:
+        assert len(pool.nodes) == NUM_NODES and pool.num_envs == n * NUM_NODES
+        np.testing.assert_array_equal(pool.reset()[0], local.reset()[0])
+        ends = 0
+        for _ in range(100):
+            action = rng.integers(0, 2, pool.num_envs)
+            obs, rew, term, trunc, info = pool.step(action)
+            local_obs, local_rew, local_term, local_trunc, _ = local.step(action)
+            np.testing.assert_array_equal(obs, local_obs)
+            np.testing.assert_array_equal(rew, local_rew)
+            np.testing.assert_array_equal(term, local_term)
+            np.testing.assert_array_equal(trunc, local_trunc)
+            np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
+            ends += int((term | trunc).sum())
+        assert ends > 5
+    finally:
+        pool.close()
+        local.close()
 
 
 def test_sync_10k_batches_match_one_local_pool(cluster: Cluster) -> None:
@@ -410,3 +450,316 @@ def test_async_step_that_cannot_fill_a_batch_raises_before_queuing(cluster: Clus
         assert sorted(info["env_id"]) == [0, 1] and obs.shape == (batch, 4)
     finally:
         pool.close()
+
+
+# --- rollouts on the node ---
+def _threshold_policy_class():
+    """A NumPy policy class defined here so that cloudpickle ships it by value (the workers cannot
+    import this test module): push right when the pole angle is past ``threshold``, and report a
+    'value' extra (the cart position)."""
+
+    class ThresholdPolicy:
+        def __init__(self, threshold: float) -> None:
+            self.threshold = threshold
+
+        def set_weights(self, threshold: float) -> None:
+            self.threshold = threshold
+
+        def __call__(self, obs: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+            return (obs[:, 2] > self.threshold).astype(np.int64), {"value": obs[:, 0].astype(np.float32)}
+
+    return ThresholdPolicy
+
+
+def _local_rollout(env, policy, obs, num_steps: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """What a rollout must return, computed by stepping a local pool (time-major, then transposed)."""
+    rows: dict[str, list] = {k: [] for k in ("obs", "actions", "value", "rewards", "terminated", "truncated")}
+    for _ in range(num_steps):
+        actions, extras = policy(obs)
+        rows["obs"].append(obs)
+        rows["actions"].append(actions)
+        rows["value"].append(extras["value"])
+        obs, reward, terminated, truncated, _ = env.step(actions)
+        rows["rewards"].append(reward)
+        rows["terminated"].append(terminated)
+        rows["truncated"].append(truncated)
+    return {k: np.swapaxes(np.stack(v), 0, 1) for k, v in rows.items()}, obs
+
+
+def test_rollout_on_the_nodes_matches_local_stepping(cluster: Cluster) -> None:
+    """A rollout of K steps with the node's policy is, row for row, what one local pool of all the
+    envs gives with the same policy on the driver; the next rollout (and step) go on from there;
+    new weights reach every node (one ray.put) and apply from the next rollout."""
+    n, k = 4, 60
+    policy_class = _threshold_policy_class()
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=3)
+    local = parallel_pool.make("CartPole-v1", num_envs=n * NUM_NODES, seed=3)
+    try:
+        obs, _ = pool.reset()
+        local_obs, _ = local.reset()
+        pool.set_policy(policy_class(0.0))
+        lengths: list[np.ndarray] = []
+        for threshold in (0.0, 0.0, 0.05):
+            if threshold:
+                pool.set_weights(threshold)
+            segment, episodes = pool.rollout(k)
+            expected, local_obs = _local_rollout(local, policy_class(threshold), local_obs, k)
+            assert segment["obs"].shape == (pool.num_envs, k, 4)
+            for key, value in expected.items():
+                np.testing.assert_array_equal(segment[key], value, err_msg=key)
+            np.testing.assert_array_equal(segment["next_obs"], local_obs)
+            np.testing.assert_array_equal(segment["env_id"], np.arange(pool.num_envs))
+            # Episodes: next-step autoreset, so an episode's steps are the rows up to its done.
+            done = expected["terminated"] | expected["truncated"]
+            assert sorted(episodes["env_id"].tolist()) == sorted(np.nonzero(done)[0].tolist())
+            assert (episodes["return"] == episodes["length"]).all()  # CartPole: reward 1 per step
+            lengths.append(episodes["length"])
+        assert sum(len(x) for x in lengths) > 0  # some episodes ended, so the counting was exercised
+        # A sync step goes on from the rollout's last observation.
+        actions = np.ones(pool.num_envs, dtype=np.int64)
+        obs, *_ = pool.step(actions)
+        np.testing.assert_array_equal(obs, local.step(actions)[0])
+    finally:
+        pool.close()
+        local.close()
+
+
+def test_rollout_with_a_torch_policy(cluster: Cluster) -> None:
+    """A torch module is called on tensors (no gradients); load_state_dict takes new weights."""
+    import torch  # the rllib extra's (the test extra installs it)
+
+    class TorchPolicy(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 2)
+
+        def forward(self, obs):
+            return self.layer(obs.float()).argmax(dim=1)
+
+    module = TorchPolicy()
+    pool = make_distributed("CartPole-v1", num_envs_per_node=2, seed=0)
+    try:
+        pool.reset()
+        pool.set_policy(module)
+        for _ in range(2):
+            segment, _ = pool.rollout(8)
+            with torch.no_grad():
+                expected = module.layer(torch.as_tensor(segment["obs"]).float()).argmax(dim=-1).numpy()
+            np.testing.assert_array_equal(segment["actions"], expected)
+            with torch.no_grad():
+                module.layer.weight.neg_()  # other weights: other actions
+            pool.set_weights(module.state_dict())
+    finally:
+        pool.close()
+
+
+def test_rollout_send_recv_and_its_errors(cluster: Cluster) -> None:
+    pool = make_distributed("CartPole-v1", num_envs_per_node=2, seed=0)
+    try:
+        with pytest.raises(ValueError, match="set_policy"):
+            pool.rollout(4)
+        pool.set_policy(lambda obs: np.zeros(len(obs), dtype=np.int64))
+        with pytest.raises(ValueError, match=r"reset\(\) before the first rollout"):
+            pool.rollout(4)
+        pool.reset()
+        pool.send_rollout(5)
+        with pytest.raises(ValueError, match="rollout is in flight"):
+            pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+        segment, _ = pool.recv_rollout()
+        assert segment["actions"].shape == (pool.num_envs, 5)
+        with pytest.raises(RuntimeError, match="no rollout in flight"):
+            pool.recv_rollout()
+    finally:
+        pool.close()
+    async_pool = make_distributed("CartPole-v1", num_envs_per_node=2, batch_size_per_node=1, seed=0)
+    try:
+        with pytest.raises(ValueError, match="sync pool"):
+            async_pool.set_policy(lambda obs: obs)
+    finally:
+        async_pool.close()
+
+
+def test_rollout_env_error_keeps_the_segment(cluster: Cluster) -> None:
+    """An env raising during a rollout: EnvError naming it by global id, with the whole segment;
+    the env goes on with a new episode."""
+    pool = make_distributed("Faulty-v0", num_envs_per_node=2, seed=0, fault_env_id=1, raise_on_step=3,
+                            episode_length=100)
+    try:
+        pool.reset()
+        pool.set_policy(lambda obs: np.ones(len(obs), dtype=np.int64))
+        with pytest.raises(EnvError) as excinfo:
+            pool.rollout(6)
+        assert sorted(excinfo.value.env_ids) == [1, 3, 5]
+        segment, episodes = excinfo.value.result
+        assert segment["obs"].shape[:2] == (pool.num_envs, 6)
+        np.testing.assert_array_equal(segment["env_id"], np.arange(pool.num_envs))
+        segment, _ = pool.rollout(2)  # the pool goes on
+        assert segment["rewards"].shape == (pool.num_envs, 2)
+    finally:
+        pool.close()
+
+
+def test_rollout_restart_and_node_failure(cluster: Cluster) -> None:
+    """A node killed between rollouts: with restart, the next rollout has its envs from their reset
+    (with the policy and weights it had); without, NodeFailedError."""
+    n = 2
+    policy_class = _threshold_policy_class()
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0, restart=True)
+    try:
+        pool.reset()
+        pool.set_policy(policy_class(0.0))
+        pool.set_weights(1.0)  # never past: always push left
+        pool.rollout(10)
+        _kill(pool.actors[1])
+        segment, _ = pool.rollout(10)
+        assert pool.restarts == [(pool.nodes[1], [2, 3])]
+        local = parallel_pool.make("CartPole-v1", num_envs=n, seed=n)  # node 1's envs: seeds 2, 3
+        np.testing.assert_array_equal(segment["obs"][n:2 * n, 0], local.reset()[0])  # from their reset
+        local.close()
+        assert (segment["actions"] == 0).all()  # the restarted node has the weights too
+    finally:
+        pool.close()
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=0)
+    try:
+        pool.reset()
+        pool.set_policy(policy_class(0.0))
+        _kill(pool.actors[2])
+        with pytest.raises(NodeFailedError, match=pool.nodes[2]):
+            pool.rollout(4)
+    finally:
+        pool.close()
+    assert _pool_actors_after_close() == {}
+
+
+def test_removed_node_is_reported(cluster: Cluster) -> None:
+    """A node removed from the cluster (its raylet and workers stopped, not only the actor killed):
+    NodeFailedError names it, in a sync call (the path rollouts share) and an async one, and with
+    restart=True too (a node that left cannot hold a new pool)."""
+    for restart, mode in [(False, "sync"), (True, "async")]:
+        extra = cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes(timeout=TIMEOUT)
+        async_kwargs = {"batch_size_per_node": 1} if mode == "async" else {}
+        pool = make_distributed("CartPole-v1", num_envs_per_node=2, seed=0, restart=restart, **async_kwargs)
+        try:
+            assert len(pool.nodes) == NUM_NODES + 1
+            victim = pool.nodes.index(extra.node_id)
+            if mode == "async":
+                pool.async_reset()
+            else:
+                pool.reset()
+            cluster.remove_node(extra)
+            deadline = time.monotonic() + TIMEOUT
+            with pytest.raises(NodeFailedError) as excinfo:
+                while time.monotonic() < deadline:  # until the driver sees the node go
+                    if mode == "async":
+                        _, _, _, _, info = pool.recv(timeout=TIMEOUT)
+                        pool.send(np.zeros(len(info["env_id"]), dtype=np.int64), info["env_id"])
+                    else:
+                        pool.step(np.zeros(pool.num_envs, dtype=np.int64))
+            assert excinfo.value.node_id == extra.node_id
+            assert excinfo.value.env_ids == [2 * victim, 2 * victim + 1]
+            if restart:
+                assert "no longer alive" in str(excinfo.value) or "restarting it failed" in str(excinfo.value)
+        finally:
+            pool.close()
+    assert _alive_nodes() == {n["NodeID"] for n in ray.nodes() if n["Alive"]} and len(_alive_nodes()) == NUM_NODES
+
+
+# --- the examples: PPO collecting on every node, RLlib env runners on every node ---
+def _load_example(name: str):
+    """An example script as a module; cloudpickle ships its classes by value (the workers cannot
+    import it)."""
+    import importlib.util
+
+    from ray import cloudpickle  # Ray's own copy: the one that pickles the policy
+
+    path = Path(__file__).resolve().parent.parent / "examples" / name
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+def test_ppo_example_collects_on_every_node(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CleanRL-style PPO of examples/ppo_ray.py, a smoke run: 3 iterations of rollouts on
+    the 3 nodes (a torch agent on each), updates, weights broadcast."""
+    ppo = _load_example("ppo_ray.py")
+    ppo.main(["--num-envs-per-node", "2", "--num-steps", "16", "--total-timesteps", str(3 * 6 * 16),
+              "--update-epochs", "1"])
+    out = capsys.readouterr().out
+    assert f"{NUM_NODES} nodes x 2 envs; 96 steps per iteration" in out
+    assert "step 288: mean episode return" in out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_ppo_example_reaches_475_on_cartpole(cluster: Cluster) -> None:
+    ppo = _load_example("ppo_ray.py")
+    best = ppo.main(["--target", "475", "--total-timesteps", "1000000"])
+    assert best >= 475, f"PPO on the cluster reached a mean return of only {best}"
+
+
+def test_rllib_config_for_every_node(cluster: Cluster) -> None:
+    """env_runners_on_every_node asks for one env runner per alive node, each for a whole node's
+    CPUs (so no node can hold two), each a VectorEnv over one native pool."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from parallel_pool.integrations.rllib import VECTORIZE_MODE, env_runners_on_every_node
+
+    config = env_runners_on_every_node(PPOConfig(), num_envs_per_env_runner=4)
+    assert config.num_env_runners == NUM_NODES
+    assert config.num_cpus_per_env_runner == 1  # each node of this cluster has one CPU
+    assert config.num_envs_per_env_runner == 4 and config.gym_env_vectorize_mode == VECTORIZE_MODE
+    assert env_runners_on_every_node(PPOConfig(), 4, cpus_per_node=3).num_cpus_per_env_runner == 3
+
+
+@pytest.mark.slow  # building the algorithm starts a runner process per node: ~40 s here
+def test_rllib_env_runners_on_every_node(cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """env_runners_on_every_node: one RLlib env runner per node (each asks for a whole node's
+    CPUs), each stepping one native pool."""
+    import ray.tune.trainable.trainable as trainable_module
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from parallel_pool.integrations.rllib import env_runners_on_every_node, register
+
+    monkeypatch.setattr(trainable_module, "DEFAULT_STORAGE_PATH", str(tmp_path / "ray_results"))
+    config = env_runners_on_every_node(PPOConfig().environment(register("CartPole-v1")), num_envs_per_env_runner=4)
+    config = config.training(train_batch_size_per_learner=600, minibatch_size=200, num_epochs=1).debugging(seed=0)
+    algo = config.build_algo()
+    try:
+        placed = algo.env_runner_group.foreach_env_runner(
+            lambda runner: (ray.get_runtime_context().get_node_id(), type(runner.env.unwrapped).__name__,
+                            runner.env.unwrapped.num_envs),
+            local_env_runner=False,
+        )
+        assert sorted(node for node, _, _ in placed) == sorted(_alive_nodes())  # one on each node
+        assert {(kind, num) for _, kind, num in placed} == {("ParallelPoolVectorEnv", 4)}
+        # Each samples from its pool (training through the plug-in is test_integration_rllib's).
+        sampled = algo.env_runner_group.foreach_env_runner(
+            lambda runner: sum(len(episode) for episode in runner.sample(num_timesteps=40)), local_env_runner=False
+        )
+        assert len(sampled) == NUM_NODES and all(steps >= 40 for steps in sampled)
+    finally:
+        algo.stop()
+
+
+def test_pool_threads_run_at_nice_0(cluster: Cluster) -> None:
+    """Ray starts its workers at nice 15, where a pool would get only the CPU that nice-0 work on
+    its node leaves (on the head node: the driver, the learner): the pool runs at nice 0 (checked
+    on the data-plane thread, which steps the envs in a sync pool) unless niceness=None keeps Ray's."""
+
+    def niceness_of_pool_threads(actor) -> list[int]:
+        threads = [actor._server.native_id]  # the data-plane thread
+        threads += [int(t) for t in os.listdir("/proc/self/task") if int(t) > actor._server.native_id]
+        return [os.getpriority(os.PRIO_PROCESS, t) for t in threads]
+
+    for niceness, expected in [(0, 0), (None, 15)]:
+        pool = make_distributed("CartPole-v1", num_envs_per_node=2, seed=0, niceness=niceness)
+        try:
+            values = ray.get(pool.actors[0].__ray_call__.remote(niceness_of_pool_threads), timeout=TIMEOUT)
+            assert values and set(values) == {expected}, values
+            pool.reset()  # and the pool works
+        finally:
+            pool.close()

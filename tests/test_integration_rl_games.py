@@ -86,6 +86,27 @@ def test_vec_env_step_semantics() -> None:
     ref.close()
 
 
+def test_runner_trains_on_python_envs(tmp_path, monkeypatch, capsys) -> None:
+    """The generic ``parallel_pool`` config name with ``env_config["env_name"]`` a Gymnasium id: the
+    runner trains on Gymnasium's own CartPole, run by the Python backend."""
+    register()
+    monkeypatch.chdir(tmp_path)
+    config = copy.deepcopy(CARTPOLE_CONFIG)
+    config["params"]["config"].update(
+        env_name="parallel_pool", env_config={"env_name": "gymnasium:CartPole-v1", "seed": 0, "num_workers": 2}
+    )
+    env = vecenv.create_vec_env("parallel_pool", 2, **config["params"]["config"]["env_config"])
+    try:
+        assert env.env.workers is not None and env.env.workers.num_workers == 2  # worker processes
+    finally:
+        env.close()
+    runner = Runner()
+    runner.load(config)
+    runner.run({"train": True, "play": False})
+    out = capsys.readouterr().out
+    assert "epoch: 4/4" in out and "MAX EPOCHS NUM!" in out
+
+
 def test_runner_trains_a_few_epochs(tmp_path, monkeypatch, capsys) -> None:
     register()
     monkeypatch.chdir(tmp_path)  # rl_games writes runs/ (summaries, checkpoints) into the cwd

@@ -40,10 +40,10 @@ def local_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
         shutil.rmtree(temp_root, ignore_errors=True)
 
 
-def _config(num_env_runners: int, batch: int) -> PPOConfig:
+def _config(num_env_runners: int, batch: int, task: str = "CartPole-v1") -> PPOConfig:
     return (
         PPOConfig()
-        .environment(register("CartPole-v1"))
+        .environment(register(task))
         .env_runners(
             num_env_runners=num_env_runners,
             num_envs_per_env_runner=NUM_ENVS,
@@ -54,15 +54,21 @@ def _config(num_env_runners: int, batch: int) -> PPOConfig:
     )
 
 
-def test_ppo_runs_on_the_native_pool(local_ray: Path) -> None:
+# The Python backend's run takes ~50 s on 2 loaded cores: under -m slow; the default suite samples
+# it with a local env runner (test_a_local_env_runner_samples_python_envs).
+@pytest.mark.parametrize("task", ["CartPole-v1", pytest.param("gymnasium:CartPole-v1", marks=pytest.mark.slow)])
+def test_ppo_runs_on_the_native_pool(local_ray: Path, task: str) -> None:
     """Two iterations with a remote env runner: its env is our VectorEnv, episodes are recorded,
-    and CartPole's episodes are well formed (lengths in 8..500, return = length)."""
-    algo = _config(num_env_runners=1, batch=1000).build_algo()
+    and CartPole's episodes are well formed (lengths in 8..500, return = length). The pool holds
+    the native task, or Gymnasium's own env in worker processes (``gymnasium:<id>``)."""
+    algo = _config(num_env_runners=1, batch=1000, task=task).build_algo()
     try:
         kinds = algo.env_runner_group.foreach_env_runner(
-            lambda runner: (type(runner.env.unwrapped).__name__, runner.env.unwrapped.num_envs), local_env_runner=False
+            lambda runner: (type(runner.env.unwrapped).__name__, runner.env.unwrapped.num_envs,
+                            runner.env.unwrapped._env.workers is not None),
+            local_env_runner=False,
         )
-        assert kinds == [("ParallelPoolVectorEnv", NUM_ENVS)]
+        assert kinds == [("ParallelPoolVectorEnv", NUM_ENVS, task.startswith("gymnasium:"))]
         for _ in range(2):
             result = algo.train()
         stats = result["env_runners"]
@@ -73,11 +79,33 @@ def test_ppo_runs_on_the_native_pool(local_ray: Path) -> None:
     finally:
         algo.stop()
     assert local_ray.exists() and os.listdir(local_ray)  # results went to the test's tmp dir
-    local = _config(num_env_runners=0, batch=500).build_algo()
+    local = _config(num_env_runners=0, batch=500, task=task).build_algo()
     try:
         assert isinstance(local.env_runner.env.unwrapped, ParallelPoolVectorEnv)
     finally:
         local.stop()
+
+
+def test_a_local_env_runner_samples_python_envs() -> None:
+    """``register("gymnasium:CartPole-v1")``: an env runner's VectorEnv is one pool of Gymnasium's own
+    CartPole in worker processes; its episodes are CartPole's (return = length, ends as flagged)."""
+    from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+    config = (
+        PPOConfig()
+        .environment(register("gymnasium:CartPole-v1"), env_config={"num_workers": 2})
+        .env_runners(num_envs_per_env_runner=4, gym_env_vectorize_mode=VECTORIZE_MODE)
+    )
+    runner = SingleAgentEnvRunner(config=config)
+    try:
+        pool = runner.env.unwrapped._env
+        assert pool.workers is not None and pool.workers.num_workers == 2 and pool.num_envs == 4
+        episodes = runner.sample(num_timesteps=400, random_actions=True)
+        assert sum(len(e) for e in episodes) >= 400
+        done = [e for e in episodes if e.is_done]
+        assert done and all(e.is_terminated and e.get_return() == len(e) for e in done)
+    finally:
+        runner.stop()
 
 
 @pytest.mark.slow

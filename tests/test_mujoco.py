@@ -455,10 +455,15 @@ def test_kwargs_match_gymnasium(task: MujocoTask, kwargs: dict[str, Any]) -> Non
 
 
 # Config keys that are not Gymnasium constructor kwargs: the pool's own and the MuJoCo family's
-# (mujoco_env.h CommonDefaults). Gymnasium's rendering kwargs are out of scope (README, Known limits).
+# (mujoco_env.h CommonDefaults). Gymnasium's default_camera_config is not taken (README, Known limits).
 POOL_CONFIG = {"autoreset_mode", "batch_size", "episode_stats", "num_envs", "num_threads", "seed",
                "thread_affinity_offset", "env_kwargs", "max_episode_steps", "expose_physics_state", "assets_dir"}
 RENDER_KWARGS = {"default_camera_config"}
+# Gymnasium's MujocoEnv kwargs (which the tasks pass on through **kwargs) that we take, and their
+# defaults as our config holds None (camera_id -2, camera_name ""); and our pixel-observation keys,
+# which Gymnasium has as wrappers (tests/test_mujoco_render.py).
+FRAME_KWARGS = {"width": 480, "height": 480, "camera_id": -2, "camera_name": ""}
+PIXEL_KWARGS = {"from_pixels": False, "gray_scale": False, "frame_stack": 1}
 
 
 @pytest.mark.parametrize("task", TASKS, ids=str)
@@ -467,8 +472,13 @@ def test_kwargs_and_defaults_are_gymnasiums(task: MujocoTask) -> None:
     signature = inspect.signature(getattr(importlib.import_module(module), name).__init__)
     theirs = {p.name: p.default for p in signature.parameters.values()
               if p.name != "self" and p.kind is not p.VAR_KEYWORD and p.name not in RENDER_KWARGS}
-    ours = {k: v for k, v in parallel_pool.make_spec(task.task_id).config.items() if k not in POOL_CONFIG}
+    config = parallel_pool.make_spec(task.task_id).config
+    ours = {k: v for k, v in config.items() if k not in POOL_CONFIG | set(FRAME_KWARGS) | set(PIXEL_KWARGS)}
     assert set(ours) == set(theirs), (sorted(ours), sorted(theirs))
+    assert {k: config[k] for k in (*FRAME_KWARGS, *PIXEL_KWARGS)} == {**FRAME_KWARGS, **PIXEL_KWARGS}
+    base = inspect.signature(importlib.import_module("gymnasium.envs.mujoco.mujoco_env").MujocoEnv.__init__).parameters
+    assert {k: base[k].default for k in FRAME_KWARGS} == {"width": 480, "height": 480, "camera_id": None,
+                                                          "camera_name": None}
     for key, default in theirs.items():
         value = ours[key]
         assert (list(value) if isinstance(default, tuple) else value) == (

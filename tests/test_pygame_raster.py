@@ -1,8 +1,9 @@
 """The C++ raster (native/envs/common/pygame_raster.h) against pygame itself, pixel for pixel.
 
 Gymnasium's Box2D ``render()`` draws with ``pygame.draw`` (polygon, line, lines, aaline, aalines,
-circle), ``pygame.gfxdraw`` (aapolygon, filled_polygon: SDL2_gfx) and ``pygame.transform.flip`` on a
-default ``pygame.Surface`` (32-bit, no alpha). The native side runs through the test hook
+circle; and MPE's, a circle's one-pixel outline), ``pygame.gfxdraw`` (aapolygon, filled_polygon:
+SDL2_gfx) and ``pygame.transform.flip`` on a default ``pygame.Surface`` (32-bit, no alpha). The
+native side runs through the test hook
 ``_native._pygame_raster(width, height, ops, flip_y, x0, out_width)``; every case draws the same ops
 on a pygame surface and the frames must be **equal** (no tolerance): random polygons and lines with
 float coordinates as the envs pass them, degenerate (repeated points, zero length, one row), off the
@@ -26,7 +27,11 @@ from parallel_pool import _native  # noqa: E402
 
 Op = tuple[str, tuple[int, int, int], list[tuple[float, float]], Any]
 
-PRIMITIVES = ["polygon", "line", "lines", "closed_lines", "aaline", "aalines", "circle", "aapolygon", "filled_polygon"]
+# circle_outline last, so that the others keep their seeds (PRIMITIVES.index).
+PRIMITIVES = [
+    "polygon", "line", "lines", "closed_lines", "aaline", "aalines", "circle", "aapolygon", "filled_polygon",
+    "circle_outline",
+]
 
 
 def test_the_reference_is_upstream_pygame_2_6_1() -> None:
@@ -56,6 +61,8 @@ def pygame_frame(width: int, height: int, ops: list[Op], flip_y: bool = False) -
             pygame.draw.aalines(surf, color, arg, points)
         elif name == "circle":
             pygame.draw.circle(surf, color, points[0], arg)
+        elif name == "circle_outline":  # MPE's entity borders
+            pygame.draw.circle(surf, color, points[0], arg, 1)
         elif name == "aapolygon":
             gfxdraw.aapolygon(surf, points, color)
         elif name == "filled_polygon":
@@ -91,7 +98,7 @@ def random_op(rng: np.random.Generator, name: str, width: int, height: int) -> O
     color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
     if name in ("line", "aaline"):
         return (name, color, random_points(rng, 2, width, height), int(rng.choice([1, 1, 2, 3, 6])))
-    if name == "circle":
+    if name in ("circle", "circle_outline"):
         return (name, color, random_points(rng, 1, width, height), float(rng.uniform(0, max(width, height))))
     if name in ("lines", "closed_lines", "aalines"):
         arg: Any = bool(rng.integers(2)) if name == "aalines" else int(rng.choice([1, 1, 2, 5]))

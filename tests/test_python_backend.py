@@ -453,3 +453,113 @@ def test_integrations_take_a_python_env_id() -> None:
         assert infos[i]["episode"]["l"] == 5 and infos[i]["TimeLimit.truncated"]
         np.testing.assert_array_equal(obs[i], r.reset()[0])  # the next episode, unseeded: its stream goes on
     venv.close()
+
+
+def test_default_workers_leave_the_parent_a_core_and_threads_are_two_per_worker(monkeypatch) -> None:
+    from parallel_pool import python_envs
+
+    for cpus, num_envs, expected in [(1, 8, 1), (2, 8, 1), (4, 8, 3), (16, 8, 8), (16, 1, 1), (None, 4, 1)]:
+        monkeypatch.setattr(python_envs.os, "cpu_count", lambda cpus=cpus: cpus)
+        assert python_envs.default_num_workers(num_envs) == expected, (cpus, num_envs)
+    monkeypatch.setattr(python_envs.os, "cpu_count", lambda: 4)
+    env = parallel_pool.make_python([cartpole] * 8, seed=0)
+    try:
+        assert env.workers.num_workers == 3
+        assert env.spec.config["num_threads"] == 6
+    finally:
+        env.close()
+
+
+class TupleActionEnv(gym.Env):
+    """Tuple actions (a Discrete, a Box and a MultiDiscrete) and a Tuple observation that echoes them."""
+
+    def __init__(self) -> None:
+        self.action_space = spaces.Tuple((spaces.Discrete(3), spaces.Box(-1.0, 1.0, (2,), np.float32),
+                                          spaces.MultiDiscrete([2, 5])))
+        self.observation_space = spaces.Tuple((spaces.Box(-10.0, 10.0, (2,), np.float64), spaces.Discrete(20)))
+        self.pos = np.zeros(2)
+        self.count = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.pos, self.count = self.np_random.uniform(-1, 1, 2), 0
+        return (self.pos.copy(), self.count), {}
+
+    def step(self, action: tuple) -> tuple[Any, float, bool, bool, dict]:
+        pick, move, cells = action
+        assert self.action_space.contains(action), action
+        self.count += 1 + int(cells[1])
+        self.pos = np.clip(self.pos + move, -10, 10)
+        reward = float(pick) * float(cells[0] + 1) + float(self.pos.sum())
+        return (self.pos.copy(), self.count % 20), reward, self.count >= 12, False, {}
+
+
+def test_tuple_actions_match_sync_vector_env() -> None:
+    """A batch of Tuple actions is a tuple of arrays (Gymnasium's batch_space): through the pool and the
+    vector view, every step is SyncVectorEnv's."""
+    num_envs = 3
+    ref = SyncVectorEnv([TupleActionEnv] * num_envs)
+    env = parallel_pool.make_python([TupleActionEnv] * num_envs, num_workers=2, seed=2)
+    view = parallel_pool.ParallelPoolVectorEnv(parallel_pool.python_envs.PythonEnvSource([TupleActionEnv] * num_envs),
+                                               num_envs=num_envs, num_workers=1)
+    try:
+        assert env.action_space == TupleActionEnv().action_space and view.action_space == ref.action_space
+        ref.action_space.seed(0)
+        ref_obs, _ = ref.reset(seed=2)
+        for ours in (env.reset()[0], view.reset(seed=2)[0]):
+            for a, b in zip(ours, ref_obs):
+                np.testing.assert_array_equal(a, b)
+        for t in range(30):
+            action = ref.action_space.sample()
+            assert isinstance(action, tuple) and action[1].shape == (num_envs, 2)
+            expect = ref.step(action)
+            for got in (env.step(action), view.step(action)):
+                for a, b in zip(got[0], expect[0]):
+                    np.testing.assert_array_equal(a, b, err_msg=f"step {t}")
+                for a, b in zip(got[1:4], expect[1:4]):
+                    np.testing.assert_array_equal(a, b, err_msg=f"step {t}")
+        with pytest.raises(ValueError, match="action"):
+            env.step(action[:2])  # an entry missing
+    finally:
+        env.close()
+        view.close()
+        ref.close()
+
+
+def test_nested_spaces_are_refused_with_the_reason() -> None:
+    nested = spaces.Dict({"a": spaces.Tuple((spaces.Discrete(2),)), "b": spaces.Discrete(3)})
+    with pytest.raises(TypeError, match=r"\['a'\] is a Tuple space"):
+        space_fields(nested, "action")
+
+
+def test_register_names_a_python_env_for_make_and_make_vec() -> None:
+    """``register(name, "gymnasium:<id>", **defaults)``: ``make(name)`` and
+    ``gymnasium.make_vec("parallel_pool/<name>")`` run the Gymnasium env on this backend."""
+    assert parallel_pool.register("CartPole-py-test", "gymnasium:CartPole-v1", num_workers=1,
+                                  max_episode_steps=5) == ["CartPole-py-test"]
+    assert parallel_pool.register("CartPole-py-test-3", "CartPole-py-test", max_episode_steps=3) == [
+        "CartPole-py-test-3"
+    ]
+    ref = gym.make("CartPole-v1")
+    envs = gym.make_vec("parallel_pool/CartPole-py-test", num_envs=2)
+    try:
+        assert isinstance(envs, gym.vector.VectorEnv) and envs.spec.reward_threshold == 475
+        obs, _ = envs.reset(seed=0)
+        np.testing.assert_array_equal(obs[0], ref.reset(seed=0)[0])
+        for t in range(1, 6):
+            _, _, _, truncated, _ = envs.step(np.zeros(2, dtype=np.int64))
+            assert truncated.all() == (t == 5)  # the alias's max_episode_steps
+    finally:
+        envs.close()
+    env = parallel_pool.make("CartPole-py-test-3", num_envs=2, seed=0, num_workers=2)  # kwargs over the defaults
+    try:
+        assert env.task_id == "CartPole-py-test-3" and env.workers is not None and env.workers.num_workers == 2
+        env.reset()
+        truncated = [env.step(np.zeros(2, dtype=np.int64))[3].all() for _ in range(3)]
+        assert truncated == [False, False, True]
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="already registered"):
+        parallel_pool.register("CartPole-py-test", "gymnasium:CartPole-v1")
+    with pytest.raises(gym.error.Error, match="NoSuchEnv"):
+        parallel_pool.register("NoSuch-py-test", "gymnasium:NoSuchEnv-v0")

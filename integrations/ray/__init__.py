@@ -3,8 +3,11 @@
 ``make_distributed("CartPole-v1", num_envs_per_node=64)`` places exactly one ``PoolActor`` on each
 alive node (node-affinity scheduling) and returns a ``DistributedPool``: ``reset``/``step`` over
 every env (rows in global env id order), ``async_reset``/``send``/``recv`` (the first node batch
-ready), ``close``, ``.nodes``. A dead node's actor raises ``NodeFailedError`` (or, with
-``restart=True``, is recreated and its envs reset).
+ready), rollouts on the nodes (``set_policy``, ``set_weights``, ``rollout(K)``: a ``K``-step
+trajectory segment of every env per round trip), ``close``, ``.nodes``. Batches travel over one TCP
+stream per node (``wire``), not Ray calls. A dead node's actor, or a node removed from the cluster,
+raises ``NodeFailedError`` (or, with ``restart=True``, a dead actor is recreated and its envs
+reset). ``docs/ray.md``: cluster setup, what crosses the network, a scaling model.
 """
 
 from parallel_pool.integrations.ray.actor import PoolActor

@@ -1,19 +1,38 @@
-"""The Ray actor that owns one native pool on one node.
+"""The Ray actor that owns one native pool on one node, and serves it to the driver.
 
-Its methods mirror the pool's calls with env ids made global (``offset + local id``) on the way out
-and local on the way in, and return the pool's own arrays, which Ray serializes into the object
-store as they are: the actor adds no copy of its own.
+Ray places it and carries what is sent once (``describe``, ``set_policy``, ``set_weights``); every
+batch goes through the data plane (``integrations.ray.wire``): one TCP stream from the driver,
+served by one thread of the actor, which steps the pool and sends its arrays as they are (no copy
+of its own). Its methods also work as plain Ray calls (``reset``, ``step``, ``send``, ``recv``),
+with env ids made global (``offset + local id``) on the way out and local on the way in.
+
+Rollouts on the node: with a policy (``set_policy``), ``rollout(K)`` steps every env ``K`` times,
+calling the policy on the node, and returns the trajectory segment, so one round trip carries
+``K`` steps.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
+import socket
+import threading
 from typing import Any
 
 import numpy as np
 
 import parallel_pool
 from parallel_pool.errors import EnvError
+from parallel_pool.integrations.ray import wire
+
+# Frame kinds: requests from the driver (SEND and ASYNC_RESET get no reply: their errors come
+# with the next RECV, as the actor methods defer them) and replies.
+STEP, RESET, SEND, RECV, ASYNC_RESET, ROLLOUT, CLOSE = 1, 2, 3, 4, 5, 6, 7
+OK, ENV_ERROR, SEND_ERROR, ERROR = 100, 101, 102, 103
+_TOKEN_BYTES = 16
+# How long the actor waits for the driver to connect after handing it the address.
+_ACCEPT_TIMEOUT = 120.0
 
 
 class PoolActor:
@@ -31,10 +50,26 @@ class PoolActor:
         >>> obs, reward, terminated, truncated, info = ray.get(actor.reset.remote())  # doctest: +SKIP
     """
 
-    def __init__(self, task_id: str, offset: int, make_kwargs: dict[str, Any]) -> None:
+    def __init__(self, task_id: str, offset: int, make_kwargs: dict[str, Any], niceness: int | None = None) -> None:
+        # Ray starts its workers at nice 15 (below the raylet), so a pool in one would get only the
+        # CPU that nice-0 work on its node leaves: the learner on the head node, Ray's own threads.
+        # The pool's threads inherit the nice value of the thread that creates them (this one),
+        # and the data-plane thread sets its own.
+        self._niceness = niceness
+        _set_niceness(niceness)
         self._env = parallel_pool.make_gymnasium(task_id, **make_kwargs)
         self._offset = offset
         self._deferred_error: tuple[str, list[int]] | None = None
+        # Rollouts: the policy, weights sent but not applied yet (applied between rollouts, by
+        # the thread that runs them), the last observations and each env's running episode.
+        self._lock = threading.Lock()
+        self._policy: Any = None
+        self._pending_weights: Any = None
+        self._obs: Any = None
+        self._after_done = np.zeros(self._env.num_envs, dtype=bool)
+        self._episode_return = np.zeros(self._env.num_envs, dtype=np.float64)
+        self._episode_length = np.zeros(self._env.num_envs, dtype=np.int64)
+        self._server: threading.Thread | None = None
 
     def describe(self) -> dict[str, Any]:
         """Where this actor runs and what its pool is."""
@@ -51,19 +86,112 @@ class PoolActor:
             "metadata": self._env.metadata,
         }
 
+    # --- the data plane ---
+    def open_data_plane(self) -> tuple[str, int, bytes]:
+        """Listens on this node's address; returns ``(host, port, token)``. The first connection
+        that sends the token is served (by a thread of this actor) until it closes."""
+        import ray
+
+        host = ray.util.get_node_ip_address()
+        listener = socket.create_server((host, 0))
+        listener.settimeout(_ACCEPT_TIMEOUT)
+        token = secrets.token_bytes(_TOKEN_BYTES)
+        self._server = threading.Thread(target=self._serve, args=(listener, token), daemon=True,
+                                        name="parallel_pool-data-plane")
+        self._server.start()
+        return host, listener.getsockname()[1], token
+
+    def _serve(self, listener: socket.socket, token: bytes) -> None:
+        _set_niceness(self._niceness)
+        with listener:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:  # nobody connected in time
+                    return
+                conn.settimeout(_ACCEPT_TIMEOUT)
+                try:
+                    given = conn.recv(_TOKEN_BYTES, socket.MSG_WAITALL)
+                except OSError:
+                    given = b""
+                if secrets.compare_digest(given, token):
+                    break
+                conn.close()  # not our driver
+        conn.settimeout(None)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with conn:
+            while True:
+                try:
+                    frame = wire.read_frame(conn)
+                except OSError:  # the driver went away
+                    return
+                if not self._handle(conn, frame):
+                    return
+
+    def _handle(self, conn: socket.socket, frame: wire.Frame) -> bool:
+        kind, message, extra = frame.kind, frame.message, frame.extra
+        if kind == SEND:
+            actions, env_id = message
+            self.send(actions, env_id)
+            return True
+        if kind == ASYNC_RESET:
+            self.async_reset(extra)
+            return True
+        try:
+            if kind == STEP:
+                result: Any = self.step(message)
+            elif kind == RESET:
+                result = self.reset(extra)
+            elif kind == RECV:
+                result, send_error = self.recv(extra)
+                if send_error is not None:
+                    wire.send_frame(conn, SEND_ERROR, None, send_error)
+                    return True
+            elif kind == ROLLOUT:
+                try:
+                    segment, episodes = self.rollout(int(extra))
+                except EnvError as e:  # the segment is not lost; the errors go with the episodes
+                    segment, episodes = e.result
+                    wire.send_frame(conn, ENV_ERROR, segment, (e.errors, episodes))
+                    return True
+                wire.send_frame(conn, OK, segment, episodes)
+                return True
+            elif kind == CLOSE:
+                self.close()
+                wire.send_frame(conn, OK)
+                return False
+            else:
+                raise ValueError(f"unknown request kind {kind}")
+        except EnvError as e:
+            # The batch is not lost: it goes as the message, the errors (global ids) as the extra.
+            wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
+            return True
+        except Exception as e:  # a bad action, a closed pool, a timeout: raised on the driver
+            wire.send_frame(conn, ERROR, None, (type(e).__name__, str(e)))
+            return True
+        wire.send_frame(conn, OK, result)
+        return True
+
     # --- sync ---
     def reset(self, seed: Any = None) -> tuple:
         """Resets every env; returns the reset rows as a step would (reward 0, not done)."""
         try:
-            return self._globalize(self._env.reset_as_step(seed=seed))
+            result = self._globalize(self._env.reset_as_step(seed=seed))
         except EnvError as e:
             raise self._global_env_error(e) from None
+        self._track(result, reset=True)
+        return result
 
     def step(self, actions: Any) -> tuple:
         try:
-            return self._globalize(self._env.step(actions))
+            result = self._globalize(self._env.step(actions))
         except EnvError as e:
-            raise self._global_env_error(e) from None
+            error = self._global_env_error(e)
+            if error.result is not None:
+                self._track(error.result)
+            raise error from None
+        self._track(result)
+        return result
 
     # --- async ---
     def async_reset(self, seed: Any = None) -> None:
@@ -92,6 +220,114 @@ class PoolActor:
     def close(self) -> None:
         self._env.close()
 
+    # --- rollouts on the node ---
+    def set_policy(self, policy: Any) -> None:
+        """The policy ``rollout`` calls: ``policy(obs) -> actions`` or ``(actions, extras)`` (a dict
+        of per-env arrays recorded with the segment), on NumPy arrays, or a ``torch.nn.Module``
+        (called on tensors, without gradients)."""
+        with self._lock:
+            self._policy = policy
+            self._pending_weights = None
+
+    def set_weights(self, weights: Any) -> None:
+        """New weights for the policy, applied before the next rollout step: through its
+        ``set_weights(weights)``, or ``load_state_dict`` for a ``torch.nn.Module``."""
+        with self._lock:
+            if self._policy is None:
+                raise ValueError("set_weights before set_policy: there is no policy to update")
+            if not hasattr(self._policy, "set_weights") and not hasattr(self._policy, "load_state_dict"):
+                raise TypeError(f"the policy ({type(self._policy).__name__}) has no set_weights or "
+                                "load_state_dict method to take the weights")
+            self._pending_weights = weights
+
+    def rollout(self, num_steps: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Steps every env ``num_steps`` times with the policy; returns ``(segment, episodes)``.
+
+        ``segment`` is env-major: ``obs`` ``(num_envs, num_steps, *obs_shape)`` (the observation
+        each action was chosen from), ``actions``, ``rewards``, ``terminated``, ``truncated``,
+        each extra the policy returned (``(num_envs, num_steps, ...)``), ``next_obs`` (the
+        observation after the last step) and ``env_id`` (global). ``episodes`` has ``env_id``,
+        ``return`` and ``length`` of each episode that ended during the segment.
+        """
+        if self._env.batch_size != self._env.num_envs:
+            raise ValueError("rollouts step a sync pool: make_distributed without batch_size_per_node")
+        if num_steps < 1:
+            raise ValueError(f"num_steps must be at least 1, got {num_steps}")
+        policy = self._current_policy()
+        if self._obs is None:
+            raise ValueError("reset() before the first rollout")
+        n = self._env.num_envs
+        obs = self._obs
+        buffers: dict[str, Any] = {}
+        errors: list[tuple[int, str]] = []
+        ended: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for t in range(num_steps):
+            _put(buffers, "obs", obs, t, num_steps)
+            actions, extras = _call_policy(policy, obs)
+            _put(buffers, "actions", actions, t, num_steps)
+            for key, value in extras.items():
+                _put(buffers, key, value, t, num_steps)
+            try:
+                obs, reward, terminated, truncated, info = self._env.step(actions)
+            except EnvError as e:  # the failed rows hold zeros and start new episodes: go on
+                errors.extend((env_id + self._offset, message) for env_id, message in e.errors)
+                obs, reward, terminated, truncated, info = e.result
+            _put(buffers, "rewards", reward, t, num_steps)
+            _put(buffers, "terminated", terminated, t, num_steps)
+            _put(buffers, "truncated", truncated, t, num_steps)
+            ended.append(self._count_episodes(reward, terminated | truncated))
+        self._obs = obs
+        segment = {**buffers, "next_obs": obs,
+                   "env_id": np.arange(self._offset, self._offset + n, dtype=np.int32)}
+        episodes = {
+            "env_id": np.concatenate([e[0] for e in ended]).astype(np.int32) + self._offset,
+            "return": np.concatenate([e[1] for e in ended]),
+            "length": np.concatenate([e[2] for e in ended]),
+        }
+        if errors:
+            raise EnvError(errors, (segment, episodes))
+        return segment, episodes
+
+    def _current_policy(self) -> Any:
+        with self._lock:
+            policy, weights, self._pending_weights = self._policy, self._pending_weights, None
+        if policy is None:
+            raise ValueError("no policy on this node: set_policy(...) before rollout")
+        if weights is not None:
+            if hasattr(policy, "set_weights"):
+                policy.set_weights(weights)
+            else:
+                policy.load_state_dict(weights)
+        return policy
+
+    def _track(self, result: tuple, reset: bool = False) -> None:
+        """Keeps the last observations (rollouts start from them) and, for a sync pool, each env's
+        running episode return and length."""
+        if self._env.batch_size != self._env.num_envs:
+            return
+        # A reference, not a copy: the arrays view an output block the pool reuses only once no
+        # array views it, so holding them costs one block, not a copy of every observation.
+        self._obs = result[0]
+        if reset:
+            self._after_done[:] = False
+            self._episode_return[:] = 0
+            self._episode_length[:] = 0
+        else:
+            self._count_episodes(result[1], result[2] | result[3])
+
+    def _count_episodes(self, reward: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Adds a step's rewards to the running episodes; returns the ended ones (local ids)."""
+        # With next-step autoreset the row after a done is a reset row, not part of an episode.
+        live = ~self._after_done if self._env.autoreset_mode == "next_step" else np.ones_like(done)
+        self._episode_return[live] += reward[live]
+        self._episode_length[live] += 1
+        ended = np.flatnonzero(done & live)
+        out = (ended, self._episode_return[ended].copy(), self._episode_length[ended].copy())
+        self._episode_return[ended] = 0
+        self._episode_length[ended] = 0
+        self._after_done = np.asarray(done, dtype=bool).copy()
+        return out
+
     # --- helpers ---
     def _defer(self, error: Exception, local_ids: np.ndarray) -> None:
         if self._deferred_error is None:  # the first error is the one that explains the others
@@ -112,3 +348,56 @@ class PoolActor:
             if isinstance(players, dict) and "env_id" in players:
                 players["env_id"] = players["env_id"] + self._offset
         return result
+
+
+def _set_niceness(niceness: int | None) -> None:
+    """Sets the calling thread's nice value (Linux: per thread); a refusal (no CAP_SYS_NICE to go
+    below the current value) is logged, not raised."""
+    if niceness is None or not hasattr(os, "setpriority"):
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except OSError as e:
+        logging.getLogger(__name__).warning("parallel_pool: cannot set the pool's nice value to %d (%s); it "
+                                            "keeps Ray's %d", niceness, e, os.getpriority(os.PRIO_PROCESS, 0))
+
+
+def _call_policy(policy: Any, obs: Any) -> tuple[Any, dict[str, Any]]:
+    """``policy(obs)`` as ``(actions, extras)`` of NumPy arrays; a torch module gets tensors."""
+    if _is_torch_module(policy):
+        import torch
+
+        with torch.no_grad():
+            out = policy(_map(torch.as_tensor, obs))
+    else:
+        out = policy(obs)
+    actions, extras = out if isinstance(out, tuple) else (out, {})
+    return _map(_numpy, actions), {k: _numpy(v) for k, v in dict(extras).items()}
+
+
+def _is_torch_module(policy: Any) -> bool:
+    return any(cls.__module__.startswith("torch.nn") and cls.__name__ == "Module" for cls in type(policy).__mro__)
+
+
+def _numpy(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _map(fn: Any, tree: Any) -> Any:
+    return {k: _map(fn, v) for k, v in tree.items()} if isinstance(tree, dict) else fn(tree)
+
+
+def _put(buffers: dict[str, Any], key: str, value: Any, t: int, num_steps: int) -> None:
+    """Writes step ``t``'s rows into ``buffers[key]`` (env-major), allocating it at the first step."""
+    if isinstance(value, dict):
+        inner = buffers.setdefault(key, {})
+        for k, v in value.items():
+            _put(inner, k, v, t, num_steps)
+        return
+    value = np.asarray(value)
+    buffer = buffers.get(key)
+    if buffer is None:
+        buffer = buffers[key] = np.empty((value.shape[0], num_steps, *value.shape[1:]), dtype=value.dtype)
+    buffer[:, t] = value

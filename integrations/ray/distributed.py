@@ -1,40 +1,68 @@
 """One native pool per Ray node behind one driver-side object with the pool's API and global env ids.
 
 Global env ``i`` lives on node ``i // num_envs_per_node`` (nodes in the order of ``.nodes``).
-Sync ``step``/``reset`` fan out to every node and merge the rows in global order; async ``recv``
-returns whichever node's batch arrives first (``ray.wait``), as that node's arrays.
+Ray places one ``PoolActor`` per node and reports its death; batches go over the data plane
+(``wire``: one TCP stream per node, one frame per batch). Sync ``step``/``reset``/``rollout`` send
+every node its request before waiting on any, and receive each node's rows straight into the
+merged arrays, in whichever order the nodes answer; async ``recv`` returns whichever node's batch
+arrives first, and a node's next ``recv`` is requested as soon as it has a batch's worth of envs in
+flight, so every node works while the driver does.
 """
 
 from __future__ import annotations
 
 import logging
+import select
+import signal
+import socket
+import threading
 import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError
+from ray.exceptions import GetTimeoutError, RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.integrations.common import reject_kwargs, take_rows
-from parallel_pool.integrations.ray.actor import PoolActor
+from parallel_pool.integrations.ray import wire
+from parallel_pool.integrations.ray.actor import (
+    ASYNC_RESET,
+    CLOSE,
+    ENV_ERROR,
+    ERROR,
+    OK,
+    RECV,
+    RESET,
+    ROLLOUT,
+    SEND,
+    SEND_ERROR,
+    STEP,
+    PoolActor,
+)
 
 __all__ = ["DistributedPool", "NodeFailedError", "make_distributed"]
 
 logger = logging.getLogger(__name__)
 
-# Every wait on an actor is bounded: a hung node becomes a TimeoutError, never a hung driver.
+# Every wait on a node is bounded: a hung node becomes a TimeoutError, never a hung driver.
 DEFAULT_CALL_TIMEOUT = 120.0
-# Closing waits this long for each actor to join its threads before killing it.
+# Closing waits this long for each actor to close its pool before killing it.
 CLOSE_TIMEOUT = 10.0
-# Every wait on actors returns to Python at least this often (seconds), so that Ctrl-C raises
-# KeyboardInterrupt within 100 ms: Ray's own waits run signal handlers only every half second or so.
-# A result that arrives sooner costs nothing extra; a longer wait costs one timed-out ray.get per slice.
+# Ray's own waits (actor start, set_policy) return to Python at least this often (seconds), so that
+# Ctrl-C raises KeyboardInterrupt within 100 ms: Ray runs signal handlers only every half second or
+# so. The data plane's waits are select() calls, which Ctrl-C interrupts at once.
 SIGNAL_POLL = 0.02
+# How long a node that stopped answering gets to answer Ray's ping before it counts as dead.
+PING_TIMEOUT = 10.0
 
 _RemotePoolActor = ray.remote(PoolActor)
+_KIND_NAMES = {STEP: "step", RESET: "reset", ROLLOUT: "rollout"}
 
 
 class NodeFailedError(RuntimeError):
@@ -54,20 +82,97 @@ class NodeFailedError(RuntimeError):
             "recreates a failed node's pool and resets its envs."
         )
 
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.node_id, self.env_ids, self.reason))
+
+
+class _Link:
+    """The driver's end of one node's data-plane stream: requests out, replies in, in order.
+
+    A frame is never cut by Ctrl-C (the stream would lose its place): SIGINT is held while one is
+    sent or read and raised right after, with the frame read kept for the next ``read``.
+    """
+
+    def __init__(self, host: str, port: int, token: bytes, timeout: float) -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.sendall(token)
+        # A frame that stops arriving halfway raises TimeoutError instead of hanging.
+        self.sock.settimeout(timeout)
+        self.owed = 0  # replies the node has yet to send
+        self.stash: deque[wire.Frame] = deque()
+
+    def request(self, kind: int, message: Any = None, extra: Any = None, reply: bool = True) -> None:
+        with _sigint_held():
+            wire.send_frame(self.sock, kind, message, extra)
+            if reply:
+                self.owed += 1
+
+    def read(self, into: wire.Destinations | None = None) -> wire.Frame:
+        if not self.stash:
+            with _sigint_held():
+                frame = wire.read_frame(self.sock, into)
+                self.owed -= 1
+                self.stash.append(frame)
+        return self.stash.popleft()
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Holds SIGINT for the block (main thread only) and delivers it after, to the handler that
+    was in place (Python's default raises KeyboardInterrupt)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)
+
 
 @dataclass
 class _Node:
-    """The driver's record of one node: its actor and which of its envs are in flight (async)."""
+    """The driver's record of one node: its actor, its stream, and which of its envs are in flight."""
 
     index: int
     node_id: str
     offset: int
     seed: Any
     actor: Any
+    link: _Link | None = None
     in_flight: int = 0
-    pending: Any = None  # the ObjectRef of a recv submitted and not collected yet
+    recv_requested: int = 0  # 0, or the sequence number of the RECV it owes (async)
     busy: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     failure: NodeFailedError | None = None
+
+
+_SCATTERED = object()  # a node's rows went straight into the merged arrays
+_RESTARTED = RuntimeError("restarted")  # a node of a sync call that was restarted while it was awaited
+
+
+@dataclass
+class _Gather:
+    """A sync call (step, reset, rollout) sent to every node and not yet fully received."""
+
+    kind: int
+    arg: Any
+    parts: list[Any]
+    kinds: list[int]
+    extras: list[Any]
+    skeleton: bytes | None = None
+    merged: list[np.ndarray] = field(default_factory=list)
+    received: set[int] = field(default_factory=set)  # the indices of the nodes that answered
+    lost: dict[int, Exception] = field(default_factory=dict)  # node index -> why its stream broke
 
 
 class DistributedPool:
@@ -78,25 +183,35 @@ class DistributedPool:
     with global ids splits the rows by node; ``recv()`` returns the first node batch to arrive
     (``batch_size_per_node`` rows, ``info["env_id"]`` global).
 
-    Faults: when a node's actor dies, the call that finds out raises ``NodeFailedError``. With
-    ``restart=True`` the actor is recreated on the same node (if that node is still alive, else
-    ``NodeFailedError``) with the same seeds, and its envs are reset. In sync mode the ``step`` (or
-    ``reset``) that found the failure returns those envs' rows as reset rows (first observation,
-    reward 0, not terminated or truncated, ``elapsed_step`` 0); the steps of theirs in flight are
-    lost. In async mode a reset of all of that node's envs is queued: their rows arrive through
-    ``recv`` as reset rows (one per env, replacing the lost results), and until then those envs
-    count as in flight. ``restarts`` lists ``(node_id, env_ids)`` for each restart.
+    Rollouts on the nodes (sync mode): ``set_policy(policy)`` ships a picklable callable (from a
+    batch of observations to actions, or to ``(actions, extras)``; NumPy, or a ``torch.nn.Module``
+    on the node's CPU) to every node once; ``rollout(K)`` has every node step its envs ``K`` times
+    with it and returns ``(segment, episodes)``: one round trip per ``K`` steps instead of per step.
+    ``set_weights(weights)`` sends new weights (``ray.put`` once, every node reads that object).
+    ``send_rollout``/``recv_rollout`` split ``rollout`` so the nodes collect the next segment while
+    the driver learns from the last one.
+
+    Faults: when a node's actor dies (killed, crashed, its node removed) the call that finds out
+    raises ``NodeFailedError``. With ``restart=True`` the actor is recreated on the same node (if
+    that node is still alive, else ``NodeFailedError``) with the same seeds (and policy, and
+    weights), and its envs are reset. In sync mode the ``step`` (or ``reset``) that found the
+    failure returns those envs' rows as reset rows (first observation, reward 0, not terminated or
+    truncated, ``elapsed_step`` 0), and a ``rollout`` returns the new envs' segment from their
+    reset; the steps of theirs in flight are lost. In async mode a reset of all of that node's envs
+    is queued: their rows arrive through ``recv`` as reset rows (one per env, replacing the lost
+    results), and until then those envs count as in flight. ``restarts`` lists ``(node_id,
+    env_ids)`` for each restart.
 
     An exception inside an env (not a node failure) is raised as ``parallel_pool.EnvError`` naming
     the global env ids and messages, with ``result`` the call's return value (sync: every node's
     rows merged in global order; async: that node's batch, received all the same, so its envs can
     be sent again); the failed envs' rows hold zeros, and each starts a new episode on its next step.
 
-    Ctrl-C: every wait raises ``KeyboardInterrupt`` within 100 ms (it returns to Python every
-    ``SIGNAL_POLL`` seconds). What was sent stays in flight, as in a native pool: after an
-    interrupted async ``recv`` the next ``recv`` returns that batch; after an interrupted sync
-    ``step`` or ``reset`` the nodes finish it, ``recv()`` returns its rows (a ``step``/``reset``
-    before that raises ``ValueError``), and ``close()`` works at any time.
+    Ctrl-C: a wait raises ``KeyboardInterrupt`` at once (a frame being read is finished first).
+    What was sent stays in flight, as in a native pool: after an interrupted async ``recv`` the next
+    ``recv`` returns that batch; after an interrupted sync ``step`` or ``reset`` the nodes finish it,
+    ``recv()`` returns its rows (a ``step``/``reset`` before that raises ``ValueError``), and
+    ``close()`` works at any time.
 
     Example:
         >>> import numpy as np, ray
@@ -105,6 +220,10 @@ class DistributedPool:
         >>> pool = make_distributed("CartPole-v1", num_envs_per_node=4, seed=0)  # doctest: +SKIP
         >>> obs, info = pool.reset()  # doctest: +SKIP
         >>> obs, rew, terminated, truncated, info = pool.step(np.zeros(pool.num_envs, dtype=np.int64))  # doctest: +SKIP
+        >>> pool.set_policy(lambda obs: np.zeros(len(obs), dtype=np.int64))  # doctest: +SKIP
+        >>> segment, episodes = pool.rollout(32)  # doctest: +SKIP
+        >>> segment["obs"].shape  # doctest: +SKIP
+        (4, 32, 4)
         >>> pool.close()  # doctest: +SKIP
     """
 
@@ -116,6 +235,7 @@ class DistributedPool:
         num_threads_per_node: int | None = None,
         restart: bool = False,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        niceness: int | None = 0,
         **make_kwargs: Any,
     ) -> None:
         if not ray.is_initialized():
@@ -130,12 +250,17 @@ class DistributedPool:
         self.is_async = self.batch_size_per_node < self.num_envs_per_node
         self.restart = restart
         self.call_timeout = call_timeout
+        self.niceness = niceness
         self.restarts: list[tuple[str, list[int]]] = []
         self._num_threads = num_threads_per_node
         self._make_kwargs = dict(make_kwargs)
         self._closed = False
-        # Sync: the refs of a step or reset whose wait was interrupted (Ctrl-C), for recv().
-        self._sync_pending: list[Any] | None = None
+        self._policy_ref: Any = None
+        self._weights_ref: Any = None
+        self._recv_sequence = 0
+        # Sync: the call (step, reset, rollout) sent and not yet received (interrupted, or a
+        # rollout sent with send_rollout), for recv() / recv_rollout().
+        self._sync_pending: _Gather | None = None
 
         alive = [n for n in ray.nodes() if n.get("Alive")]
         if not alive:
@@ -149,13 +274,16 @@ class DistributedPool:
             self._nodes.append(node)
         try:
             described = self._get([node.actor.describe.remote() for node in self._nodes])
+            for node, desc in zip(self._nodes, described):
+                if desc["node_id"] != node.node_id:  # node affinity with soft=False guarantees this
+                    raise RuntimeError(f"pool actor for node {node.node_id} started on {desc['node_id']}")
+            addresses = self._get([node.actor.open_data_plane.remote() for node in self._nodes])
+            for node, address in zip(self._nodes, addresses):
+                node.link = _Link(address[0], address[1], address[2], self.call_timeout)
         except BaseException:
+            self._close_links()
             self._kill_all()
             raise
-        for node, desc in zip(self._nodes, described):
-            if desc["node_id"] != node.node_id:  # node affinity with soft=False guarantees this
-                self._kill_all()
-                raise RuntimeError(f"pool actor for node {node.node_id} started on {desc['node_id']}")
         first = described[0]
         self._described = described
         self.single_observation_space = self.observation_space = first["observation_space"]
@@ -191,19 +319,19 @@ class DistributedPool:
         returns the first node batch. An int ``seed`` gives global env ``i`` the seed ``seed + i``."""
         if options:
             raise ValueError("DistributedPool.reset takes no options (a reset_mask is not supported)")
+        if self.is_async:
+            self.async_reset(seed)
+            obs, _, _, _, info = self.recv()
+            return obs, info
         self._check_usable()
+        self._check_no_sync_pending("reset")
         try:
-            if self.is_async:
-                self.async_reset(seed)
-                obs, _, _, _, info = self.recv()
-                return obs, info
             n = self.num_envs_per_node
             for node in self._nodes:
                 if seed is not None:
                     node.seed = _node_seed(seed, node.index, n)
-            self._check_no_sync_pending("reset")
-            refs = [node.actor.reset.remote(node.seed) for node in self._nodes]
-            obs, _, _, _, info = _merge_rows(self._gather_sync(refs))
+            self._send_sync(RESET, None, lambda node: node.seed)
+            obs, _, _, _, info = self._finish_sync()
             return obs, info
         except EnvError as e:  # the result in reset's form
             result = None if e.result is None else (e.result[0], e.result[4])
@@ -214,7 +342,7 @@ class DistributedPool:
         Async: ``send(actions, env_id)`` then ``recv()``."""
         if self.is_async:
             self._check_usable()
-            if self._sync_pending is None and not self._can_fill_after(env_id):
+            if not self._can_fill_after(env_id):
                 # Checked before queuing anything: a step that raised has changed nothing.
                 raise ValueError(
                     f"step() of these env ids cannot fill a batch of batch_size_per_node={self.batch_size_per_node} "
@@ -228,8 +356,62 @@ class DistributedPool:
         self._check_no_sync_pending("step")
         _check_rows(actions, self.num_envs)
         n = self.num_envs_per_node
-        refs = [node.actor.step.remote(take_rows(actions, slice(node.offset, node.offset + n))) for node in self._nodes]
-        return _merge_rows(self._gather_sync(refs))
+        self._send_sync(STEP, lambda node: take_rows(actions, slice(node.offset, node.offset + n)), None)
+        return self._finish_sync()
+
+    # --- rollouts on the nodes ---
+    def set_policy(self, policy: Any) -> None:
+        """Ships ``policy`` to every node (``ray.put`` once): ``policy(obs)`` returns the actions,
+        or ``(actions, extras)`` with ``extras`` a dict of per-env arrays (log-probabilities,
+        values) recorded in the segment. NumPy arrays in and out, or a ``torch.nn.Module`` (called
+        on CPU tensors without gradients). A restarted node gets it too."""
+        self._check_usable()
+        if self.is_async:
+            raise ValueError("rollouts step a sync pool: make_distributed without batch_size_per_node")
+        self._policy_ref = ray.put(policy)
+        self._weights_ref = None
+        self._get([node.actor.set_policy.remote(self._policy_ref) for node in self._nodes])
+
+    def set_weights(self, weights: Any) -> None:
+        """Broadcasts new policy weights: one ``ray.put``, each node reads that object and applies
+        it (``policy.set_weights(weights)``, or ``load_state_dict`` for a torch module) before
+        its next rollout. A rollout already in flight keeps the weights it started with."""
+        self._check_usable()
+        if self._policy_ref is None:
+            raise ValueError("set_weights before set_policy: there is no policy to update")
+        self._weights_ref = ray.put(weights)
+        self._get([node.actor.set_weights.remote(self._weights_ref) for node in self._nodes])
+
+    def rollout(self, num_steps: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Every node steps its envs ``num_steps`` times with the policy, from where they are.
+
+        Returns ``(segment, episodes)``; ``segment`` is env-major, rows in global env order:
+        ``obs`` ``(num_envs, num_steps, *obs_shape)`` (what each action was chosen from),
+        ``actions``, ``rewards``, ``terminated``, ``truncated``, the policy's extras, all
+        ``(num_envs, num_steps, ...)``, ``next_obs`` (after the last step) and ``env_id``.
+        ``episodes`` has ``env_id``, ``return`` and ``length`` of every episode that ended in it.
+        The pool's autoreset mode applies as in ``step``: with ``"next_step"`` the step after a
+        done is a reset step (reward 0, its action ignored); ``"same_step"`` has none.
+        """
+        self.send_rollout(num_steps)
+        return self.recv_rollout()
+
+    def send_rollout(self, num_steps: int) -> None:
+        """Starts ``rollout(num_steps)`` on every node and returns at once."""
+        self._check_usable()
+        if self.is_async:
+            raise ValueError("rollouts step a sync pool: make_distributed without batch_size_per_node")
+        if self._policy_ref is None:
+            raise ValueError("set_policy(...) before rollout")
+        self._check_no_sync_pending("rollout")
+        self._send_sync(ROLLOUT, None, lambda node: int(num_steps), arg=int(num_steps))
+
+    def recv_rollout(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The ``(segment, episodes)`` of the rollout started by ``send_rollout``."""
+        self._check_usable()
+        if self._sync_pending is None or self._sync_pending.kind != ROLLOUT:
+            raise RuntimeError("recv_rollout() would wait for ever: no rollout in flight (send_rollout first)")
+        return self._finish_sync()
 
     # --- async ---
     def async_reset(self, seed: Any = None) -> None:
@@ -239,9 +421,11 @@ class DistributedPool:
         for node in self._nodes:
             if seed is not None:
                 node.seed = _node_seed(seed, node.index, n)
-            node.actor.async_reset.remote(node.seed)
+            if not self._request(node, ASYNC_RESET, None, node.seed, reply=False):
+                continue  # restarted: its reset is queued already
             node.in_flight = n
             node.busy[:] = True
+            self._request_recv(node)
 
     def send(self, actions: Any, env_id: Any) -> None:
         """Queues one step for each global id in ``env_id`` (rows of ``actions`` in that order)."""
@@ -277,47 +461,51 @@ class DistributedPool:
         """
         self._check_usable()
         if self._sync_pending is not None:
-            return _merge_rows(self._gather_sync(self._sync_pending))
-        deadline = None if timeout is None else time.monotonic() + timeout
+            if self._sync_pending.kind == ROLLOUT:
+                raise ValueError("a rollout is in flight: recv_rollout() it")
+            return self._finish_sync()
+        user_deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             for node in self._nodes:
-                if node.pending is None and node.in_flight >= self.batch_size_per_node:
-                    node.pending = node.actor.recv.remote(self.call_timeout)
-            by_ref = {node.pending: node for node in self._nodes if node.pending is not None}
-            if not by_ref:
+                if not node.recv_requested and node.in_flight >= self.batch_size_per_node:
+                    self._request_recv(node)
+            waiting = [node for node in self._nodes if node.recv_requested]
+            if not waiting:
                 raise RuntimeError(
                     f"recv() would wait for ever: no node has batch_size_per_node={self.batch_size_per_node} "
                     "envs in flight; send() actions (or async_reset) first"
                 )
-            ready = _wait(list(by_ref), 1, deadline)
+            call_deadline = time.monotonic() + self.call_timeout
+            deadline = call_deadline if user_deadline is None else min(user_deadline, call_deadline)
+            ready = _readable(waiting, deadline)
             if not ready:
-                raise TimeoutError(f"no node returned a batch within {timeout} s")
-            node = by_ref[ready[0]]
-            try:
-                batch, send_error = ray.get(ready[0], timeout=self.call_timeout)  # ready: at once
-            except KeyboardInterrupt:
-                raise  # the batch stays pending: the next recv() returns it
-            except RayActorError as e:
-                node.pending = None
-                self._node_failed(node, e)  # raises unless the node was restarted
+                if user_deadline is not None and user_deadline <= call_deadline:
+                    raise TimeoutError(f"no node returned a batch within {timeout} s")
+                for node in waiting:
+                    self._diagnose(node, TimeoutError("no answer"))  # raises, or restarts a dead node
                 continue
-            except EnvError as e:
-                # An env on that node raised. The batch was received all the same (the actor made
-                # its ids global): its envs, the failed ones too, can be sent again.
-                node.pending = None
-                self._received(node, e.result)
-                raise EnvError(e.errors, e.result) from None
-            except BaseException:
-                node.pending = None
-                raise
-            node.pending = None
-            if send_error is not None:
-                message, ids = send_error
+            node = min(ready, key=lambda node: node.recv_requested)  # the longest waiting first
+            try:
+                frame = node.link.read()  # type: ignore[union-attr]
+            except OSError as e:  # TimeoutError included: the frame stopped halfway
+                node.recv_requested = 0
+                self._link_broken(node, e)  # raises unless the node was restarted
+                continue
+            node.recv_requested = 0
+            if frame.kind == SEND_ERROR:
+                message, ids = frame.extra
                 local = np.asarray(ids) - node.offset
                 node.in_flight -= int(node.busy[local].sum())
                 node.busy[local] = False
                 raise ValueError(f"send to env ids {ids} failed on node {node.node_id}: {message}")
+            if frame.kind == ERROR:
+                raise _remote_error(frame.extra, node)
+            batch = frame.message
             self._received(node, batch)
+            if frame.kind == ENV_ERROR:
+                # An env on that node raised. The batch was received all the same (the actor made
+                # its ids global): its envs, the failed ones too, can be sent again.
+                raise EnvError(frame.extra, batch)
             return batch
 
     def close(self) -> None:
@@ -325,13 +513,29 @@ class DistributedPool:
         if self._closed:
             return
         self._closed = True
-        refs = []
-        for node in self._nodes:
-            if node.failure is None:
-                refs.append(node.actor.close.remote())
         try:
-            _wait(refs, len(refs), time.monotonic() + CLOSE_TIMEOUT)
+            deadline = time.monotonic() + CLOSE_TIMEOUT
+            open_nodes = []
+            for node in self._nodes:
+                if node.failure is None and node.link is not None:
+                    try:
+                        node.link.request(CLOSE)
+                        open_nodes.append(node)
+                    except OSError:
+                        pass
+            # Each node answers what it owes, the close last.
+            while open_nodes:
+                ready = _readable(open_nodes, deadline)
+                if not ready:
+                    break
+                for node in ready:
+                    try:
+                        node.link.read()  # type: ignore[union-attr]
+                    except OSError:
+                        node.link.owed = 0  # type: ignore[union-attr]
+                open_nodes = [node for node in open_nodes if node.link.owed > 0]  # type: ignore[union-attr]
         finally:
+            self._close_links()
             self._kill_all()
 
     @property
@@ -352,7 +556,7 @@ class DistributedPool:
         return (f"DistributedPool({self.task_id!r}, nodes={len(self._nodes)}, "
                 f"num_envs_per_node={self.num_envs_per_node}, {mode}{', closed' if self._closed else ''})")
 
-    # --- internals ---
+    # --- internals: actors ---
     def _start_actor(self, node: _Node, node_cpus: int) -> Any:
         threads = self._num_threads if self._num_threads is not None else max(1, min(node_cpus, self.num_envs_per_node))
         kwargs = {
@@ -369,7 +573,7 @@ class DistributedPool:
             num_cpus=0,
             max_restarts=0,
             max_task_retries=0,
-        ).remote(self.task_id, node.offset, kwargs)
+        ).remote(self.task_id, node.offset, kwargs, self.niceness)
 
     def _get(self, refs: list[Any]) -> list[Any]:
         try:
@@ -377,57 +581,34 @@ class DistributedPool:
         except GetTimeoutError as e:
             raise TimeoutError(f"a pool actor did not answer within {self.call_timeout} s") from e
 
-    def _check_no_sync_pending(self, call: str) -> None:
-        if self._sync_pending is not None:
-            raise ValueError(f"{call}(): the previous step or reset was interrupted before its results were "
-                             "received: recv() them first")
-
-    def _gather_sync(self, refs: list[Any]) -> list[tuple]:
-        """``_gather``, keeping the refs for ``recv`` if the wait is interrupted (Ctrl-C)."""
-        self._sync_pending = refs
+    def _diagnose(self, node: _Node, error: Exception) -> None:
+        """A node that has not answered in ``call_timeout``: if Ray says its actor is dead (or does
+        not answer a ping either), it failed; else raise ``TimeoutError``."""
         try:
-            results = self._gather(refs)
-        except KeyboardInterrupt:
-            raise
-        except BaseException:
-            self._sync_pending = None
-            raise
-        self._sync_pending = None
-        return results
+            ray.get(node.actor.__ray_ready__.remote(), timeout=PING_TIMEOUT)
+        except (RayError, GetTimeoutError) as e:
+            self._link_broken(node, e)
+            return
+        raise TimeoutError(f"the pool actor on node {node.node_id} did not answer within {self.call_timeout} s")
 
-    def _gather(self, refs: list[Any]) -> list[tuple]:
-        """Each node's result of a sync call; a dead node raises or, with restart, gives reset rows."""
-        deadline = time.monotonic() + self.call_timeout
-        results: list[Any] = [None] * len(refs)
-        failed: list[tuple[_Node, Exception]] = []
-        env_errors: list[EnvError] = []
-        for node, ref in zip(self._nodes, refs):
-            try:
-                results[node.index] = _get(ref, deadline)
-            except EnvError as e:  # an env raised on that node; its other rows are in e.result
-                env_errors.append(e)
-                results[node.index] = e.result
-            except RayActorError as e:
-                failed.append((node, e))
-            except GetTimeoutError as e:
-                raise TimeoutError(f"the pool actor on node {node.node_id} did not answer within "
-                                   f"{self.call_timeout} s") from e
-        for node, error in failed:
-            self._node_failed(node, error)
-            results[node.index] = self._get([node.actor.reset.remote(node.seed)])[0]
-        if env_errors:
-            # One error for the whole batch, naming every failed env by its global id; the batch,
-            # merged as the call would have returned it, is not lost.
-            errors = [entry for e in env_errors for entry in e.errors]
-            merged = _merge_rows(results) if all(r is not None for r in results) else None
-            raise EnvError(errors, merged)
-        return results
+    def _link_broken(self, node: _Node, error: Exception) -> None:
+        """The node's stream broke (its actor died, or its node left): NodeFailedError, or with
+        ``restart`` a new actor (async: its envs' reset queued)."""
+        self._node_failed(node, error)
 
     def _node_failed(self, node: _Node, error: Exception) -> None:
         """Raises NodeFailedError, or with ``restart`` recreates the node's actor (async: queues a
         reset of its envs; sync callers fetch the reset rows themselves)."""
         env_ids = list(range(node.offset, node.offset + self.num_envs_per_node))
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        if node.link is not None:
+            node.link.close()
+            node.link = None
+        node.recv_requested = 0
+        try:
+            ray.kill(node.actor, no_restart=True)  # if it is alive but unreachable, end it
+        except Exception:  # already gone
+            pass
         if not self.restart:
             node.failure = NodeFailedError(node.node_id, env_ids, reason)
             raise node.failure
@@ -438,14 +619,169 @@ class DistributedPool:
             raise node.failure
         logger.warning("parallel_pool: restarting the pool actor on node %s (envs %d..%d): %s",
                        node.node_id, env_ids[0], env_ids[-1], reason)
-        ray.kill(node.actor, no_restart=True)
         node.actor = self._start_actor(node, int(alive[node.node_id].get("Resources", {}).get("CPU", 1)))
-        node.pending = None
+        try:
+            calls = [node.actor.open_data_plane.remote()]
+            if self._policy_ref is not None:
+                calls.append(node.actor.set_policy.remote(self._policy_ref))
+            if self._weights_ref is not None:
+                calls.append(node.actor.set_weights.remote(self._weights_ref))
+            address = self._get(calls)[0]
+            node.link = _Link(address[0], address[1], address[2], self.call_timeout)
+        except (RayError, TimeoutError, OSError) as e:  # its node went away meanwhile
+            node.failure = NodeFailedError(node.node_id, env_ids, f"{reason}; restarting it failed: "
+                                           f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            raise node.failure from None
         self.restarts.append((node.node_id, env_ids))
         if self.is_async:
-            node.actor.async_reset.remote(node.seed)
+            node.link.request(ASYNC_RESET, None, node.seed, reply=False)
             node.in_flight = self.num_envs_per_node
             node.busy[:] = True
+
+    # --- internals: the data plane ---
+    def _request(self, node: _Node, kind: int, message: Any, extra: Any, reply: bool = True) -> bool:
+        """Sends a request to ``node``; False if its stream broke and the node was restarted
+        (with NodeFailedError raised otherwise)."""
+        try:
+            node.link.request(kind, message, extra, reply)  # type: ignore[union-attr]
+            return True
+        except OSError as e:
+            self._link_broken(node, e)
+            return False
+
+    def _request_recv(self, node: _Node) -> None:
+        if node.recv_requested or node.in_flight < self.batch_size_per_node:
+            return
+        if self._request(node, RECV, None, self.call_timeout):
+            self._recv_sequence += 1
+            node.recv_requested = self._recv_sequence
+        else:  # restarted; its reset is queued
+            self._request_recv(node)
+
+    def _send_sync(self, kind: int, message_of: Any, extra_of: Any, arg: Any = None) -> None:
+        """Sends a sync call to every node before waiting on any; ``_finish_sync`` gathers it."""
+        k = len(self._nodes)
+        gather = _Gather(kind, arg, [None] * k, [OK] * k, [None] * k)
+        self._sync_pending = gather
+        for node in self._nodes:
+            message = None if message_of is None else message_of(node)
+            extra = None if extra_of is None else extra_of(node)
+            try:
+                node.link.request(kind, message, extra)  # type: ignore[union-attr]
+            except OSError as e:
+                gather.lost[node.index] = e
+
+    def _finish_sync(self) -> Any:
+        """Receives every node's part of the pending sync call, straight into the merged arrays
+        (in the order the nodes answer), and returns the merged result."""
+        gather = self._sync_pending
+        assert gather is not None
+        deadline = time.monotonic() + self.call_timeout
+        while True:
+            waiting = [node for node in self._nodes
+                       if node.index not in gather.received and node.index not in gather.lost]
+            if not waiting:
+                break
+            ready = _readable(waiting, deadline)
+            if not ready:
+                for node in waiting:
+                    try:
+                        self._diagnose(node, TimeoutError("no answer"))
+                    except NodeFailedError:
+                        self._sync_pending = None
+                        raise
+                    except TimeoutError:
+                        raise  # the call stays pending: recv() collects it
+                    gather.lost[node.index] = _RESTARTED  # its part is fetched below
+                continue
+            for node in ready:
+                try:
+                    frame = node.link.read(lambda skeleton, slots, node=node: self._into(gather, node, skeleton, slots))  # type: ignore[union-attr]
+                except OSError as e:
+                    gather.lost[node.index] = e
+                    continue
+                scattered = frame.message is None and frame.kind in (OK, ENV_ERROR)
+                gather.parts[node.index] = _SCATTERED if scattered else frame.message
+                gather.received.add(node.index)
+                gather.kinds[node.index] = frame.kind
+                gather.extras[node.index] = frame.extra
+        self._sync_pending = None
+        for index, error in sorted(gather.lost.items()):
+            node = self._nodes[index]
+            if error is not _RESTARTED:
+                self._link_broken(node, error)  # raises unless the node was restarted
+            self._refetch(node, gather)
+        for index, kind in enumerate(gather.kinds):
+            if kind == ERROR:
+                raise _remote_error(gather.extras[index], self._nodes[index])
+        errors: list[tuple[int, str]] = []
+        for index, kind in enumerate(gather.kinds):
+            if kind == ENV_ERROR:
+                if gather.kind == ROLLOUT:  # (errors, episodes)
+                    node_errors, gather.extras[index] = gather.extras[index]
+                else:
+                    node_errors = gather.extras[index]
+                errors.extend(node_errors)
+        result = self._merged(gather)
+        if errors:
+            raise EnvError(errors, result)
+        return result
+
+    def _refetch(self, node: _Node, gather: _Gather) -> None:
+        """A restarted node's part of a sync call: its reset rows, or a rollout from its reset."""
+        link = node.link
+        assert link is not None
+        try:
+            link.request(RESET, None, node.seed)
+            frame = link.read()
+            if gather.kind == ROLLOUT and frame.kind == OK:
+                link.request(ROLLOUT, None, gather.arg)
+                frame = link.read()
+        except OSError as e:
+            node.failure = NodeFailedError(node.node_id, self.env_ids_of(node.node_id),
+                                           f"it failed again right after its restart: {e}")
+            raise node.failure from None
+        gather.parts[node.index] = frame.message
+        gather.kinds[node.index] = frame.kind
+        gather.extras[node.index] = frame.extra
+
+    def _into(self, gather: _Gather, node: _Node, skeleton: bytes, slots: list[wire.Slot]) -> list[memoryview] | None:
+        """Where a node's arrays go: its rows of the merged arrays, when its message has the same
+        structure as the first node's to answer (the usual case), else a buffer of its own."""
+        n = self.num_envs_per_node
+        if gather.skeleton is None:
+            if any(not slot.shape or slot.shape[0] != n for slot in slots):
+                gather.skeleton = b""  # not rows of envs: merged after
+                return None
+            gather.skeleton = skeleton
+            total = n * len(self._nodes)
+            gather.merged = [np.empty((total, *slot.shape[1:]), dtype=np.dtype(slot.dtype)) for slot in slots]
+        if skeleton != gather.skeleton:
+            return None
+        lo, hi = node.index * n, (node.index + 1) * n
+        return [array[lo:hi].reshape(-1).view(np.uint8).data for array in gather.merged]
+
+    def _merged(self, gather: _Gather) -> Any:
+        n = self.num_envs_per_node
+        tree = wire.parse_skeleton(gather.skeleton)[0] if gather.skeleton else None
+        if all(part is _SCATTERED for part in gather.parts):
+            message = wire.decode(tree, gather.merged)
+        else:
+            parts = [
+                wire.decode(tree, [a[node.index * n:(node.index + 1) * n] for a in gather.merged])
+                if part is _SCATTERED else part
+                for node, part in zip(self._nodes, gather.parts)
+            ]
+            message = _merge_rows(parts) if gather.kind != ROLLOUT else _merge_tree(parts)
+        if gather.kind != ROLLOUT:
+            return message
+        return message, _merge_tree([extra for extra in gather.extras])
+
+    def _check_no_sync_pending(self, call: str) -> None:
+        if self._sync_pending is not None:
+            what = "a rollout is in flight: recv_rollout()" if self._sync_pending.kind == ROLLOUT else (
+                "the previous step or reset was interrupted before its results were received: recv()")
+            raise ValueError(f"{call}(): {what} them first")
 
     def _received(self, node: _Node, batch: tuple) -> None:
         """The envs of a batch received from ``node`` are no longer in flight."""
@@ -471,15 +807,18 @@ class DistributedPool:
             return True  # likewise
         added = np.bincount(ids // self.num_envs_per_node, minlength=len(self._nodes))
         return any(
-            node.pending is not None or node.in_flight + int(added[node.index]) >= self.batch_size_per_node
+            node.recv_requested or node.in_flight + int(added[node.index]) >= self.batch_size_per_node
             for node in self._nodes
         )
 
     def _send_to(self, node: _Node, actions: Any, ids: np.ndarray) -> None:
+        if not self._request(node, SEND, (actions, ids), None, reply=False):
+            return  # restarted: every env of it has its reset queued
         local = ids - node.offset
-        node.actor.send.remote(actions, ids)
         node.busy[local] = True
         node.in_flight += len(local)
+        # The node's next batch is asked for now, so it is on its way while the driver works.
+        self._request_recv(node)
 
     def _check_usable(self) -> None:
         if self._closed:
@@ -487,6 +826,12 @@ class DistributedPool:
         for node in self._nodes:
             if node.failure is not None:
                 raise node.failure
+
+    def _close_links(self) -> None:
+        for node in self._nodes:
+            if node.link is not None:
+                node.link.close()
+                node.link = None
 
     def _kill_all(self) -> None:
         for node in self._nodes:
@@ -510,10 +855,44 @@ def make_distributed(
     ``batch_size_per_node`` (default ``num_envs_per_node``: sync) is the rows per ``recv``;
     ``num_threads_per_node`` defaults to the node's CPUs (at most ``num_envs_per_node``); an int
     ``seed`` gives global env ``i`` the seed ``seed + i``; other kwargs go to ``parallel_pool.make``
-    on every node. ``call_timeout`` (seconds, default 120) bounds every wait on an actor.
+    on every node. ``call_timeout`` (seconds, default 120) bounds every wait on a node.
+    ``niceness`` (default 0) is the nice value of each pool's threads: Ray runs its workers at 15,
+    where the envs would get only the CPU that other work on the node leaves (None keeps Ray's).
+    The driver must reach each node's address (as Ray's own workers do); ``docs/ray.md`` has
+    how to start a cluster, what crosses the network and how throughput scales.
     """
     return DistributedPool(task_id, num_envs_per_node, batch_size_per_node, num_threads_per_node, restart,
                            **make_kwargs)
+
+
+def _readable(nodes: list[_Node], deadline: float) -> list[_Node]:
+    """The nodes with a reply to read (stashed, or arriving) by ``deadline``; [] at the deadline.
+    Ctrl-C interrupts the wait at once."""
+    stashed = [node for node in nodes if node.link is not None and node.link.stash]
+    if stashed:
+        return stashed
+    by_socket = {node.link.sock: node for node in nodes if node.link is not None}
+    if not by_socket:
+        return []
+    ready, _, _ = select.select(list(by_socket), [], [], max(0.0, deadline - time.monotonic()))
+    return [by_socket[sock] for sock in ready]
+
+
+def _remote_error(extra: tuple[str, str], node: _Node) -> Exception:
+    """The exception a node's request raised, as the same built-in type when it is one."""
+    name, message = extra
+    kinds: dict[str, type[Exception]] = {"ValueError": ValueError, "TypeError": TypeError,
+                                         "TimeoutError": TimeoutError, "PoolClosedError": PoolClosedError}
+    return kinds.get(name, RuntimeError)(f"{message} (on node {node.node_id})" if name in kinds
+                                         else f"{name}: {message} (on node {node.node_id})")
+
+
+def _merge_tree(parts: list[Any]) -> Any:
+    """Per-node trees of arrays concatenated leaf by leaf along the first axis (node order)."""
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: _merge_tree([p[k] for p in parts]) for k in first}
+    return np.concatenate([np.asarray(p) for p in parts])
 
 
 def _node_seed(seed: Any, index: int, num_envs_per_node: int) -> Any:

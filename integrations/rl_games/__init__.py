@@ -93,7 +93,10 @@ class RlGamesVecEnv(IVecEnv):
             final_info = info["final_info"]
             for key in self._info_keys:
                 if key in final_info:
-                    infos[key] = np.where(dones, final_info[key], info[key])
+                    # A Python env's key may be in the final step's info only (zeros elsewhere).
+                    current = info[key] if key in info else np.zeros_like(final_info[key])
+                    ended = dones.reshape(dones.shape + (1,) * (current.ndim - 1))
+                    infos[key] = np.where(ended, final_info[key], current)
             if "episode" in info:
                 self._scores = np.where(info["_episode"], info["episode"]["r"], self._scores)
         infos["time_outs"] = truncated & ~terminated

@@ -9,6 +9,9 @@
 // ended, one reset (the pool's next-step autoreset), so it counts what a pool step counts. With
 // --num-envs N the thread steps N envs round robin, as a pool's worker does: what N envs' state
 // costs in cache, without any pool. The last line is machine-readable: `steps_per_s=<float>`.
+//
+// Built with PP_RAW_DM_CONTROL (the dm_control_raw target), the same loop runs dm_control's suite
+// tasks (--task CheetahRun-v1 ...), and --assets-dir is the installed dm_control/suite.
 #include <pthread.h>
 #include <sched.h>
 
@@ -23,7 +26,11 @@
 #include "core/env.h"
 #include "core/registry.h"
 #include "core/rng.h"
+#ifdef PP_RAW_DM_CONTROL
+#include "envs/dm_control/register.h"
+#else
 #include "envs/mujoco/register.h"
+#endif
 
 #ifndef PP_GYMNASIUM_ASSETS_DIR
 #define PP_GYMNASIUM_ASSETS_DIR ""
@@ -37,7 +44,11 @@ constexpr int kActionRows = 1024;
 constexpr long kCheckEvery = 1000;
 
 struct Options {
+#ifdef PP_RAW_DM_CONTROL
+  std::string task = "CheetahRun-v1";
+#else
   std::string task = "Ant-v5";
+#endif
   double seconds = 5.0;
   double warmup = 1.0;
   int cpu = -1;
@@ -129,7 +140,11 @@ int main(int argc, char** argv) {
   if (o.cpu >= 0) PinToCpu(o.cpu);
   try {
     pp::Registry registry;
+#ifdef PP_RAW_DM_CONTROL
+    pp::dm_control::RegisterDmControl(registry, o.assets_dir);
+#else
     pp::mujoco::RegisterMujoco(registry, o.assets_dir);
+#endif
     auto task = registry.Find(o.task);
     if (!task) Usage(("unknown task " + o.task).c_str());
     const pp::EnvSpec spec = pp::MakeSpec(*task, {});
@@ -141,17 +156,28 @@ int main(int argc, char** argv) {
       envs.back()->Seed(o.seed + static_cast<uint64_t>(i));
     }
 
-    // Uniform random actions within the action Box, as action_space.sample() draws them.
+    // Uniform random actions within the action Box, as action_space.sample() draws them, in the
+    // action's dtype (Gymnasium's MuJoCo tasks take float32, dm_control's float64).
     const pp::FieldSpec& action = spec.action.at(0);
     const std::size_t dim = action.NumElements();
-    std::vector<float> actions(kActionRows * dim);
+    const bool float64 = action.dtype == pp::Dtype::kFloat64;
+    std::vector<float> actions32(float64 ? 0 : kActionRows * dim);
+    std::vector<double> actions64(float64 ? kActionRows * dim : 0);
     pp::Rng rng(o.seed + 1);
-    for (std::size_t i = 0; i < actions.size(); ++i) {
+    for (std::size_t i = 0; i < kActionRows * dim; ++i) {
       const std::size_t j = i % dim;
-      actions[i] = static_cast<float>(rng.Uniform(action.low[j], action.high[j]));
+      const double value = rng.Uniform(action.low[j], action.high[j]);
+      if (float64) {
+        actions64[i] = value;
+      } else {
+        actions32[i] = static_cast<float>(value);
+      }
     }
     std::vector<const std::byte*> rows(kActionRows);
-    for (int r = 0; r < kActionRows; ++r) rows[r] = reinterpret_cast<const std::byte*>(&actions[r * dim]);
+    for (int r = 0; r < kActionRows; ++r) {
+      rows[r] = float64 ? reinterpret_cast<const std::byte*>(&actions64[r * dim])
+                        : reinterpret_cast<const std::byte*>(&actions32[r * dim]);
+    }
 
     std::vector<char> done(envs.size(), true);  // each env's first iteration resets it
     Run(envs, rows, o.warmup, done);

@@ -18,6 +18,7 @@
 
 #include "core/family_loader.h"
 #include "core/numpy_random.h"
+#include "core/numpy_random_state.h"
 #include "core/pool.h"
 #include "core/process_env.h"
 #include "core/registry.h"
@@ -688,14 +689,56 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
   return results;
 }
 
+// ---- Test hook: core/numpy_random_state.h against np.random.RandomState (tests/test_dm_control.py) --
+// _numpy_random_state(seed, program) runs `program`, a list of (method, args, n), on one
+// NumpyRandomState(seed) and returns one array per entry. Not part of the API.
+py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
+  NumpyRandomState gen(seed);
+  py::list results;
+  for (py::handle entry : program) {
+    const auto call = entry.cast<py::tuple>();
+    const auto method = call[0].cast<std::string>();
+    const auto args = call[1].cast<py::tuple>();
+    const int n = call[2].cast<int>();
+    if (method == "next_u32") {
+      py::array_t<uint32_t> out(n);
+      for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.NextU32();
+      results.append(out);
+    } else if (method == "random_sample" || method == "uniform" || method == "standard_normal") {
+      py::array_t<double> out(n);
+      for (int i = 0; i < n; ++i) {
+        out.mutable_at(i) = method == "random_sample" ? gen.RandomSample()
+                            : method == "uniform"     ? gen.Uniform(args[0].cast<double>(), args[1].cast<double>())
+                                                      : gen.StandardNormal();
+      }
+      results.append(out);
+    } else if (method == "randint" || method == "choice") {
+      py::array_t<int64_t> out(n);
+      for (int i = 0; i < n; ++i) {
+        out.mutable_at(i) = method == "randint" ? gen.Randint(args[0].cast<int64_t>(), args[1].cast<int64_t>())
+                                                : gen.Choice(args[0].cast<int64_t>());
+      }
+      results.append(out);
+    } else if (method == "choice_p") {
+      const auto p = args[0].cast<std::vector<double>>();
+      py::array_t<int64_t> out(n);
+      for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
+      results.append(out);
+    } else {
+      throw py::value_error("unknown NumpyRandomState method '" + method + "'");
+    }
+  }
+  return results;
+}
+
 // ---- Test hook: envs/common/pygame_raster.h against pygame itself (tests/test_pygame_raster.py) ---
 // _pygame_raster(width, height, ops, flip_y, x0, out_width) draws `ops`, a list of
 // (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
 // RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
 // pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
-// radius (circle). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon then
-// filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps
-// the writes that follow to those rows (Surface::KeepWritesIn). Not part of the API.
+// radius (circle, circle_outline: width 1). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon
+// then filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps the writes that
+// follow to those rows (Surface::KeepWritesIn). Not part of the API.
 py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
   if (out_width == 0) out_width = width;
   if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
@@ -728,6 +771,8 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
       raster::AaLines(surface, color, arg.cast<bool>(), points);
     } else if (name == "circle") {
       raster::Circle(surface, color, points.at(0), arg.cast<double>());
+    } else if (name == "circle_outline") {  // pygame.draw.circle(..., width=1)
+      raster::CircleOutline(surface, color, points.at(0), arg.cast<double>());
     } else if (name == "aapolygon") {
       raster::GfxAaPolygon(surface, color, points);
     } else if (name == "filled_polygon") {
@@ -963,6 +1008,7 @@ PYBIND11_MODULE(_native, m) {
 
   // Test hooks of core/numpy_random.h (tests/test_numpy_random.py); not part of the API.
   m.def("_numpy_random", &NumpyRandomProgram, py::arg("seed"), py::arg("program"));
+  m.def("_numpy_random_state", &NumpyRandomStateProgram, py::arg("seed"), py::arg("program"));
   // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
   m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);

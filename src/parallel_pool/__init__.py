@@ -23,10 +23,21 @@ from parallel_pool import _native
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.errors import EnvError, PoolClosedError
-from parallel_pool.factory import make, make_dm, make_gym, make_gymnasium, make_python, make_spec, register
+from parallel_pool.factory import (
+    make,
+    make_dm,
+    make_gym,
+    make_gymnasium,
+    make_pettingzoo,
+    make_pettingzoo_env,
+    make_python,
+    make_spec,
+    register,
+)
 from parallel_pool.factory import register_with_gymnasium as _register_with_gymnasium
 from parallel_pool.families import load_installed_families as _load_installed_families
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
+from parallel_pool.pettingzoo_api import PettingZooPool
 from parallel_pool.spec import EnvSpec
 from parallel_pool.tasks import list_all_envs
 from parallel_pool.vector import ParallelPoolVectorEnv
@@ -41,6 +52,7 @@ __all__ = [
     "GymEnv",
     "GymnasiumEnv",
     "ParallelPoolVectorEnv",
+    "PettingZooPool",
     "PoolClosedError",
     "get_cmake_dir",
     "get_include",
@@ -49,6 +61,8 @@ __all__ = [
     "make_dm",
     "make_gym",
     "make_gymnasium",
+    "make_pettingzoo",
+    "make_pettingzoo_env",
     "make_python",
     "make_spec",
     "register",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 from parallel_pool import _native, tasks, xla
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
-from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource, WorkerGroup
+from parallel_pool.python_envs import PythonEnvSource, WorkerGroup, python_source
 from parallel_pool.spec import EnvSpec
 from parallel_pool.unpack import Unpacker
 
@@ -26,8 +27,9 @@ class BasePoolEnv:
     def __init__(self, task_id: str | PythonEnvSource, **kwargs: Any) -> None:
         # The worker processes of a pool of Python envs (python_envs.py); None for native envs.
         self.workers: WorkerGroup | None = None
-        if isinstance(task_id, str) and task_id.startswith(GYMNASIUM_PREFIX):
-            task_id = PythonEnvSource(env_id=task_id[len(GYMNASIUM_PREFIX):])
+        python = python_source(task_id, kwargs) if isinstance(task_id, str) else None
+        if python is not None:  # "gymnasium:<id>", or a name register() gave one
+            task_id, kwargs = python
         if isinstance(task_id, PythonEnvSource):
             self._native, self.spec, pool, self.workers = task_id.open(kwargs)
             self.task_id = task_id.task_id
@@ -70,6 +72,9 @@ class BasePoolEnv:
         self._unpacker = Unpacker(self.spec, self._native.field_names)
         self.observation_space = self.spec.observation_space
         self.action_space = self.spec.action_space
+        # A Python env's Tuple action space: a batch of its actions is a tuple of arrays, which the
+        # engine takes as the dict of its fields "action:0", "action:1", ...
+        self._tuple_action = isinstance(self.action_space, gymnasium.spaces.Tuple)
         # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
         self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
 
@@ -163,6 +168,8 @@ class BasePoolEnv:
         ``action`` has one row per env id. Sending to an env whose previous result has not been
         received yet is a ``ValueError``.
         """
+        if self._tuple_action and isinstance(action, (tuple, list)):
+            action = {str(i): a for i, a in enumerate(action)}
         self._native.send(action, env_id)
 
     def _recv_arrays(self, timeout: float | None) -> tuple:
@@ -174,6 +181,8 @@ class BasePoolEnv:
         return arrays
 
     def _step_arrays(self, action: Any, env_id: Any) -> tuple:
+        if self._tuple_action and isinstance(action, (tuple, list)):
+            action = {str(i): a for i, a in enumerate(action)}
         arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=False))

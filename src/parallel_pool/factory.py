@@ -28,7 +28,9 @@ from parallel_pool.dm_env import DmEnv
 from parallel_pool.families import load_env_library
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.options import resolve
-from parallel_pool.python_envs import GYMNASIUM_PREFIX, PythonEnvSource
+from parallel_pool.pettingzoo_api import PettingZooPool
+from parallel_pool.pettingzoo_env import PettingZooParallelEnv
+from parallel_pool.python_envs import GYMNASIUM_PREFIX, PYTHON_ALIASES, PythonEnvSource, gymnasium_spec
 from parallel_pool.spec import EnvSpec
 
 # make(env_type=...) -> the front-end it makes.
@@ -69,6 +71,38 @@ def make_dm(task_id: str, **kwargs: Any) -> DmEnv:
     return DmEnv(task_id, **kwargs)
 
 
+def make_pettingzoo(task_id: str, **kwargs: Any) -> PettingZooPool:
+    """Makes a pool of ``num_envs`` envs of a multi-agent task (the MPE family's) with PettingZoo's
+    Parallel API, batched: dicts keyed by agent whose values have one row per env. Kwargs as
+    ``make``'s (``autoreset_mode`` ``"next_step"`` or ``"disabled"``); ``pettingzoo_api.py`` has the
+    details.
+
+    Example:
+        >>> import parallel_pool
+        >>> env = parallel_pool.make_pettingzoo("simple_adversary_v3", num_envs=8, batch_size=4, seed=0)
+        >>> env.possible_agents
+        ['adversary_0', 'agent_0', 'agent_1']
+        >>> env.close()
+    """
+    return PettingZooPool(task_id, **kwargs)
+
+
+def make_pettingzoo_env(task_id: str, **kwargs: Any) -> PettingZooParallelEnv:
+    """Makes one env of a multi-agent task as a ``pettingzoo.ParallelEnv`` (needs ``pettingzoo``),
+    the drop-in for mpe2's ``<task>.parallel_env(**kwargs)``; kwargs as ``make``'s but ``num_envs``,
+    ``batch_size`` and ``autoreset_mode`` (a view is one env; its episode ends as PettingZoo's do).
+
+    Example:
+        >>> import parallel_pool
+        >>> env = parallel_pool.make_pettingzoo_env("simple_spread_v3", N=4)
+        >>> obs, infos = env.reset(seed=0)
+        >>> sorted(obs)
+        ['agent_0', 'agent_1', 'agent_2', 'agent_3']
+        >>> env.close()
+    """
+    return PettingZooParallelEnv(task_id, **kwargs)
+
+
 def make_python(
     envs: str | Sequence[Callable[[], gymnasium.Env]], env_type: str = "gymnasium", **kwargs: Any
 ) -> BasePoolEnv:
@@ -79,9 +113,9 @@ def make_python(
     not pool options going to ``gymnasium.make``; ``make("gymnasium:<id>")`` is the same) or a list of
     factories, one per env, as ``AsyncVectorEnv`` takes (picklable with cloudpickle). Pool kwargs as
     ``make``'s (``num_envs``, ``batch_size``, ``seed``, ``autoreset_mode``, ``episode_stats``,
-    ``num_threads``: default four per worker, at most one per env), plus ``num_workers`` (processes;
-    default one per CPU, at most ``num_envs``), and, with an env id, ``env_kwargs`` (one dict per env, over the common
-    kwargs), ``max_episode_steps`` and ``render_mode``.
+    ``num_threads``: default two per worker, at most one per env), plus ``num_workers`` (processes;
+    default one per CPU but one, at least 1 and at most ``num_envs``), and, with an env id,
+    ``env_kwargs`` (one dict per env, over the common kwargs), ``max_episode_steps`` and ``render_mode``.
 
     Example:
         >>> import gymnasium, parallel_pool
@@ -116,6 +150,10 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
     - ``register("", library="/path/libmy_env.so")``: loads a C++ env library built outside this
       repository against ``parallel_pool.get_include()``; it registers its own task ids through
       its ``parallel_pool_register`` function (``task_id`` is ignored and may be empty).
+    - ``register("CartPole-py", "gymnasium:CartPole-v1", num_workers=2)``: a name for a Python env
+      (any Gymnasium id, ``"module:MyEnv-v0"`` too) with default kwargs, run by the Python-env
+      backend: ``make("CartPole-py")``, and ``gymnasium.make_vec("parallel_pool/CartPole-py")``,
+      which is how ``make_vec`` names a Python env. Its kwargs are checked when a pool is made.
 
     Each new id is also registered with Gymnasium as ``parallel_pool/<id>`` for ``gymnasium.make_vec``.
     """
@@ -131,10 +169,15 @@ def register(task_id: str, base_task: str | None = None, *, library: str | None 
             raise ValueError("task_id must be a non-empty str")
         if base_task is None:
             raise ValueError("register(task_id, base_task, **defaults) needs the task to alias")
-        if task_id in tasks.list_all_envs():
+        if task_id in tasks.list_all_envs() or task_id in PYTHON_ALIASES:
             raise ValueError(f"task id {task_id!r} is already registered")
-        resolve(base_task, default_kwargs)  # validates the base task and the kwargs' names and types now
-        tasks.add_alias(task_id, base_task, default_kwargs)
+        if base_task.startswith(GYMNASIUM_PREFIX) or base_task in PYTHON_ALIASES:
+            gymnasium_spec(base_task)  # an unknown Gymnasium id fails now
+            base, base_kwargs = PYTHON_ALIASES.get(base_task, (base_task, {}))
+            PYTHON_ALIASES[task_id] = (base, {**base_kwargs, **default_kwargs})
+        else:
+            resolve(base_task, default_kwargs)  # validates the base task and the kwargs' names and types now
+            tasks.add_alias(task_id, base_task, default_kwargs)
         new_ids = [task_id]
     register_with_gymnasium(new_ids)
     return new_ids
@@ -152,11 +195,15 @@ def register_with_gymnasium(task_ids: Iterable[str]) -> None:
         env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
         if env_id in gymnasium.registry:
             continue
+        if task_id in PYTHON_ALIASES:
+            threshold = gymnasium_spec(task_id).reward_threshold
+        else:
+            threshold = tasks.task_info(task_id)["reward_threshold"]
         gymnasium.register(
             id=env_id,
             entry_point="parallel_pool.vector:make_single_env",
             vector_entry_point="parallel_pool.vector:make_vector_env",
             kwargs={"task_id": task_id},
             max_episode_steps=None,
-            reward_threshold=tasks.task_info(task_id)["reward_threshold"],
+            reward_threshold=threshold,
         )

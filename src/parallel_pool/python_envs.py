@@ -22,17 +22,50 @@ identical semantics by construction, and the conformance tests run over both.
   processes costs ~8 us (a pipe round trip, as ``AsyncVectorEnv`` uses with pickled messages, ~5-25 us
   plus pickling), against ~7-13 us for a ``CartPole-v1`` step in Python.
 - **Threads and workers.** Each env's job blocks a pool thread (asleep on a futex) while its worker
-  runs it. ``num_workers`` processes (default: one per CPU, at most ``num_envs``) hold the envs
-  round robin (env ``i`` on worker ``i % num_workers``): several envs per process, and one wake-up
-  serves every request pending for them. The pool has ``_THREADS_PER_WORKER`` threads per worker by
-  default (at most one per env): enough that each worker finds the next request queued when it
-  finishes one, while the jobs, taken in env order, alternate between workers.
+  runs it. ``num_workers`` processes hold the envs round robin (env ``i`` on worker ``i % num_workers``):
+  several envs per process, and one wake-up serves every request pending for them. The default is one
+  worker per CPU but one (at least one, at most ``num_envs``): the parent needs a core of its own, for
+  the caller's loop and for the pool's threads that carry each step's action and results. The pool has
+  ``_THREADS_PER_WORKER`` threads per worker by default (at most one per env). Both defaults were
+  measured on the 2-core host (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64 envs, sync and
+  async): one worker beat two in every case, up to 2x for the cheap CartPole, because two workers
+  and the parent's threads contend for two cores and every step then waits for a context switch;
+  two threads per worker let a worker find its next request queued while a result is carried back,
+  and more threads add wake-ups that cost more than they feed the worker (four per worker: 10-25%
+  slower; one per env: 2x slower).
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
-  ``MultiBinary``, and a ``Dict``/``Tuple`` of those as observations (a ``Dict`` of those as
-  actions); anything else is refused with a ``TypeError`` naming the space. The pool's
-  ``observation_space``/``action_space`` are the env's own space objects. The env's own ``info``
-  dict is not carried (only the engine's entries: ``env_id``, ``elapsed_step``, episode stats,
-  same-step final observations).
+  ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
+  per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
+  which the front-ends hand the engine as a dict keyed "0", "1", ...); anything else, a nested
+  ``Dict``/``Tuple`` included (the engine's fields are flat arrays, one per entry), is refused with a
+  ``TypeError`` naming the space. The pool's ``observation_space``/``action_space`` are the env's
+  own space objects.
+- **The env's own info.** Its entries come out batched in Gymnasium's vector form, as
+  ``SyncVectorEnv`` gives them: ``info[key]`` (one row per env of the batch, zeros where the env's
+  info lacks the key) and its mask ``info["_key"]``; a key is there only when some row of the batch
+  has it, and same-step autoreset puts the final step's entries in ``info["final_info"]`` (masked
+  the same way). Two ways carry them:
+
+  - *Typed rows* (the default): numeric entries (``bool``, ``int``, ``float``, NumPy scalars, and
+    arrays of a fixed shape, of a pool dtype) get a value row and a mask row in the shared memory,
+    copied like the observation. Which keys: ``info_keys=None`` (default) infers them, with
+    Gymnasium's dtypes (``int`` -> int64, ``float`` -> float64, a NumPy value its own), from the
+    info of a spare env that worker 0 builds with env 0's factory, resets (seed 0) and steps once
+    (a sampled action) before the pool starts; ``info_keys={"lives": np.int64, "pos": ((2,),
+    np.float32)}`` declares them (dtype, or (shape, dtype)), and makes no spare env;
+    ``info_keys=[...]`` names the keys and takes their types from the spare env; ``info_keys={}``
+    carries none (and builds no spare env: for an env whose construction is costly or has side
+    effects, declare the keys). An entry that does not fit its row (another shape) is that env's
+    ``EnvError``. Keys the engine owns (``env_id``, ``elapsed_step``, ``episode``, ``players``,
+    ``final_obs``, ``final_info``) are the engine's.
+  - *Pickled* (opt-in, ``info_pickle=True`` or a size in bytes, default ``_PICKLE_BYTES``): every
+    other entry (nested dicts, strings, objects, keys seen only at an episode's end) is pickled by
+    the worker into a per-env byte row and merged into the batch's info by Gymnasium's own rule
+    (``VectorEnv._add_info``). A pickled info larger than the row is that env's ``EnvError``.
+
+  Without ``info_pickle`` the untyped entries are not carried. The adapters that give one info
+  dict per env (SB3, Tianshou) give a typed key where its mask is set; pickled entries are in the
+  batched info only.
 - **Seeds.** As the native pools: ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
   (``env.reset(seed=s + i)``, as ``SyncVectorEnv.reset(seed=s)``), and ``reset(seed=...)`` re-seeds;
   other resets continue the env's own stream.
@@ -49,6 +82,11 @@ identical semantics by construction, and the conformance tests run over both.
   ``recv(timeout=...)`` is the engine's. ``close()`` stops the workers (killing any that do not
   exit in time) and then closes the pool.
 
+- **Ids.** ``make("gymnasium:<id>")`` (``"gymnasium:module:MyEnv-v0"`` imports ``module`` in the
+  workers, as ``gymnasium.make`` does), ``make_python(...)``, or a name ``register(name,
+  "gymnasium:<id>", **defaults)`` gave (``PYTHON_ALIASES``), which ``gymnasium.make_vec`` takes as
+  ``"parallel_pool/<name>"``.
+
 Example:
     >>> import numpy as np, parallel_pool
     >>> env = parallel_pool.make("gymnasium:CartPole-v1", num_envs=4, num_workers=2, seed=0)
@@ -61,8 +99,10 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
+import pickle
 import signal
 import traceback
 import weakref
@@ -77,22 +117,36 @@ from gymnasium import spaces
 
 from parallel_pool import _native
 from parallel_pool.options import POOL_DEFAULTS, _check_int, _check_pool_options, env_seeds
-from parallel_pool.spec import EnvSpec
+from parallel_pool.spec import PICKLED_INFO, EnvSpec
 
 # make("gymnasium:<id>"): a Gymnasium-registered env id run by this backend.
 GYMNASIUM_PREFIX = "gymnasium:"
+# register(name, "gymnasium:<id>", **defaults): name -> (the "gymnasium:<id>", its default kwargs).
+# make(name) and gymnasium.make_vec("parallel_pool/<name>") run it on this backend.
+PYTHON_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 # make_python's kwargs besides the pool options every task takes.
-PYTHON_DEFAULTS: dict[str, Any] = {"num_workers": 0, "max_episode_steps": None, "render_mode": None}
+PYTHON_DEFAULTS: dict[str, Any] = {
+    "num_workers": 0, "max_episode_steps": None, "render_mode": None, "info_keys": None, "info_pickle": False,
+}
+# info_pickle=True: bytes per env for the pickled info entries (a few dozen small entries).
+_PICKLE_BYTES = 4096
+# The byte length that starts a pickled-info row (little-endian uint32).
+_PICKLE_HEADER = 4
+# Info keys the engine writes itself: a Python env's entries of these names are not carried.
+ENGINE_INFO_KEYS = frozenset({"env_id", "elapsed_step", "episode", "players", "final_obs", "final_info"})
 # A waiting worker checks this often that its parent lives (an orphan exits within this).
 _PARENT_POLL_S = 0.1
 # How long close() waits for a worker to exit before it kills it.
 _JOIN_S = 2.0
 # How long the pool waits for a worker to build its envs and report (imports, env construction).
 _START_S = 120.0
-# The pool's default threads per worker process (measured on 2 loaded cores, CartPole-v1 and
-# LunarLander-v3 at 8-64 envs: a few per worker beat one thread per env, whose wake-ups cost more
-# than they feed the workers).
-_THREADS_PER_WORKER = 4
+# The pool's default threads per worker process (see "Threads and workers" above for the measurements).
+_THREADS_PER_WORKER = 2
+
+
+def default_num_workers(num_envs: int) -> int:
+    """The default worker count: one per CPU but one (the parent's core), at least 1, at most ``num_envs``."""
+    return max(1, min(num_envs, (os.cpu_count() or 1) - 1))
 
 
 def _as_dtype(dtype: Any, what: str) -> np.dtype:
@@ -162,6 +216,76 @@ def _row_bytes(field: dict[str, Any]) -> int:
     return int(np.prod(field["shape"], dtype=np.int64)) * np.dtype(field["dtype"]).itemsize
 
 
+_POOL_DTYPES = frozenset({"bool", "int8", "uint8", "int16", "int32", "int64", "float32", "float64"})
+
+
+def _check_info_keys(info_keys: Any) -> dict[str, tuple[tuple[int, ...], str]] | list[str] | None:
+    """``info_keys`` as None (infer every key), a list of keys (infer their types) or a dict of
+    declared ``(shape, dtype)``."""
+    if info_keys is None:
+        return None
+    if isinstance(info_keys, str):
+        raise TypeError("info_keys must be a dict of key -> dtype or (shape, dtype), or a list of keys; got a str")
+    if isinstance(info_keys, dict):
+        declared: dict[str, tuple[tuple[int, ...], str]] = {}
+        for key, kind in info_keys.items():
+            _check_info_key(key)
+            shape, dtype = kind if isinstance(kind, tuple) else ((), kind)
+            dtype = _as_dtype(dtype, f"info_keys[{key!r}]")
+            declared[key] = (tuple(int(d) for d in np.atleast_1d(shape)) if shape != () else (), dtype.name)
+        return declared
+    keys = list(info_keys)
+    for key in keys:
+        _check_info_key(key)
+    return keys
+
+
+def _check_info_key(key: Any) -> None:
+    if not isinstance(key, str) or not key or ":" in key or "." in key:
+        raise ValueError(f"an info key of a typed row must be a non-empty str without ':' or '.', got {key!r}")
+    if key in ENGINE_INFO_KEYS:
+        raise ValueError(f"info[{key!r}] is the engine's own entry; it cannot be a typed row of the env's info")
+
+
+def _check_info_pickle(info_pickle: Any) -> int:
+    """The bytes of a pickled-info row (its length header included), 0 for none."""
+    if info_pickle is True:
+        return _PICKLE_BYTES + _PICKLE_HEADER
+    if info_pickle is False or info_pickle is None:
+        return 0
+    size = _check_int("info_pickle", info_pickle)
+    if size < 0:
+        raise ValueError(f"info_pickle must be a bool or a number of bytes >= 0, got {size}")
+    return size + _PICKLE_HEADER if size else 0
+
+
+def _info_fields(info_keys: Any, probed: dict[str, tuple[str, tuple[int, ...]]] | None
+                 ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(key, value field, mask field) per typed info key, from the declared or probed types."""
+    if isinstance(info_keys, dict):
+        kinds = {key: (dtype, shape) for key, (shape, dtype) in info_keys.items()}
+    else:
+        probed = probed or {}
+        if info_keys is None:
+            kinds = dict(probed)
+        else:
+            missing = [key for key in info_keys if key not in probed]
+            if missing:
+                raise ValueError(
+                    f"info_keys {missing} are not numeric entries of the env's first reset's or step's info: "
+                    "declare their types, info_keys={key: dtype or (shape, dtype)}"
+                )
+            kinds = {key: probed[key] for key in info_keys}
+    fields = []
+    for key, (dtype, shape) in kinds.items():
+        if "_" + key in kinds:
+            raise ValueError(f"info keys {key!r} and {'_' + key!r} cannot both be typed rows: the second is the "
+                             "first's mask in Gymnasium's vector info")
+        fields.append((key, _field(f"info:{key}", np.dtype(dtype), shape, "box", [], []),
+                       _field(f"info:_{key}", np.dtype(np.bool_), (), "box", [0.0], [1.0])))
+    return fields
+
+
 class PythonEnvSpec(EnvSpec):
     """The spec of a pool of Python envs: fields from the env's spaces, and those spaces themselves."""
 
@@ -186,10 +310,10 @@ class PythonEnvSpec(EnvSpec):
 
 
 class _EnvSlot:
-    """One env in a worker, with NumPy views of its slot: actions in, observation (and frame) out."""
+    """One env in a worker, with NumPy views of its slot: actions in, observation, info (and frame) out."""
 
     def __init__(self, env: gymnasium.Env, channel: Any, env_id: int, obs: list, action: list,
-                 render_shape: tuple[int, ...] | None) -> None:
+                 render_shape: tuple[int, ...] | None, info: list | None = None, pickle_bytes: int = 0) -> None:
         self.env = env
         buffer = np.frombuffer(channel.buffer, dtype=np.uint8)
 
@@ -204,15 +328,31 @@ class _EnvSlot:
         self.frame = None
         if render_shape is not None:
             self.frame = np.ndarray(render_shape, dtype=np.uint8, buffer=buffer, offset=channel.render_offset(env_id))
+        # The info rows follow the observation's fields: per typed key a value and a mask row, then
+        # the pickled row (the module's docstring).
+        f = len(obs)
+        self.info_views: list[tuple[str, np.ndarray, np.ndarray]] = []
+        for key, value_field, mask_field in info or []:
+            self.info_views.append((key, view(channel.state_offset(env_id, f), value_field),
+                                    view(channel.state_offset(env_id, f + 1), mask_field)))
+            f += 2
+        self.typed_keys = frozenset(key for key, _, _ in self.info_views)
+        self.pickled = None
+        if pickle_bytes:
+            self.pickled = view(channel.state_offset(env_id, f), {"dtype": "uint8", "shape": (pickle_bytes,)})
+        self.has_info = bool(self.info_views) or self.pickled is not None
         self.single_obs = len(self.obs_views) == 1 and self.obs_views[0][0] is None
         self.discrete_action = self.action_views[0][1].shape == () and len(self.action_views) == 1 \
             and self.action_views[0][0] is None
+        self.tuple_action = isinstance(self.action_views[0][0], int)  # a Tuple space's keys are indices
 
     def action(self) -> Any:
         if self.discrete_action:
             return self.action_views[0][1][()]
         if len(self.action_views) == 1 and self.action_views[0][0] is None:
             return self.action_views[0][1].copy()
+        if self.tuple_action:
+            return tuple(v[()] if v.shape == () else v.copy() for _, v in self.action_views)
         return {key: v[()] if v.shape == () else v.copy() for key, v in self.action_views}
 
     def write_obs(self, obs: Any) -> None:
@@ -221,6 +361,28 @@ class _EnvSlot:
         else:
             for key, v in self.obs_views:
                 v[...] = obs[key]
+
+    def write_info(self, info: dict) -> None:
+        for key, value, mask in self.info_views:
+            if key in info:
+                try:
+                    value[...] = info[key]
+                except (ValueError, TypeError) as e:
+                    raise ValueError(f"info[{key!r}] does not fit its row ({value.dtype}, shape {value.shape}): "
+                                     f"{e}; declare its type with info_keys=") from None
+                mask[...] = True
+            else:
+                value[...] = 0
+                mask[...] = False
+        if self.pickled is not None:
+            rest = {k: v for k, v in info.items() if k not in self.typed_keys and k not in ENGINE_INFO_KEYS}
+            data = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL) if rest else b""
+            room = self.pickled.size - _PICKLE_HEADER
+            if len(data) > room:
+                raise ValueError(f"the pickled info ({len(data)} bytes, keys {sorted(rest)}) is larger than its "
+                                 f"row ({room} bytes); pass a larger info_pickle=")
+            self.pickled[:_PICKLE_HEADER] = np.frombuffer(len(data).to_bytes(_PICKLE_HEADER, "little"), np.uint8)
+            self.pickled[_PICKLE_HEADER:_PICKLE_HEADER + len(data)] = np.frombuffer(data, np.uint8)
 
     def write_frame(self) -> None:
         frame: Any = self.env.render()
@@ -245,8 +407,54 @@ def _probe_render_shape(env: gymnasium.Env) -> tuple[int, ...] | None:
     return tuple(int(d) for d in frame.shape)
 
 
-def _worker_main(conn: Connection, worker: int, env_ids: list[int], payload: bytes) -> None:
-    """A worker process: builds its envs, reports their spaces, attaches to the channel, serves it."""
+def _info_entry_type(value: Any) -> tuple[str, tuple[int, ...]] | None:
+    """(dtype, shape) of an info entry that a typed row holds, as Gymnasium's vector info types it;
+    None for anything else."""
+    if type(value) in (bool, int, float):
+        dtype = np.dtype(type(value))
+        shape: tuple[int, ...] = ()
+    elif isinstance(value, (np.number, np.bool_)):
+        dtype, shape = value.dtype, ()
+    elif isinstance(value, np.ndarray):
+        dtype, shape = value.dtype, tuple(int(d) for d in value.shape)
+    else:
+        return None
+    if dtype.name not in _POOL_DTYPES:
+        return None
+    return dtype.name, shape
+
+
+def _probe_info(env_fn: Callable[[], gymnasium.Env]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The typed-row info keys of a spare env from ``env_fn``: those of its first reset's and step's
+    info (an env that raises there gives what it gave before)."""
+    found: dict[str, tuple[str, tuple[int, ...]]] = {}
+    env = env_fn()
+    try:
+        _, info = env.reset(seed=0)
+        infos = [info]
+        env.action_space.seed(0)
+        try:
+            infos.append(env.step(env.action_space.sample())[4])
+        except Exception:  # noqa: S110 (a step that raises has no info to give)
+            pass
+        for info in infos:
+            for key, value in info.items():
+                kind = _info_entry_type(value)
+                if kind is not None and isinstance(key, str) and key not in ENGINE_INFO_KEYS:
+                    found.setdefault(key, kind)
+    except Exception:  # noqa: S110 (a reset that raises has no info to give)
+        pass
+    finally:
+        try:
+            env.close()
+        except Exception:  # noqa: S110
+            pass
+    return found
+
+
+def _worker_main(conn: Connection, worker: int, env_ids: list[int], payload: bytes, probe_info: bool = False) -> None:
+    """A worker process: builds its envs, reports their spaces (and, with ``probe_info``, the info
+    keys of a spare env), attaches to the channel, serves it."""
     # Ctrl-C reaches the whole process group: it is the parent's to handle (it closes the pool).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -255,15 +463,19 @@ def _worker_main(conn: Connection, worker: int, env_ids: list[int], payload: byt
         render_shape = _probe_render_shape(envs[0])
         env0 = envs[0]
         spec = getattr(env0, "spec", None)
+        info_types = _probe_info(env_fns[0]) if probe_info else None
         conn.send(("spaces", env0.observation_space, env0.action_space, render_shape, env0.render_mode,
                    getattr(spec, "max_episode_steps", None), getattr(spec, "reward_threshold", None),
-                   getattr(spec, "id", None)))
+                   getattr(spec, "id", None), info_types))
         message = conn.recv()
         if message[0] != "attach":
             return
-        _, shape, parent_pid, fd, obs_fields, action_fields = message
+        _, shape, parent_pid, fd, obs_fields, action_fields, info_fields, pickle_bytes = message
         channel = _native.ProcessChannel.attach(*shape, parent_pid=parent_pid, fd=fd)
-        slots = {i: _EnvSlot(env, channel, i, obs_fields, action_fields, render_shape) for i, env in zip(env_ids, envs)}
+        slots = {
+            i: _EnvSlot(env, channel, i, obs_fields, action_fields, render_shape, info_fields, pickle_bytes)
+            for i, env in zip(env_ids, envs)
+        }
         conn.send(("attached",))
     except BaseException:
         conn.send(("error", traceback.format_exc()))
@@ -287,12 +499,16 @@ def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
             slot = slots[env_id]
             try:
                 if command == step:
-                    obs, reward, terminated, truncated, _ = slot.env.step(slot.action())
+                    obs, reward, terminated, truncated, info = slot.env.step(slot.action())
                     slot.write_obs(obs)
+                    if slot.has_info:
+                        slot.write_info(info)
                     finish(env_id, float(reward), bool(terminated), bool(truncated))
                 elif command == reset:
-                    obs, _ = slot.env.reset(seed=seed)
+                    obs, info = slot.env.reset(seed=seed)
                     slot.write_obs(obs)
+                    if slot.has_info:
+                        slot.write_info(info)
                     finish(env_id, 0.0, False, False)
                 else:
                     slot.write_frame()
@@ -310,8 +526,10 @@ class WorkerGroup:
     ``env.workers`` of a pool made by ``make_python`` (None for a native pool).
     """
 
-    def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], num_workers: int) -> None:
+    def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], num_workers: int,
+                 probe_info: bool = False) -> None:
         num_envs = len(env_fns)
+        self._probe_info = probe_info  # worker 0 reports the info keys of a spare env (first start only)
         self.num_workers = max(1, min(num_workers, num_envs))
         # Round robin: env i on worker i % num_workers. The pool's threads take jobs in env order, so
         # consecutive jobs go to different workers, which all stay busy with fewer threads than envs.
@@ -337,8 +555,9 @@ class WorkerGroup:
 
     def _spawn(self, w: int) -> None:
         parent, child = self._context.Pipe()
+        probe = self._probe_info and w == 0 and not self._first_report
         process = self._context.Process(
-            target=_worker_main, args=(child, w, self.env_ids[w], self._payloads[w]),
+            target=_worker_main, args=(child, w, self.env_ids[w], self._payloads[w], probe),
             name=f"parallel_pool-python-worker-{w}", daemon=True,
         )
         process.start()
@@ -472,19 +691,22 @@ class PythonEnvSource:
         num_workers = _check_int("num_workers", extra["num_workers"])
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
-        if num_workers == 0:
-            num_workers = os.cpu_count() or 1
-        num_workers = min(num_workers, len(env_fns))
+        num_workers = min(num_workers, len(env_fns)) if num_workers else default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
-            # Each thread sleeps while a worker steps the env of its job: a few per worker keep every
-            # worker fed (requests queued while it steps), without the wake-ups of one per env.
+            # Each thread sleeps while a worker steps the env of its job: two per worker keep every
+            # worker fed (a request queued while it steps), without the wake-ups of one per env.
             pool["num_threads"] = min(len(env_fns), _THREADS_PER_WORKER * num_workers)
         pool["num_envs"] = len(env_fns)
+        env_kwargs = pool["env_kwargs"]
         pool["env_kwargs"] = None  # given to the factories; the native pool sees one spec
         _check_pool_options(pool)
-        workers = WorkerGroup(env_fns, num_workers)
+        pool["env_kwargs"] = env_kwargs  # the pool's config says what its envs were made with
+        info_keys = _check_info_keys(extra["info_keys"])
+        pickle_bytes = _check_info_pickle(extra["info_pickle"])
+        # Types to infer: every key (None), or some named keys (a list).
+        workers = WorkerGroup(env_fns, num_workers, probe_info=not isinstance(info_keys, dict))
         try:
-            native, spec = self._start(workers, pool)
+            native, spec = self._start(workers, pool, info_keys, pickle_bytes)
         except BaseException:
             workers.close()
             raise
@@ -519,10 +741,11 @@ class PythonEnvSource:
                 raise ValueError(f"{key} applies to an env id; with env_fns, pass it to the factories")
         return env_fns
 
-    def _start(self, workers: WorkerGroup, pool: dict[str, Any]) -> tuple[Any, EnvSpec]:
+    def _start(self, workers: WorkerGroup, pool: dict[str, Any], info_keys: Any,
+               pickle_bytes: int) -> tuple[Any, EnvSpec]:
         reports = workers.start()
         first = reports[0]
-        _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id = first
+        _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id, probed = first
         for w, report in enumerate(reports[1:], start=1):
             if report[1] != obs_space or report[2] != action_space or report[3] != render_shape:
                 raise ValueError(
@@ -531,14 +754,19 @@ class PythonEnvSource:
                 )
         workers._first_report = first
         obs = space_fields(obs_space, "obs")
-        action = space_fields(action_space, "action", allow_tuple=False)
+        action = space_fields(action_space, "action")
+        info = _info_fields(info_keys, probed)
         state_fields = [field for _, field in obs]
+        for _, value_field, mask_field in info:
+            state_fields += [value_field, mask_field]
+        if pickle_bytes:
+            state_fields.append(_field(PICKLED_INFO, np.dtype(np.uint8), (pickle_bytes,), "box", [0.0], [255.0]))
         action_fields = [field for _, field in action]
         render_bytes = int(np.prod(render_shape)) if render_shape else 0
         shape = (workers.worker_of_env, [_row_bytes(f) for f in action_fields], [_row_bytes(f) for f in state_fields],
                  render_bytes)
         channel = _native.ProcessChannel.create(*shape)
-        workers.attach(channel, ("attach", shape, os.getpid(), channel.fd, obs, action))
+        workers.attach(channel, ("attach", shape, os.getpid(), channel.fd, obs, action, info, pickle_bytes))
         if self.env_id is None and gym_id:
             self.task_id = f"python:{gym_id}"
         native_spec = {
@@ -553,9 +781,34 @@ class PythonEnvSource:
         )
         pool["num_threads"] = native.num_threads
         pool["num_workers"] = workers.num_workers
+        pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
+        pool["info_keys"] = {key: (field["shape"], field["dtype"]) for key, field, _ in info}
+        pool["info_pickle"] = pickle_bytes - _PICKLE_HEADER if pickle_bytes else 0  # bytes for the pickle
         spec = PythonEnvSpec(self.task_id, native.spec, pool, obs_space, action_space)
+        spec.masked_info_keys = tuple(key for key, _, _ in info)
         self.render_mode = render_mode
         return native, spec
+
+
+def python_source(task_id: str, kwargs: dict[str, Any]) -> tuple[PythonEnvSource, dict[str, Any]] | None:
+    """The source and kwargs of a Python env task id (``gymnasium:<id>`` or a registered alias of
+    one), or None for a native task id."""
+    if task_id in PYTHON_ALIASES:
+        base, defaults = PYTHON_ALIASES[task_id]
+        return PythonEnvSource(env_id=base[len(GYMNASIUM_PREFIX):], name=task_id), {**defaults, **kwargs}
+    if task_id.startswith(GYMNASIUM_PREFIX):
+        return PythonEnvSource(env_id=task_id[len(GYMNASIUM_PREFIX):]), kwargs
+    return None
+
+
+def gymnasium_spec(task_id: str) -> Any:
+    """Gymnasium's spec of a Python env task id (its registry entry; ``"module:<id>"`` imports the
+    module first, as ``gymnasium.make`` does): an unknown id fails here, before any worker starts."""
+    base = PYTHON_ALIASES[task_id][0] if task_id in PYTHON_ALIASES else task_id
+    module, _, env_id = base[len(GYMNASIUM_PREFIX):].rpartition(":")
+    if module:
+        importlib.import_module(module)
+    return gymnasium.spec(env_id)
 
 
 class _GymnasiumMaker:

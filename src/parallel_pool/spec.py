@@ -90,6 +90,11 @@ class FieldInfo:
         return dm_specs.Array(self.shape, self.dtype, name=name)
 
 
+# The state field of a pool of Python envs that holds each row's pickled info entries
+# (python_envs.py, ``info_pickle``); neither an observation nor an info field itself.
+PICKLED_INFO = "side:pickled_info"
+
+
 class EnvSpec:
     """A task's resolved spec: its config (pool options and env config) and its fields.
 
@@ -115,6 +120,9 @@ class EnvSpec:
         self.render_shape: tuple[int, ...] | None = native.get("render_shape")
         self.obs_fields = [f for f in self.state_fields if f.name == "obs" or f.name.startswith("obs:")]
         self.info_fields = [f for f in self.state_fields if f.name.startswith("info:")]
+        # Info keys that a row may lack (a Python env's info, python_envs.py): each has a "_<key>"
+        # mask field, and appears in a batch's info only where some row has it (Gymnasium's form).
+        self.masked_info_keys: tuple[str, ...] = ()
         # A Tuple observation (Blackjack's) is declared as the fields obs:0, obs:1, ..., in order.
         self.tuple_obs = len(self.obs_fields) > 1 and [f.key for f in self.obs_fields] == [
             str(i) for i in range(len(self.obs_fields))

@@ -8,11 +8,41 @@ from __future__ import annotations
 
 import collections
 import operator
+import pickle
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import VectorEnv
 
-from parallel_pool.spec import EnvSpec
+from parallel_pool.spec import PICKLED_INFO, EnvSpec
+
+# The byte length that starts a pickled-info row (python_envs.py writes it: little-endian uint32).
+_PICKLE_HEADER = 4
+
+
+class _InfoBatch:
+    """Gymnasium's own rule for batching per-env info dicts (``VectorEnv._add_info``: values,
+    ``_key`` masks, nested dicts), on a batch of ``num_envs`` rows."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.num_envs = num_envs
+
+    def _add_info(self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int) -> dict[str, Any]:
+        # Gymnasium's method reads only num_envs and _add_info (for nested dicts) of its self.
+        self_: Any = self
+        return VectorEnv._add_info(self_, vector_infos, env_info, env_num)
+
+
+def unpickle_info(rows: np.ndarray, which: Any) -> dict[str, Any]:
+    """The pickled info entries of rows ``which`` of a pickled-info field, batched as Gymnasium's
+    vector envs batch infos (empty rows add nothing)."""
+    batch = _InfoBatch(rows.shape[0])
+    out: dict[str, Any] = {}
+    for row in which:
+        size = int.from_bytes(rows[row, :_PICKLE_HEADER].tobytes(), "little")
+        if size:
+            out = batch._add_info(out, pickle.loads(rows[row, _PICKLE_HEADER:_PICKLE_HEADER + size].tobytes()), row)
+    return out
 
 
 def decode_text(array: np.ndarray) -> Any:
@@ -55,6 +85,12 @@ class Unpacker:
         # itemgetter of one index returns the item itself, not a 1-tuple: always ask for a tuple.
         getter = operator.itemgetter(*[i for _, i in self._info]) if self._info else (lambda a: ())
         self._info_getter = getter if len(self._info) != 1 else (lambda a, g=getter: (g(a),))
+        # A Python env's info (python_envs.py): keys a row may lack, each with its "_key" mask field,
+        # and the pickled entries.
+        self._masked = [(key, index["info:" + key], index["info:_" + key]) for key in spec.masked_info_keys]
+        self._pickled = index.get(PICKLED_INFO)
+        self._final_masked: list[tuple[str, int, int]] = []
+        self._final_pickled = index.get("final:" + PICKLED_INFO)
         self._final_mask = index.get("info:_final")
         self._final_obs: int | list[tuple[str, int]] | None = None
         self._final_info: list[tuple[str, int]] = []
@@ -63,10 +99,15 @@ class Unpacker:
                 self._final_obs = index["final:obs"]
             else:
                 self._final_obs = [(f.key, index["final:" + f.name]) for f in spec.obs_fields]
+            masked = set(spec.masked_info_keys) | {"_" + key for key in spec.masked_info_keys}
             self._final_info = [
-                (f.key, index["final:" + f.name]) for f in spec.info_fields if not f.per_player
+                (f.key, index["final:" + f.name]) for f in spec.info_fields if not f.per_player and f.key not in masked
             ]
-        self._simple = isinstance(self._obs, int) and not self._groups and self._final_mask is None
+            self._final_masked = [
+                (key, index["final:info:" + key], index["final:info:_" + key]) for key in spec.masked_info_keys
+            ]
+        self._simple = (isinstance(self._obs, int) and not self._groups and self._final_mask is None
+                        and not self._masked and self._pickled is None)
         # The obs array's index on the simple path (-1 when it is not taken).
         self._simple_obs = self._obs if isinstance(self._obs, int) else -1
 
@@ -86,6 +127,13 @@ class Unpacker:
         if "_episode" in info and not info["_episode"].any():
             # As Gymnasium's RecordEpisodeStatistics: the keys appear only when an episode ended.
             del info["_episode"], info["episode"]
+        for key, _, mask in self._masked:
+            if not arrays[mask].any():  # no row has it: absent, as from SyncVectorEnv
+                del info[key], info["_" + key]
+        if self._pickled is not None:
+            rows = arrays[self._pickled]
+            for key, value in unpickle_info(rows, range(rows.shape[0])).items():
+                info.setdefault(key, value)  # the engine's own entries win
         if self._final_mask is not None:
             del info["_final"]
             mask = arrays[self._final_mask]
@@ -112,6 +160,15 @@ class Unpacker:
         for key, i in self._final_info:
             final_info[key] = arrays[i]
             final_info["_" + key] = mask
+        for key, value, key_mask in self._final_masked:
+            has = mask & arrays[key_mask]
+            if has.any():
+                values = np.zeros_like(arrays[value])  # zeros where a row lacks it, as Gymnasium's
+                values[has] = arrays[value][has]
+                final_info[key], final_info["_" + key] = values, has
+        if self._final_pickled is not None:
+            for key, entry in unpickle_info(arrays[self._final_pickled], np.flatnonzero(mask)).items():
+                final_info.setdefault(key, entry)
         info["final_obs"] = final_obs
         info["_final_obs"] = mask
         info["final_info"] = final_info

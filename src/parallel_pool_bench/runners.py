@@ -26,6 +26,7 @@ __all__ = [
     "GYMNASIUM_METHODS",
     "MAX_SUBPROCESSES",
     "METHODS",
+    "PUFFER_METHODS",
     "PYTHON_BACKEND_METHODS",
     "SUBPROCESS_METHODS",
     "AsyncRunner",
@@ -53,11 +54,16 @@ METHODS: dict[str, str] = {
     # The Python-env backend: Gymnasium's own env (``gymnasium.make(task_id)``) in worker processes.
     "pp-python-sync": "parallel_pool Python backend sync",
     "pp-python-async": "parallel_pool Python backend async",
+    # PufferLib's multiprocessing vectorisation of the same Gymnasium env (pufferlib 2.0.2: 3.0.0
+    # does not build here), one process per core, in sync and in async (half the envs per batch) mode.
+    "puffer-sync": "pufferlib Multiprocessing sync",
+    "puffer-async": "pufferlib Multiprocessing async",
 }
 GYMNASIUM_METHODS = ("gym-sync", "gym-async")
 PYTHON_BACKEND_METHODS = ("pp-python-sync", "pp-python-async")
+PUFFER_METHODS = ("puffer-sync", "puffer-async")
 # What `parallel-pool bench` runs unless told: the native pools and their peers.
-DEFAULT_METHODS = tuple(m for m in METHODS if m not in PYTHON_BACKEND_METHODS)
+DEFAULT_METHODS = tuple(m for m in METHODS if m not in PYTHON_BACKEND_METHODS + PUFFER_METHODS)
 
 # Task ids whose Gymnasium/SB3 counterpart is not ``gymnasium.make(task_id)``, each with a
 # picklable zero-argument constructor of the equivalent single env (e.g. Pong-v5: ale_py's
@@ -116,6 +122,9 @@ class Runner:
     steps_per_call: int
     abortable = False
     aborted = False
+    # Seconds this runner's processes keep using CPU after its last call (busy-waiting workers):
+    # the benchmark waits that long, untimed, before it times the next method.
+    settle_s = 0.0
 
     def run(self, calls: int) -> None:
         """Makes ``calls`` calls (the timed part)."""
@@ -192,11 +201,15 @@ def check_available(
     The Gymnasium and SB3 methods need ``task_id`` in Gymnasium's registry or in
     ``gymnasium_equivalents``.
     """
-    if method in GYMNASIUM_METHODS or method in PYTHON_BACKEND_METHODS or method == "sb3-subproc":
+    if method in GYMNASIUM_METHODS + PYTHON_BACKEND_METHODS + PUFFER_METHODS or method == "sb3-subproc":
         if task_id not in gymnasium.registry and task_id not in (gymnasium_equivalents or {}):
             return f"Gymnasium has no env {task_id!r}"
     if method == "sb3-subproc" and importlib.util.find_spec("stable_baselines3") is None:
         return "stable-baselines3 not installed"
+    if method in PUFFER_METHODS and importlib.util.find_spec("pufferlib") is None:
+        return "pufferlib not installed"
+    if method == "puffer-async" and _physical_cores() < 2:
+        return "PufferLib's async mode needs two worker processes, one per physical core"
     if method.startswith("envpool"):
         if importlib.util.find_spec("envpool") is None:
             return "envpool not installed"
@@ -210,6 +223,79 @@ def check_available(
         if importlib.util.find_spec("ale_py.vector_env") is None:
             return "ale_py has no vector_env (ale-py >= 0.10)"
     return None
+
+
+def _physical_cores() -> int:
+    """Physical cores, as PufferLib counts them (psutil: a PufferLib dependency, not ours)."""
+    import psutil
+
+    return psutil.cpu_count(logical=False) or 1
+
+
+class _PufferCreator:
+    """A picklable factory of PufferLib's wrapper around one Gymnasium env (its workers build them)."""
+
+    def __init__(self, make_one: Callable[[], gymnasium.Env]) -> None:
+        self.make_one = make_one
+
+    def __call__(self) -> Any:
+        import pufferlib.emulation
+
+        return pufferlib.emulation.GymnasiumPufferEnv(env_creator=self.make_one)
+
+
+class _PufferRunner(Runner):
+    """PufferLib's own loop: ``send(actions)`` then ``recv()``, which returns the next ready batch
+    (all envs in sync mode; one worker's envs in async mode, the others stepping meanwhile)."""
+
+    # PufferLib's workers spin on their shared-memory flag for 0.5 s after their last step (then
+    # sleep 10 ms at a time): timed right after it, another method would share the cores with them.
+    settle_s = 0.6
+
+    def __init__(self, vecenv: Any, actions: list[Any], batch_size: int, seed: int) -> None:
+        self._env = vecenv
+        self._actions = actions
+        self.steps_per_call = batch_size
+        self.abortable = False
+        vecenv.async_reset(seed)
+        vecenv.recv()
+
+    def run(self, calls: int) -> None:
+        send, recv = self._env.send, self._env.recv
+        for action in itertools.islice(itertools.cycle(self._actions), calls):
+            send(action)
+            recv()
+
+    def close(self) -> None:
+        self._env.close()
+
+
+def _puffer_runner(method: str, make_one: Callable[[], gymnasium.Env], num_envs: int, async_fraction: float,
+                   seed: int) -> Runner:
+    import pufferlib.vector
+
+    # PufferLib's advice and its default limit is one worker process per physical core, each holding
+    # num_envs / num_workers envs; a batch is a whole number of workers' envs. Its driver busy-waits
+    # too, so in sync mode (every worker in each batch) that is one spinning process more than cores:
+    # CartPole-v1 x 8 on 2 cores ran at ~570 steps/s with 2 workers and ~39,000 with 1. So sync mode
+    # gets one worker per core but one, its best here; async mode needs two workers at least (one
+    # steps while the other's batch is out) and gets one per core.
+    cores = _physical_cores()
+    num_workers = max(1, min(num_envs, cores - 1 if method == "puffer-sync" else cores))
+    while num_envs % num_workers:
+        num_workers -= 1
+    envs_per_worker = num_envs // num_workers
+    batch = num_envs
+    if method == "puffer-async":
+        batch = max(envs_per_worker, async_batch_size(num_envs, async_fraction) // envs_per_worker * envs_per_worker)
+        if batch == num_envs:
+            raise ValueError(f"{num_workers} worker(s) for {num_envs} envs leave no async batch smaller than all envs")
+    vecenv = pufferlib.vector.make(
+        _PufferCreator(make_one), backend=pufferlib.vector.Multiprocessing, num_envs=num_envs,
+        num_workers=num_workers, batch_size=batch,
+    )
+    actions = draw_actions(vecenv.single_action_space, batch, ACTION_BATCHES, seed)
+    return _PufferRunner(vecenv, actions, batch, seed)
 
 
 def _ale_vector_env(task_id: str, num_envs: int, batch_size: int, num_threads: int) -> Any:
@@ -332,6 +418,8 @@ def make_runner(
             py_env.reset()
             return SyncRunner(py_env, actions, num_envs, py_env.close, abortable=True)
         return AsyncRunner(py_env, actions, batch, abortable=True)
+    if method in PUFFER_METHODS:
+        return _puffer_runner(method, make_one, num_envs, async_fraction, seed)
     if method in GYMNASIUM_METHODS:
         cls = gymnasium.vector.SyncVectorEnv if method == "gym-sync" else gymnasium.vector.AsyncVectorEnv
         try:

@@ -10,6 +10,7 @@ median segment's.
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -156,6 +157,7 @@ def run_benchmarks(
                         rates[method] = warm_up(runner)
                     except Hung as e:
                         failed[method] = str(e)
+                    time.sleep(runner.settle_s)
                     if steps is not None:
                         calls[method] = max(1, -(-steps // runner.steps_per_call))
                     elif seconds is not None and method in rates:
@@ -177,6 +179,7 @@ def run_benchmarks(
                             failed[method] = str(e)
                             continue
                         samples[method].append(calls[method] * runner.steps_per_call / elapsed)
+                        time.sleep(runner.settle_s)
             finally:
                 for runner in runners.values():
                     if not runner.aborted:

@@ -758,6 +758,39 @@ inline void Circle(Surface& s, Rgb color, Point center, double radius) {
   }
 }
 
+// pygame.draw.circle(surface, color, center, radius, 1): the one-pixel outline (draw.c's
+// draw_circle_bresenham_thin: the eight octants' pixels of the same midpoint walk as Circle); a
+// radius of 1 is filled (pygame draws width == radius filled).
+inline void CircleOutline(Surface& s, Rgb color, Point center, double radius) {
+  const int x0 = detail::PyInt(center.x), y0 = detail::PyInt(center.y);
+  const int r = detail::PyInt(radius);
+  if (r < 1) return;
+  if (r == 1) {
+    Circle(s, color, center, radius);
+    return;
+  }
+  const uint32_t c = Surface::Map(color);
+  int f = 1 - r, ddf_x = 0, ddf_y = -2 * r, x = 0, y = r;
+  while (x < y) {
+    if (f >= 0) {
+      y--;
+      ddf_y += 2;
+      f += ddf_y;
+    }
+    x++;
+    ddf_x += 2;
+    f += ddf_x + 1;
+    s.Set(x0 + x - 1, y0 + y - 1, c);
+    s.Set(x0 - x, y0 + y - 1, c);
+    s.Set(x0 + x - 1, y0 - y, c);
+    s.Set(x0 - x, y0 - y, c);
+    s.Set(x0 + y - 1, y0 + x - 1, c);
+    s.Set(x0 + y - 1, y0 - x, c);
+    s.Set(x0 - y, y0 + x - 1, c);
+    s.Set(x0 - y, y0 - x, c);
+  }
+}
+
 // ---- pygame.gfxdraw ----
 
 // pygame.gfxdraw.aapolygon(surface, points, color) with an opaque colour.

@@ -20,6 +20,8 @@ namespace pp::mujoco {
 
 class AntEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{.distance = 4.0};
   static constexpr const char* kXmlFile = "ant.xml";
   static constexpr int64_t kV4FrameSkip = 5;
 
@@ -60,7 +62,8 @@ class AntEnv final : public MujocoEnv {
   }
 
   AntEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         forward_reward_weight_(v5_ ? spec.config.GetFloat("forward_reward_weight") : 1.0),
@@ -91,7 +94,7 @@ class AntEnv final : public MujocoEnv {
          {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive, kForwardReward}) {
       Set(out, info_[k], 0.0);
     }
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -124,7 +127,7 @@ class AntEnv final : public MujocoEnv {
     Set(out, info_[kRewardCtrl], !v5_ && contact_cost_in_reward_ ? -contact_cost : -static_cast<double>(ctrl_cost));
     Set(out, info_[kRewardContact], -contact_cost);
     Set(out, info_[kRewardSurvive], healthy_reward);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
@@ -177,7 +180,7 @@ class AntEnv final : public MujocoEnv {
   }
 
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = exclude_positions_ ? 2 : 0; i < m_->nq; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) *obs++ = d_->qvel[i];
     if (contact_forces_in_obs_) {

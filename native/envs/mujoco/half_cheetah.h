@@ -16,6 +16,8 @@ namespace pp::mujoco {
 
 class HalfCheetahEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{.distance = 4.0};
   static constexpr const char* kXmlFile = "half_cheetah.xml";
   static constexpr int64_t kV4FrameSkip = 5;
 
@@ -45,7 +47,8 @@ class HalfCheetahEnv final : public MujocoEnv {
   }
 
   HalfCheetahEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         obs_(spec.StateIndex("obs")),
         x_position_(spec.StateIndex("info:x_position")),
         x_velocity_(spec.StateIndex("info:x_velocity")),
@@ -65,7 +68,7 @@ class HalfCheetahEnv final : public MujocoEnv {
     // v5's reset info is x_position (v4 has none); the per-step terms are 0.
     Set(out, x_position_, d_->qpos[0]);
     for (int field : {x_velocity_, reward_forward_, reward_ctrl_}) Set(out, field, 0.0);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -82,13 +85,13 @@ class HalfCheetahEnv final : public MujocoEnv {
     Set(out, x_velocity_, x_velocity);
     Set(out, reward_forward_, forward_reward);
     Set(out, reward_ctrl_, -static_cast<double>(ctrl_cost));
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, false, TimeLimitReached()};  // never terminates
   }
 
  private:
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = exclude_positions_ ? 1 : 0; i < m_->nq; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) *obs++ = d_->qvel[i];
   }

@@ -21,6 +21,9 @@ namespace pp::mujoco {
 
 class HopperEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{
+      .trackbodyid = 2, .distance = 3.0, .elevation = -20.0, .lookat = std::array<double, 3>{0.0, 0.0, 1.15}};
   static constexpr const char* kXmlFile = "hopper.xml";
   static constexpr int64_t kV4FrameSkip = 4;
   // _get_obs: np.clip(qvel, -10, 10).
@@ -55,7 +58,8 @@ class HopperEnv final : public MujocoEnv {
   }
 
   HopperEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         forward_reward_weight_(spec.config.GetFloat("forward_reward_weight")),
@@ -79,7 +83,7 @@ class HopperEnv final : public MujocoEnv {
     // x_position). The per-step terms are 0.
     WritePositions(out);
     for (int k : {kXVelocity, kRewardForward, kRewardCtrl, kRewardSurvive}) Set(out, info_[k], 0.0);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -102,7 +106,7 @@ class HopperEnv final : public MujocoEnv {
     Set(out, info_[kRewardForward], forward_reward);
     Set(out, info_[kRewardCtrl], -static_cast<double>(ctrl_cost));
     Set(out, info_[kRewardSurvive], healthy_reward);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
@@ -135,7 +139,7 @@ class HopperEnv final : public MujocoEnv {
   }
 
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = exclude_positions_ ? 1 : 0; i < m_->nq; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) *obs++ = std::min(std::max(d_->qvel[i], -kVelocityClip), kVelocityClip);
   }

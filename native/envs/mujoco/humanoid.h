@@ -90,6 +90,9 @@ inline double SumOfSquares(const double* x, std::ptrdiff_t n) {
 
 class HumanoidEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{
+      .trackbodyid = 1, .distance = 4.0, .elevation = -20.0, .lookat = std::array<double, 3>{0.0, 0.0, 2.0}};
   static constexpr const char* kXmlFile = "humanoid.xml";
   static constexpr int64_t kV4FrameSkip = 5;
 
@@ -137,7 +140,8 @@ class HumanoidEnv final : public MujocoEnv {
   }
 
   HumanoidEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         observation_(HumanoidObservation::FromConfig(version, spec.config, true)),
@@ -158,7 +162,7 @@ class HumanoidEnv final : public MujocoEnv {
   void Reset() override {
     ResetWithNoise(reset_noise_scale_, VelocityNoise::kUniform);
     Slot out = Allocate();
-    observation_.Write(*m_, *d_, out.Get<double>(obs_));
+    observation_.Write(*m_, *d_, ObsRow(out, obs_));
     // v5's reset info: x_position, y_position, tendon_length, tendon_velocity,
     // distance_from_origin (v4 has none; it gets its positions too). The per-step terms are 0.
     WritePositions(out, MassCenter());
@@ -166,7 +170,7 @@ class HumanoidEnv final : public MujocoEnv {
                   kRewardForward, kRewardCtrl, kRewardContact}) {
       Set(out, info_[k], 0.0);
     }
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -187,7 +191,7 @@ class HumanoidEnv final : public MujocoEnv {
     const bool terminated = terminate_when_unhealthy_ && !healthy;
 
     Slot out = Allocate();
-    observation_.Write(*m_, *d_, out.Get<double>(obs_));
+    observation_.Write(*m_, *d_, ObsRow(out, obs_));
     WritePositions(out, xy_after);
     Set(out, info_[kXVelocity], x_velocity);
     Set(out, info_[kYVelocity], y_velocity);
@@ -199,7 +203,7 @@ class HumanoidEnv final : public MujocoEnv {
     Set(out, info_[kRewardAlive], healthy_reward);
     Set(out, info_[kRewardSurvive], healthy_reward);
     Set(out, info_[kRewardContact], -contact_cost);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 

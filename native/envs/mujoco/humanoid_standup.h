@@ -22,6 +22,9 @@ namespace pp::mujoco {
 
 class HumanoidStandupEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{
+      .trackbodyid = 1, .distance = 4.0, .elevation = -20.0, .lookat = std::array<double, 3>{0.0, 0.0, 0.8925}};
   static constexpr const char* kXmlFile = "humanoidstandup.xml";
   static constexpr int64_t kV4FrameSkip = 5;
   // v4's fixed reward weights, reset noise and impact cost cap (v5's kwargs defaults).
@@ -62,7 +65,8 @@ class HumanoidStandupEnv final : public MujocoEnv {
   }
 
   HumanoidStandupEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         observation_(Observation(version, spec.config)),
@@ -83,12 +87,12 @@ class HumanoidStandupEnv final : public MujocoEnv {
   void Reset() override {
     ResetWithNoise(reset_noise_scale_, VelocityNoise::kUniform);
     Slot out = Allocate();
-    observation_.Write(*m_, *d_, out.Get<double>(obs_));
+    observation_.Write(*m_, *d_, ObsRow(out, obs_));
     // v5's reset info: x_position, y_position, z_distance_from_origin and the tendons (v4 has
     // none). The reward terms are 0.
     WritePositions(out);
     for (int field : {reward_linup_, reward_quadctrl_, reward_impact_}) Set(out, field, 0.0);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -102,12 +106,12 @@ class HumanoidStandupEnv final : public MujocoEnv {
     const double reward = uph_cost - quad_ctrl_cost - quad_impact_cost + 1;
 
     Slot out = Allocate();
-    observation_.Write(*m_, *d_, out.Get<double>(obs_));
+    observation_.Write(*m_, *d_, ObsRow(out, obs_));
     WritePositions(out);
     Set(out, reward_linup_, uph_cost);
     Set(out, reward_quadctrl_, -quad_ctrl_cost);
     Set(out, reward_impact_, -quad_impact_cost);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, false, TimeLimitReached()};  // never terminates
   }
 

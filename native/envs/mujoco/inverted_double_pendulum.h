@@ -19,6 +19,9 @@ namespace pp::mujoco {
 
 class InvertedDoublePendulumEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG, which only v4 passes: v5's default_camera_config is {}.
+  static constexpr FreeCameraConfig kV4DefaultCamera{
+      .trackbodyid = 0, .distance = 4.1225, .lookat = std::array<double, 3>{0.0, 0.0, 0.12250000000000005}};
   static constexpr const char* kXmlFile = "inverted_double_pendulum.xml";
   static constexpr int64_t kV4FrameSkip = 5;
   // v4 hard-codes these; v5 takes them as healthy_reward and reset_noise_scale.
@@ -53,7 +56,8 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
   }
 
   InvertedDoublePendulumEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  version == Version::kV4 ? kV4DefaultCamera : FreeCameraConfig{}),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         reward_survive_(FieldOrNone(spec, "info:reward_survive")),
@@ -69,7 +73,7 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
     Slot out = Allocate();
     WriteObs(out);
     for (int field : {reward_survive_, distance_penalty_, velocity_penalty_}) Set(out, field, 0.0);  // no reset info
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -90,7 +94,7 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
     Set(out, reward_survive_, alive_bonus);
     Set(out, distance_penalty_, -dist_penalty);
     Set(out, velocity_penalty_, -vel_penalty);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
@@ -112,7 +116,7 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
 
   // np.sin and np.cos of float64 are libm's sin and cos (checked bit for bit on 2,000,000 values).
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     *obs++ = d_->qpos[0];
     for (int64_t i = 1; i < m_->nq; ++i) *obs++ = std::sin(d_->qpos[i]);
     for (int64_t i = 1; i < m_->nq; ++i) *obs++ = std::cos(d_->qpos[i]);

@@ -18,6 +18,8 @@ namespace pp::mujoco {
 
 class InvertedPendulumEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{.trackbodyid = 0, .distance = 2.04};
   static constexpr const char* kXmlFile = "inverted_pendulum.xml";
   static constexpr int64_t kV4FrameSkip = 2;
   // v4 hard-codes its reset noise; v5 takes it as reset_noise_scale.
@@ -46,7 +48,8 @@ class InvertedPendulumEnv final : public MujocoEnv {
   }
 
   InvertedPendulumEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         reward_survive_(FieldOrNone(spec, "info:reward_survive")),
@@ -60,7 +63,7 @@ class InvertedPendulumEnv final : public MujocoEnv {
     Slot out = Allocate();
     WriteObs(out);
     Set(out, reward_survive_, 0.0);  // no reset info; the per-step term is 0
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -73,13 +76,13 @@ class InvertedPendulumEnv final : public MujocoEnv {
     Slot out = Allocate();
     WriteObs(out);
     Set(out, reward_survive_, reward);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
  private:
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = 0; i < m_->nq; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) *obs++ = d_->qvel[i];
   }

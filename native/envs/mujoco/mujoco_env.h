@@ -4,8 +4,13 @@
 
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,7 +18,11 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pixel_stack.h"
 #include "envs/mujoco/model.h"
+#if PP_MUJOCO_RENDER
+#include "envs/common/mujoco_render.h"
+#endif
 
 namespace pp::mujoco {
 
@@ -29,11 +38,46 @@ constexpr int64_t kDefaultMaxEpisodeSteps = 1000;
 //   expose_physics_state  add info["qpos"] and info["qvel"] (float64), the state after the step
 //                         or reset, e.g. to put a Gymnasium env in the same state;
 //   assets_dir            where a bare xml_file name is looked up; the Python package sets its
-//                         default to Gymnasium's gymnasium/envs/mujoco/assets when it loads us.
+//                         default to Gymnasium's gymnasium/envs/mujoco/assets when it loads us;
+// the frame, as Gymnasium's MujocoEnv kwargs (render() and pixel observations):
+//   width, height         the frame's size (Gymnasium's DEFAULT_SIZE, 480);
+//   camera_id             a camera of the model, -1 the free camera, kNoCameraId (-2): not given
+//                         (Gymnasium's None);
+//   camera_name           a camera by name, "" not given; neither given: the model's "track"
+//                         camera, else the free camera placed by the task's default camera config;
+// pixel observations (EnvPool's from_pixels and frame_stack, Gymnasium's wrappers' layout):
+//   from_pixels           obs is the frame, rendered in the step (AddRenderObservation(render_only));
+//   gray_scale            ... as GrayscaleObservation(keep_dim=False) converts it: (height, width);
+//   frame_stack           the last k frames, oldest first, the reset frame repeated at an episode's
+//                         start (FrameStackObservation(k, padding_type="reset")): (k, height, width
+//                         [, 3]); 1: no stack dimension.
+constexpr int64_t kNoCameraId = -2;
+constexpr int64_t kDefaultFrameSize = 480;
 inline Config CommonDefaults(int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
-  return Config{
-      {"max_episode_steps", max_episode_steps}, {"expose_physics_state", false}, {"assets_dir", std::string()}};
+  return Config{{"max_episode_steps", max_episode_steps},
+                {"expose_physics_state", false},
+                {"assets_dir", std::string()},
+                {"width", kDefaultFrameSize},
+                {"height", kDefaultFrameSize},
+                {"camera_id", kNoCameraId},
+                {"camera_name", std::string()},
+                {"from_pixels", false},
+                {"gray_scale", false},
+                {"frame_stack", int64_t{1}}};
 }
+
+// What this build says when asked for a frame it cannot make.
+constexpr const char* kNoRenderBuild =
+    "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF)";
+
+// A task's DEFAULT_CAMERA_CONFIG (Gymnasium's default_camera_config): the attributes it sets on
+// the free camera after OffScreenViewer placed it (lookat: the median of geom_xpos; distance:
+// the model's extent). Unset fields keep those values.
+struct FreeCameraConfig {
+  std::optional<int> trackbodyid = std::nullopt;
+  std::optional<double> distance = std::nullopt, elevation = std::nullopt, azimuth = std::nullopt;
+  std::optional<std::array<double, 3>> lookat = std::nullopt;
+};
 
 // Per-body spatial vectors (cfrc_ext, cinert rows, ...) have 6 entries: torque, then force.
 constexpr int64_t kSpatialDim = 6;
@@ -75,11 +119,66 @@ inline void AddInfo(EnvSpec& spec, const std::string& key) {
   spec.state.push_back(Box("info:" + key, Dtype::kFloat64, {}));
 }
 
-// The spec's last fields: info["qpos"] and info["qvel"] when expose_physics_state is set.
+// The camera the config names (Gymnasium's MujocoRenderer.__init__): camera_id, else camera_name's
+// id (-1, the free camera, when the model has no such camera), else "track"'s.
+inline int ResolveCameraId(const mjModel& model, const Config& config) {
+  const int64_t camera_id = config.GetInt("camera_id");
+  const std::string& camera_name = config.GetString("camera_name");
+  if (camera_id != kNoCameraId && !camera_name.empty()) {
+    throw std::invalid_argument("Both `camera_id` and `camera_name` cannot be specified at the same time.");
+  }
+  if (camera_id == kNoCameraId) {
+    return mj_name2id(&model, mjOBJ_CAMERA, camera_name.empty() ? "track" : camera_name.c_str());
+  }
+  if (camera_id < -1 || camera_id >= model.ncam) {
+    throw std::invalid_argument("camera_id " + std::to_string(camera_id) + " is out of range: the model has " +
+                                std::to_string(model.ncam) + " camera(s); -1 is the free camera");
+  }
+  return static_cast<int>(camera_id);
+}
+
+// The observation field of from_pixels: (frame_stack,) height, width (, 3) uint8.
+inline FieldSpec PixelObsField(const Config& config) {
+  std::vector<int> shape;
+  if (config.GetInt("frame_stack") > 1) shape.push_back(static_cast<int>(config.GetInt("frame_stack")));
+  shape.push_back(static_cast<int>(config.GetInt("height")));
+  shape.push_back(static_cast<int>(config.GetInt("width")));
+  if (!config.GetBool("gray_scale")) shape.push_back(3);
+  return Box("obs", Dtype::kUInt8, shape, {0.0}, {255.0});
+}
+
+// The spec's last fields: info["qpos"] and info["qvel"] when expose_physics_state is set; the
+// frame's shape; with from_pixels, the pixel observation in place of the state vector (whose size
+// stays readable as the table "state_obs_size").
 inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config) {
   if (config.GetBool("expose_physics_state")) {
     spec.state.push_back(Box("info:qpos", Dtype::kFloat64, {static_cast<int>(model.nq)}));
     spec.state.push_back(Box("info:qvel", Dtype::kFloat64, {static_cast<int>(model.nv)}));
+  }
+  const int64_t width = config.GetInt("width"), height = config.GetInt("height");
+  // 16384: beyond what any GL implementation offers as a framebuffer (llvmpipe's limit is 16384).
+  constexpr int64_t kMaxFrameSize = 16384;
+  if (width < 1 || height < 1 || width > kMaxFrameSize || height > kMaxFrameSize) {
+    throw std::invalid_argument("width and height must be in [1, " + std::to_string(kMaxFrameSize) + "], got " +
+                                std::to_string(width) + "x" + std::to_string(height));
+  }
+  constexpr int64_t kMaxFrameStack = 64;
+  const int64_t frame_stack = config.GetInt("frame_stack");
+  if (frame_stack < 1 || frame_stack > kMaxFrameStack) {
+    throw std::invalid_argument("frame_stack must be in [1, " + std::to_string(kMaxFrameStack) + "], got " +
+                                std::to_string(frame_stack));
+  }
+  ResolveCameraId(model, config);  // rejects a bad camera now rather than at the first frame
+  spec.render_shape = {static_cast<int>(height), static_cast<int>(width), 3};
+  if (config.GetBool("from_pixels")) {
+#if !PP_MUJOCO_RENDER
+    throw std::invalid_argument(std::string("from_pixels: ") + kNoRenderBuild);
+#endif
+    int obs = spec.StateIndex("obs");
+    spec.tables["state_obs_size"] = {static_cast<double>(spec.state[static_cast<std::size_t>(obs)].shape.at(0))};
+    spec.state[static_cast<std::size_t>(obs)] = PixelObsField(config);
+  } else if (config.GetBool("gray_scale") || frame_stack != 1) {
+    throw std::invalid_argument("gray_scale and frame_stack shape pixel observations: they need from_pixels=True");
   }
 }
 
@@ -96,7 +195,9 @@ class MujocoEnv : public Env {
 
  protected:
   // Loads (or shares) the model of `xml_path` and makes this env's own mjData.
-  MujocoEnv(const EnvSpec& spec, int env_id, const std::string& xml_path, int frame_skip)
+  // `camera`: the task's DEFAULT_CAMERA_CONFIG (none when Gymnasium's task passes none).
+  MujocoEnv(const EnvSpec& spec, int env_id, const std::string& xml_path, int frame_skip,
+            const FreeCameraConfig& camera = {})
       : Env(spec, env_id),
         model_(LoadModel(xml_path)),
         data_(MakeData(model_.get())),
@@ -106,11 +207,40 @@ class MujocoEnv : public Env {
         action_(spec.ActionIndex("action")),
         // MujocoEnv keeps init_qpos/init_qvel from a fresh MjData: qpos0 and zeros.
         init_qpos_(d_->qpos, d_->qpos + m_->nq),
-        init_qvel_(d_->qvel, d_->qvel + m_->nv) {
+        init_qvel_(d_->qvel, d_->qvel + m_->nv),
+        camera_config_(camera),
+        camera_id_(ResolveCameraId(*m_, spec.config)),
+        from_pixels_(spec.config.GetBool("from_pixels")),
+        gray_scale_(spec.config.GetBool("gray_scale")),
+        frame_stack_(static_cast<int>(spec.config.GetInt("frame_stack"))),
+        obs_field_(spec.StateIndex("obs")) {
     if (spec.config.GetBool("expose_physics_state")) {
       qpos_field_ = spec.StateIndex("info:qpos");
       qvel_field_ = spec.StateIndex("info:qvel");
     }
+    if (from_pixels_) {
+      // The tasks still compute their state vector (ObsRow); it goes here, unread.
+      state_obs_.resize(static_cast<std::size_t>(spec.tables.at("state_obs_size").at(0)));
+      pixels_ = pixels::PixelStack(spec.render_shape[0], spec.render_shape[1], gray_scale_, frame_stack_);
+    }
+  }
+
+ public:
+  // Gymnasium's render() in "rgb_array" mode: the current state from the configured camera.
+  void Render(uint8_t* rgb) override { RenderFrame(rgb); }
+
+ protected:
+  // Where a task writes its state observation: the "obs" row, or with from_pixels a scratch row
+  // (the observation is the frame then, written by FinishOutput).
+  double* ObsRow(const Slot& out, int obs_field) const {
+    return from_pixels_ ? state_obs_.data() : out.Get<double>(obs_field);
+  }
+
+  // The end of every Reset and Step: info["qpos"/"qvel"] and, with from_pixels, the frame
+  // (stacked); `reset` starts a new stack.
+  void FinishOutput(const Slot& out, bool reset) {
+    WritePhysicsState(out);
+    if (from_pixels_) WritePixels(out, reset);
   }
 
   // MujocoEnv.dt: the time one env step covers.
@@ -168,6 +298,40 @@ class MujocoEnv : public Env {
     return static_cast<int>(id);
   }
 
+  // Draws the current state into `rgb` (height x width x 3), as Gymnasium's OffScreenViewer.
+  void RenderFrame(uint8_t* rgb) {
+#if PP_MUJOCO_RENDER
+    if (!renderer_) {
+      // Gymnasium makes its viewer at the first render() and places the free camera from that
+      // state: lookat = median of geom_xpos per axis, distance = the model's extent, then the
+      // task's default camera config.
+      renderer_ = std::make_unique<mujoco_render::Renderer>(model_, spec().render_shape[1], spec().render_shape[0]);
+      mjv_defaultCamera(&camera_);
+      camera_.type = mjCAMERA_FREE;
+      camera_.fixedcamid = -1;
+      std::vector<double> column(static_cast<std::size_t>(m_->ngeom));
+      for (int axis = 0; axis < 3; ++axis) {
+        for (int g = 0; g < m_->ngeom; ++g) column[static_cast<std::size_t>(g)] = d_->geom_xpos[3 * g + axis];
+        camera_.lookat[axis] = Median(column);
+      }
+      camera_.distance = m_->stat.extent;
+      if (camera_config_.trackbodyid) camera_.trackbodyid = *camera_config_.trackbodyid;
+      if (camera_config_.distance) camera_.distance = *camera_config_.distance;
+      if (camera_config_.lookat)
+        std::copy(camera_config_.lookat->begin(), camera_config_.lookat->end(), camera_.lookat);
+      if (camera_config_.elevation) camera_.elevation = *camera_config_.elevation;
+      if (camera_config_.azimuth) camera_.azimuth = *camera_config_.azimuth;
+    }
+    // OffScreenViewer.render(camera_id=...): -1 the free camera, else that fixed camera.
+    camera_.type = camera_id_ == -1 ? mjCAMERA_FREE : mjCAMERA_FIXED;
+    camera_.fixedcamid = camera_id_;
+    renderer_->Render(d_, camera_, rgb);
+#else
+    (void)rgb;
+    throw std::runtime_error(kNoRenderBuild);
+#endif
+  }
+
   // Copies qpos and qvel into info when expose_physics_state is set.
   void WritePhysicsState(const Slot& out) const {
     if (qpos_field_ < 0) return;
@@ -191,6 +355,21 @@ class MujocoEnv : public Env {
   }
 
  private:
+  // np.median of one axis: the middle value, or the mean of the two middle values.
+  static double Median(std::vector<double> v) {
+    if (v.empty()) return std::nan("");
+    const std::size_t mid = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+    const double upper = v[mid];
+    if (v.size() % 2 == 1) return upper;
+    const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+    return (lower + upper) / 2.0;
+  }
+
+  void WritePixels(const Slot& out, bool reset) {
+    pixels_.Push([this](uint8_t* rgb) { RenderFrame(rgb); }, reset, out.Get<uint8_t>(obs_field_));
+  }
+
   ModelPtr model_;  // shared, read-only
   DataPtr data_;    // this env's own simulation state
 
@@ -204,6 +383,20 @@ class MujocoEnv : public Env {
   const std::vector<double> init_qpos_, init_qvel_;
   int qpos_field_ = -1, qvel_field_ = -1;
   bool uses_contact_forces_ = true;
+
+  // Rendering: the camera as Gymnasium resolves it; the renderer and free camera made at the
+  // first frame; with from_pixels, the ring of the last frame_stack frames.
+  const FreeCameraConfig camera_config_;
+  const int camera_id_;
+  const bool from_pixels_, gray_scale_;
+  const int frame_stack_;
+  const int obs_field_;
+  mutable std::vector<double> state_obs_;  // scratch the tasks' const WriteObs writes into
+  pixels::PixelStack pixels_;
+#if PP_MUJOCO_RENDER
+  std::unique_ptr<mujoco_render::Renderer> renderer_;
+  mjvCamera camera_{};
+#endif
 };
 
 }  // namespace pp::mujoco

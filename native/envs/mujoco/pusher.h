@@ -20,6 +20,8 @@ namespace pp::mujoco {
 
 class PusherEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{.trackbodyid = -1, .distance = 4.0};
   static constexpr const char* kV4XmlFile = "pusher.xml";
   static constexpr const char* kV5XmlFile = "pusher_v5.xml";
   static constexpr int64_t kV4FrameSkip = 5;
@@ -59,7 +61,8 @@ class PusherEnv final : public MujocoEnv {
   }
 
   PusherEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, XmlFile(version)), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, XmlFile(version)), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         reward_dist_(spec.StateIndex("info:reward_dist")),
@@ -94,7 +97,7 @@ class PusherEnv final : public MujocoEnv {
     Slot out = Allocate();
     WriteObs(out);
     for (int field : {reward_dist_, reward_ctrl_, reward_near_}) Set(out, field, 0.0);  // no reset info
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -114,7 +117,7 @@ class PusherEnv final : public MujocoEnv {
     Set(out, reward_dist_, terms.dist);
     Set(out, reward_ctrl_, terms.ctrl);
     Set(out, reward_near_, terms.near);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, false, TimeLimitReached()};  // never terminates
   }
 
@@ -150,7 +153,7 @@ class PusherEnv final : public MujocoEnv {
   }
 
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = 0; i < kArmJoints; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < kArmJoints; ++i) *obs++ = d_->qvel[i];
     for (int body : {tips_arm_, object_, goal_}) {

@@ -18,6 +18,8 @@ namespace pp::mujoco {
 
 class ReacherEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{.trackbodyid = 0};
   static constexpr const char* kXmlFile = "reacher.xml";
   static constexpr int64_t kV4FrameSkip = 2;
   static constexpr int64_t kMaxEpisodeSteps = 50;
@@ -49,7 +51,8 @@ class ReacherEnv final : public MujocoEnv {
   }
 
   ReacherEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         reward_dist_(spec.StateIndex("info:reward_dist")),
@@ -83,7 +86,7 @@ class ReacherEnv final : public MujocoEnv {
     WriteObs(out);
     Set(out, reward_dist_, 0.0);  // no reset info; the per-step terms are 0
     Set(out, reward_ctrl_, 0.0);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -99,7 +102,7 @@ class ReacherEnv final : public MujocoEnv {
     WriteObs(out);
     Set(out, reward_dist_, reward_dist);
     Set(out, reward_ctrl_, reward_ctrl);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, false, TimeLimitReached()};  // never terminates
   }
 
@@ -125,7 +128,7 @@ class ReacherEnv final : public MujocoEnv {
   }
 
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = 0; i < 2; ++i) *obs++ = std::cos(d_->qpos[i]);
     for (int64_t i = 0; i < 2; ++i) *obs++ = std::sin(d_->qpos[i]);
     for (int64_t i = 2; i < m_->nq; ++i) *obs++ = d_->qpos[i];

@@ -45,7 +45,8 @@ class SwimmerEnv final : public MujocoEnv {
   }
 
   SwimmerEnv(const EnvSpec& spec, int env_id, Version /*version*/)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kXmlFile),
+                  FrameSkip(spec.config, kV4FrameSkip)),  // no default camera config
         obs_(spec.StateIndex("obs")),
         forward_reward_weight_(spec.config.GetFloat("forward_reward_weight")),
         ctrl_cost_weight_(spec.config.GetFloat("ctrl_cost_weight")),
@@ -65,7 +66,7 @@ class SwimmerEnv final : public MujocoEnv {
     for (int k : {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardFwd, kForwardReward}) {
       Set(out, info_[k], 0.0);
     }
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -86,7 +87,7 @@ class SwimmerEnv final : public MujocoEnv {
     Set(out, info_[kRewardFwd], forward_reward);
     Set(out, info_[kForwardReward], forward_reward);
     Set(out, info_[kRewardCtrl], -static_cast<double>(ctrl_cost));
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, false, TimeLimitReached()};  // never terminates
   }
 
@@ -119,7 +120,7 @@ class SwimmerEnv final : public MujocoEnv {
   }
 
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = exclude_positions_ ? 2 : 0; i < m_->nq; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) *obs++ = d_->qvel[i];
   }

@@ -20,6 +20,9 @@ namespace pp::mujoco {
 
 class Walker2dEnv final : public MujocoEnv {
  public:
+  // Gymnasium's DEFAULT_CAMERA_CONFIG (the same in v4 and v5).
+  static constexpr FreeCameraConfig kDefaultCamera{
+      .trackbodyid = 2, .distance = 4.0, .elevation = -20.0, .lookat = std::array<double, 3>{0.0, 0.0, 1.15}};
   // v4's fixed model file; v5's default xml_file is the v5 model (both feet with friction 1.9).
   static constexpr const char* kV4XmlFile = "walker2d.xml";
   static constexpr const char* kV5XmlFile = "walker2d_v5.xml";
@@ -55,7 +58,8 @@ class Walker2dEnv final : public MujocoEnv {
   }
 
   Walker2dEnv(const EnvSpec& spec, int env_id, Version version)
-      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kV4XmlFile), FrameSkip(spec.config, kV4FrameSkip)),
+      : MujocoEnv(spec, env_id, XmlPathFromConfig(spec.config, kV4XmlFile), FrameSkip(spec.config, kV4FrameSkip),
+                  kDefaultCamera),
         v5_(version == Version::kV5),
         obs_(spec.StateIndex("obs")),
         forward_reward_weight_(spec.config.GetFloat("forward_reward_weight")),
@@ -78,7 +82,7 @@ class Walker2dEnv final : public MujocoEnv {
     // x_position). The per-step terms are 0.
     WritePositions(out);
     for (int k : {kXVelocity, kRewardForward, kRewardCtrl, kRewardSurvive}) Set(out, info_[k], 0.0);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/true);
   }
 
   StepResult Step(const Action& action) override {
@@ -101,7 +105,7 @@ class Walker2dEnv final : public MujocoEnv {
     Set(out, info_[kRewardForward], forward_reward);
     Set(out, info_[kRewardCtrl], -static_cast<double>(ctrl_cost));
     Set(out, info_[kRewardSurvive], healthy_reward);
-    WritePhysicsState(out);
+    FinishOutput(out, /*reset=*/false);
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
@@ -124,7 +128,7 @@ class Walker2dEnv final : public MujocoEnv {
   bool IsHealthy() const { return Inside(d_->qpos[1], healthy_z_range_) && Inside(d_->qpos[2], healthy_angle_range_); }
 
   void WriteObs(const Slot& out) const {
-    double* obs = out.Get<double>(obs_);
+    double* obs = ObsRow(out, obs_);
     for (int64_t i = exclude_positions_ ? 1 : 0; i < m_->nq; ++i) *obs++ = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) *obs++ = std::min(std::max(d_->qvel[i], -kVelocityClip), kVelocityClip);
   }

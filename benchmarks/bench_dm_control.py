@@ -1,0 +1,244 @@
+"""CheetahRun-v1, WalkerWalk-v1 and HumanoidRun-v1: parallel_pool against EnvPool 1.2.5, and the C++ limit.
+
+Measures, side by side in one run on this machine, in this order (the structure of
+benchmarks/bench_mujoco.py):
+
+1. the raw single-thread C++ loop over one env (native/bench/mujoco_raw.cc built as dm_control_raw:
+   no pool, no Python): one copy (the per-core limit) and two copies pinned to CPUs 0 and 1 at once
+   (this machine's 2-core limit);
+2. our share of the 2-core limit, interleaved: our sync and async modes at each num_envs >= 4, each
+   segment between two limit segments (benchmarks/limit_check.py), the median over rounds of its
+   rate over the mean of those two limits. It runs before step 3, which imports EnvPool;
+3. env steps/s of our sync mode and async mode (batch_size = num_envs // 2) against EnvPool's sync
+   and async modes (``pip install envpool==1.2.5``, or ``--envpool-path`` to a site-packages that
+   has it) with the same ids, for num_envs 1, 8, 32, interleaved as ``parallel_pool_bench`` does;
+
+prints markdown tables, checks the issue's targets (at least 1.2x EnvPool in every cell, our async
+mode at >= 90% of the 2-core limit) and optionally appends everything to a JSON file.
+
+Usage:
+    python benchmarks/bench_dm_control.py
+    python benchmarks/bench_dm_control.py --envpool-path /work/venv-envpool/lib/python3.11/site-packages
+    python benchmarks/bench_dm_control.py --tasks CheetahRun-v1 --num-envs 8 --skip-raw
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Any, Callable
+
+import limit_check  # benchmarks/limit_check.py, next to this script
+
+import parallel_pool_bench as bench
+
+TASKS = ("CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1")
+NUM_ENVS = (1, 8, 32)
+METHODS = ("pp-sync", "pp-async", "envpool-sync", "envpool-async")
+# The issue's targets: each of our modes at this multiple of EnvPool's same mode, and our async
+# mode at this fraction of the 2-core limit (two raw loops pinned to the two CPUs).
+ENVPOOL_RATIO = 1.2
+LIMIT_FRACTION = 0.9
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RAW_BUILD_DIR = os.path.join(REPO, "build", "bench-dm-control")
+RAW_RATE_PATTERN = r"steps_per_s=([0-9.]+)"
+
+
+def build_raw_binary() -> str:
+    """Configures and builds the dm_control_raw target; returns its path."""
+    subprocess.run(
+        ["cmake", "-S", REPO, "-B", RAW_BUILD_DIR, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
+         "-DPP_WITH_ATARI=OFF", f"-DPython_EXECUTABLE={sys.executable}"],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    subprocess.run(["cmake", "--build", RAW_BUILD_DIR, "--target", "dm_control_raw", "-j2"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return os.path.join(RAW_BUILD_DIR, "dm_control_raw")
+
+
+def suite_dir() -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or spec.origin is None:
+        raise SystemExit("dm_control is not installed (pip install dm-control==1.0.50)")
+    return os.path.join(os.path.dirname(spec.origin), "suite")
+
+
+def raw_cmd(binary: str, task_id: str, seconds: float, cpu: int | None, warmup: float = 1.0) -> list[str]:
+    cmd = [binary, "--task", task_id, "--seconds", str(seconds), "--warmup", str(warmup), "--assets-dir", suite_dir()]
+    return cmd + (["--cpu", str(cpu)] if cpu is not None else [])
+
+
+def limit_raw_cmd(binary: str, task_id: str, seconds: float) -> Callable[[int], list[str]]:
+    """The command of one limit segment's raw loop pinned to a CPU (limit_check.interleaved's raw_cmd)."""
+
+    def cmd(cpu: int) -> list[str]:
+        return raw_cmd(binary, task_id, seconds, cpu, warmup=0.3)
+
+    return cmd
+
+
+def raw_rates(binary: str, task_id: str, cpus: list[int | None], seconds: float) -> list[float]:
+    """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their steps/s."""
+    procs = [subprocess.Popen(raw_cmd(binary, task_id, seconds, cpu), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for cpu in cpus]
+    rates = []
+    for p in procs:
+        out, err = p.communicate(timeout=seconds * 10 + 60)
+        match = re.search(RAW_RATE_PATTERN, out)
+        if p.returncode != 0 or match is None:
+            raise RuntimeError(f"dm_control_raw failed: {err or out}")
+        rates.append(float(match.group(1)))
+    return rates
+
+
+def measure_raw(binary: str, task_ids: list[str], seconds: float, repeats: int) -> dict[str, dict[str, Any]]:
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    out: dict[str, dict[str, Any]] = {}
+    for task_id in task_ids:
+        one = [raw_rates(binary, task_id, [None], seconds)[0] for _ in range(repeats)]
+        two = [sum(raw_rates(binary, task_id, list(cpus), seconds)) for _ in range(repeats)] if len(cpus) == 2 else []
+        out[task_id] = {
+            "one_loop": sorted(one)[len(one) // 2],
+            "two_pinned_loops": sorted(two)[len(two) // 2] if two else None,
+            "samples_one": one,
+            "samples_two": two,
+            "cpus": cpus,
+        }
+    return out
+
+
+def format_raw(raw: dict[str, dict[str, Any]]) -> str:
+    lines = ["| task | raw loop, 1 thread | 2 raw loops pinned to 2 CPUs (sum) | scaling |", "|---|---:|---:|---:|"]
+    for task_id, r in raw.items():
+        two = r["two_pinned_loops"]
+        scaling = f"{two / r['one_loop']:.2f}x" if two else "-"
+        lines.append(f"| {task_id} | {r['one_loop']:,.0f} | {'-' if two is None else f'{two:,.0f}'} | {scaling} |")
+    return "\n".join(lines)
+
+
+def check_targets(
+    result: bench.BenchResult | None, limits: dict[str, dict[str, Any]] | None
+) -> list[tuple[str, bool, str]]:
+    checks: list[tuple[str, bool, str]] = []
+    measurements = result.measurements if result is not None else []
+    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in measurements}
+    tasks = list(dict.fromkeys([m.task_id for m in measurements] + list(limits or {})))
+    sizes = sorted({m.num_envs for m in measurements})
+    for task_id in tasks:
+        for ours, theirs in (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async")):
+            for n in sizes:
+                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
+                if mine is None or other is None:
+                    continue
+                checks.append((
+                    f"{task_id} num_envs={n}: {bench.METHODS[ours]} >= {ENVPOOL_RATIO}x {bench.METHODS[theirs]}",
+                    mine >= ENVPOOL_RATIO * other, f"{mine:,.0f} vs {other:,.0f} steps/s = {mine / other:.2f}x",
+                ))
+        share = limits.get(task_id) if limits else None
+        if share:
+            async_only = {k: v for k, v in share["configs"].items() if "async" in k}
+            name, c = limit_check.best({**share, "configs": async_only})
+            checks.append((
+                f"{task_id}: our async mode >= {LIMIT_FRACTION:.0%} of the 2-core limit (interleaved)",
+                c["median_ratio"] >= LIMIT_FRACTION,
+                f"{name}: {c['median']:,.0f} steps/s, {c['median_ratio']:.0%} of the limit "
+                f"(limit median {share['limit_median']:,.0f})",
+            ))
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
+    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed segments per method (default 3)")
+    parser.add_argument("--raw-binary", help="a built dm_control_raw (default: build it into build/bench-dm-control)")
+    parser.add_argument("--raw-seconds", type=float, default=5.0, help="seconds per raw-loop run (default 5)")
+    parser.add_argument("--raw-repeats", type=int, default=3, help="raw-loop runs, median reported (default 3)")
+    parser.add_argument("--skip-raw", action="store_true")
+    parser.add_argument("--skip-limit", action="store_true", help="skip the interleaved 2-core-limit rounds")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
+    parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
+    parser.add_argument("--envpool-path", help="a site-packages directory holding envpool 1.2.5 (appended to sys.path)")
+    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.json:
+        args.json = os.path.abspath(args.json)
+    if args.envpool_path:
+        sys.path.append(args.envpool_path)
+    os.chdir(tempfile.mkdtemp(prefix="bench_dm_control_"))  # MuJoCo's MUJOCO_LOG.TXT, if any, goes here
+
+    machine = bench.machine_info()
+    print(f"# dm_control ({', '.join(args.tasks)}): parallel_pool vs EnvPool")
+    print()
+    print(f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
+          f"numpy {machine['numpy']}, parallel_pool {machine['parallel_pool']}")
+    record: dict[str, Any] = {"machine": machine, "command": " ".join(["python", *sys.argv])}
+
+    binary = None
+    if not args.skip_raw:
+        binary = args.raw_binary or build_raw_binary()
+        raw = measure_raw(binary, args.tasks, args.raw_seconds, args.raw_repeats)
+        print()
+        print(f"## Raw single-thread C++ loop, steps/s (median of {args.raw_repeats} runs of {args.raw_seconds:g} s)")
+        print()
+        print(format_raw(raw))
+        record["raw"] = raw
+
+    limits: dict[str, dict[str, Any]] = {}
+    if binary is not None and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
+        cpus = sorted(os.sched_getaffinity(0))[:2]
+        configs = {}
+        for n in [n for n in args.num_envs if n >= 4] or list(args.num_envs):
+            configs[f"parallel_pool sync, {n} envs"] = (n, n)
+            configs[f"parallel_pool async, {n} envs"] = (n, max(1, n // 2))
+        print()
+        print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
+        for task_id in args.tasks:
+            limit_cmd = limit_raw_cmd(binary, task_id, args.limit_seconds)
+            limits[task_id] = limit_check.interleaved(
+                task_id, configs, limit_cmd, RAW_RATE_PATTERN, cpus, rounds=args.limit_rounds,
+                seconds=args.limit_seconds,
+            )
+            print()
+            print(limit_check.format_interleaved(task_id, limits[task_id], "steps/s"))
+        record["limit_interleaved"] = limits
+
+    result = None
+    if not args.skip_throughput:
+        result = bench.run_benchmarks(
+            args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
+            progress=not args.no_progress,
+        )
+        print()
+        print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds:g} s)")
+        print()
+        print(bench.format_table(result))
+        record["throughput"] = result.to_json()
+
+    checks = check_targets(result, limits)
+    if checks:
+        print()
+        print("## Targets")
+        print()
+        for name, ok, detail in checks:
+            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
+    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
+    if args.json:
+        bench.write_json(args.json, record, append=True)
+        print(f"\nappended to {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

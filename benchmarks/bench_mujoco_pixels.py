@@ -1,0 +1,158 @@
+"""Pixel observations: frames/s of ``from_pixels=True`` against Gymnasium's rgb_array loop.
+
+Both sides draw the same frames (tests/test_mujoco_render.py checks them equal) with Mesa's
+software renderer through EGL on this machine's CPUs; a frame is an env step plus its render.
+
+- ``pp-sync N`` / ``pp-async N``: ``parallel_pool.make(task, from_pixels=True, width=84, height=84,
+  num_envs=N)`` stepped with random actions (async: ``batch_size = N // 2``, send/recv), on
+  ``num_threads`` worker threads (default: one per CPU), each with its own GL context;
+- ``gym-loop``: one Gymnasium env wrapped in ``AddRenderObservation(render_only=True)``, stepped
+  and rendered in this process (what a from-pixels training script does without a pool);
+- ``gym-async N``: Gymnasium's ``AsyncVectorEnv`` of N such envs in worker processes (one GL
+  context per process).
+
+Methods are interleaved round by round (this shared machine's speed drifts), each segment runs
+``--seconds``, and the table gives the median over ``--rounds``. Contexts are made and shaders
+compiled before timing (one warm-up segment per method).
+
+Usage:
+    MUJOCO_GL=egl python benchmarks/bench_mujoco_pixels.py                  # ~4 minutes
+    MUJOCO_GL=egl python benchmarks/bench_mujoco_pixels.py --num-envs 2 8 --rounds 5 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import time
+from functools import partial
+from typing import Any, Callable
+
+os.environ.setdefault("MUJOCO_GL", "egl")  # Gymnasium's renderer on the EGL device ours uses
+
+import gymnasium
+import numpy as np
+from gymnasium.wrappers import AddRenderObservation
+
+import parallel_pool
+
+SIZE = 84
+
+
+def gym_env(task: str) -> gymnasium.Env:
+    env = gymnasium.make(task, render_mode="rgb_array", width=SIZE, height=SIZE)
+    return AddRenderObservation(env, render_only=True)
+
+
+def pp_runner(task: str, num_envs: int, is_async: bool, num_threads: int) -> tuple[Callable[[float], int], Any]:
+    batch = max(1, num_envs // 2) if is_async else num_envs
+    env = parallel_pool.make(task, num_envs=num_envs, batch_size=batch, num_threads=num_threads, seed=0,
+                             from_pixels=True, width=SIZE, height=SIZE)
+    rng = np.random.default_rng(0)
+    low, high = env.action_space.low, env.action_space.high
+    if is_async:
+        env.async_reset()
+    else:
+        env.reset()
+
+    def run(seconds: float) -> int:
+        frames, end = 0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            if is_async:
+                obs, *_, info = env.recv()
+                ids = info["env_id"]
+                env.send(rng.uniform(low, high, (len(ids), *low.shape)).astype(np.float32), ids)
+            else:
+                obs, *_ = env.step(rng.uniform(low, high, (num_envs, *low.shape)).astype(np.float32))
+            frames += len(obs)
+        return frames
+    return run, env
+
+
+def gym_loop_runner(task: str) -> tuple[Callable[[float], int], Any]:
+    env = gym_env(task)
+    env.reset(seed=0)
+
+    def run(seconds: float) -> int:
+        frames, end = 0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if not obs.any():
+                raise RuntimeError("Gymnasium's frame is all zeros: its GL context was lost")
+            frames += 1
+            if terminated or truncated:
+                env.reset()
+        return frames
+    return run, env
+
+
+def gym_async_runner(task: str, num_envs: int) -> tuple[Callable[[float], int], Any]:
+    # Spawned, not forked: a fork of this process, whose threads hold GL contexts (llvmpipe's
+    # rasterizer threads among them), inherits GL state without the threads and hangs in it.
+    env = gymnasium.vector.AsyncVectorEnv([partial(gym_env, task) for _ in range(num_envs)], context="spawn")
+    env.reset(seed=0)
+
+    def run(seconds: float) -> int:
+        frames, end = 0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            env.step(env.action_space.sample())
+            frames += num_envs
+        return frames
+    return run, env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="HalfCheetah-v5")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[2, 8])
+    parser.add_argument("--num-threads", type=int, default=0, help="our worker threads (0: one per CPU)")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", help="append the results to this JSON file")
+    args = parser.parse_args()
+
+    # Gymnasium's AsyncVectorEnv first, then a collection: it makes and closes a rendering env in
+    # this process to read the spaces, and when the garbage collector frees that env's MjrContext
+    # it deletes GL objects by name in the context then current: the gym-loop env's, which would
+    # then render zeros (mujoco's Python renderers share this thread).
+    runners: dict[str, tuple[Callable[[float], int], Any]] = {
+        f"gym-async {n}": gym_async_runner(args.task, n) for n in args.num_envs}
+    gc.collect()
+    runners["gym-loop"] = gym_loop_runner(args.task)
+    for n in args.num_envs:
+        runners[f"pp-sync {n}"] = pp_runner(args.task, n, False, args.num_threads)
+        if n >= 2:
+            runners[f"pp-async {n}"] = pp_runner(args.task, n, True, args.num_threads)
+    for run, _ in runners.values():  # contexts, uploads and shader compilation before timing
+        run(1.0)
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(args.rounds):
+        for name, (run, _) in runners.items():
+            start = time.perf_counter()
+            frames = run(args.seconds)
+            rates[name].append(frames / (time.perf_counter() - start))
+    for _, env in runners.values():
+        env.close()
+
+    base = statistics.median(rates["gym-loop"])
+    print(f"\n{args.task}, {SIZE}x{SIZE} RGB pixel observations, {os.cpu_count()} CPUs, "
+          f"median of {args.rounds} rounds of {args.seconds:g} s\n")
+    print("| method | frames/s | vs gym-loop |")
+    print("|---|---:|---:|")
+    for name, values in rates.items():
+        median = statistics.median(values)
+        print(f"| {name} | {median:.1f} | {median / base:.2f}x |")
+    if args.json:
+        record = {"task": args.task, "size": SIZE, "cpus": os.cpu_count(), "rounds": args.rounds,
+                  "seconds": args.seconds, "rates": rates}
+        existing = json.load(open(args.json)) if os.path.exists(args.json) else []
+        existing.append(record)
+        with open(args.json, "w") as f:
+            json.dump(existing, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""The data plane between the driver and a node's pool actor: one TCP stream per node, one frame per
+batch, every NumPy array of the batch sent as raw bytes into one contiguous receive buffer.
+
+Why not Ray's actor calls: measured on this machine (2 Ray nodes of a ``ray.cluster_utils.Cluster``),
+an actor call that does nothing takes 0.65-0.9 ms and one returning 226 KB (8 Pong frames stacks)
+6.6 ms (past 100 KB a return goes through the object store, node to node), where this stream takes
+0.03 ms and 0.13 ms. Ray still places the actors, reports their deaths, and carries what is sent
+once (the policy, its weights: ``ray.put`` once per update).
+
+A frame is a 24-byte prefix ``(kind, skeleton_len, extra_len, data_len)``, the *skeleton* (the
+pickled structure of the message with every numeric array replaced by a ``Slot`` naming its dtype
+and shape), the *extra* (a pickled small object, or nothing) and the data: each array's bytes,
+each padded to 8 bytes. Two batches of the same task have the same skeleton bytes, which is what
+lets the driver receive every node's rows straight into the merged arrays (``read_frame``'s
+``into``). The peer is authenticated by a token the actor hands the driver through Ray; a frame
+comes only from that peer, so unpickling it trusts what Ray's own calls would.
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame"]
+
+_PREFIX = struct.Struct("<IIIQxxxx")  # kind, skeleton length, extra length, data length
+_ALIGN = 8  # every array starts 8-byte aligned in the receive buffer: its views need no copy
+_PAD = bytes(_ALIGN)
+# sendmsg takes at most IOV_MAX (1024 on Linux) pieces per call; a frame of more is sent in parts.
+_MAX_PIECES = 512
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An array of the message, sent as raw bytes: which one (``index``), its dtype and shape."""
+
+    index: int
+    dtype: str
+    shape: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.dtype(self.dtype).itemsize * int(np.prod(self.shape, dtype=np.int64)))
+
+
+@dataclass
+class Frame:
+    """A received frame: ``kind``, the message (arrays viewing one buffer), the extra object."""
+
+    kind: int
+    message: Any
+    extra: Any
+    skeleton: bytes
+
+
+def _padded(nbytes: int) -> int:
+    return (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
+    """``(skeleton bytes, arrays)``: the message's structure (tuples, lists, dicts) with its
+    numeric arrays replaced by ``Slot``s, and those arrays in slot order. Object arrays, scalars and
+    anything else stay in the skeleton (pickled)."""
+    arrays: list[np.ndarray] = []
+    cacheable = True
+
+    def strip(value: Any) -> Any:
+        nonlocal cacheable
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            array = np.ascontiguousarray(value)
+            arrays.append(array)
+            return Slot(len(arrays) - 1, array.dtype.str, array.shape)
+        if isinstance(value, tuple):
+            return tuple(strip(v) for v in value)
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items()}
+        if value is not None:
+            cacheable = False  # a value, not only structure: pickled each time
+        return value
+
+    tree = strip(message)
+    if not cacheable:
+        return pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL), arrays
+    # A task's batches repeat one structure: its skeleton is pickled once (the key is cheap to
+    # build and hash, the pickling is not).
+    key = _signature(tree)
+    skeleton = _encoded.get(key)
+    if skeleton is None:
+        skeleton = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
+        _remember(_encoded, key, skeleton)
+    return skeleton, arrays
+
+
+# Skeletons already pickled (by structure) and unpickled (by bytes), a few dozen at most.
+_encoded: dict[Any, bytes] = {}
+_decoded: dict[bytes, tuple[Any, list[Slot]]] = {}
+_CACHE_SIZE = 64
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+
+
+def _signature(tree: Any) -> Any:
+    if isinstance(tree, Slot):
+        return (tree.dtype, tree.shape)
+    if isinstance(tree, tuple):
+        return ("t", *(_signature(v) for v in tree))
+    if isinstance(tree, list):
+        return ("l", *(_signature(v) for v in tree))
+    if isinstance(tree, dict):
+        return ("d", *((k, _signature(v)) for k, v in tree.items()))
+    return None
+
+
+def parse_skeleton(skeleton: bytes) -> tuple[Any, list[Slot]]:
+    """The unpickled skeleton and its slots (in index order), cached by the bytes."""
+    parsed = _decoded.get(skeleton)
+    if parsed is None:
+        tree = pickle.loads(skeleton)
+        parsed = (tree, slots(tree))
+        if len(skeleton) < 65536:
+            _remember(_decoded, skeleton, parsed)
+    return parsed
+
+
+def decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
+    """The message of ``skeleton`` (unpickled) with each ``Slot`` replaced by its array."""
+    if isinstance(skeleton, Slot):
+        return arrays[skeleton.index]
+    if isinstance(skeleton, tuple):
+        return tuple(decode(v, arrays) for v in skeleton)
+    if isinstance(skeleton, list):
+        return [decode(v, arrays) for v in skeleton]
+    if isinstance(skeleton, dict):
+        return {k: decode(v, arrays) for k, v in skeleton.items()}
+    return skeleton
+
+
+def slots(skeleton: Any) -> list[Slot]:
+    """The ``Slot``s of an unpickled skeleton, in index order."""
+    found: list[Slot] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Slot):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(skeleton)
+    return sorted(found, key=lambda s: s.index)
+
+
+def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
+    """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
+    skeleton, arrays = encode(message)
+    extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
+    pieces: list[Any] = [b"", skeleton, extra_bytes]
+    data_len = 0
+    for array in arrays:
+        view = array.reshape(-1).view(np.uint8).data if array.nbytes else b""
+        pieces.append(view)
+        pad = _padded(array.nbytes) - array.nbytes
+        if pad:
+            pieces.append(_PAD[:pad])
+        data_len += _padded(array.nbytes)
+    pieces[0] = _PREFIX.pack(kind, len(skeleton), len(extra_bytes), data_len)
+    _send_pieces(sock, [p for p in pieces if len(p)])
+
+
+def _send_pieces(sock: socket.socket, pieces: list[Any]) -> None:
+    views = [memoryview(p).cast("B") for p in pieces]
+    while views:
+        sent = sock.sendmsg(views[:_MAX_PIECES])
+        while sent:
+            if sent >= len(views[0]):
+                sent -= len(views[0])
+                views.pop(0)
+            else:
+                views[0] = views[0][sent:]
+                sent = 0
+
+
+def _recv_exact(sock: socket.socket, view: memoryview) -> None:
+    got = 0
+    while got < len(view):
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            raise ConnectionResetError("the peer closed the connection")
+        got += n
+
+
+def _recv_exact_many(sock: socket.socket, views: list[memoryview]) -> None:
+    """Fills ``views`` in order from the stream: one ``recvmsg_into`` (a scatter read) per arrival."""
+    views = [v for v in views if len(v)]
+    while views:
+        n = sock.recvmsg_into(views[:_MAX_PIECES])[0]
+        if n == 0:
+            raise ConnectionResetError("the peer closed the connection")
+        while n:
+            if n >= len(views[0]):
+                n -= len(views[0])
+                views.pop(0)
+            else:
+                views[0] = views[0][n:]
+                n = 0
+
+
+# ``into(skeleton bytes, slots)``: a writable byte view per slot (``slot.nbytes`` long) to receive
+# that array into (the merged arrays of a sync step), or None to receive the frame into a buffer of
+# its own.
+Destinations = Callable[[bytes, list[Slot]], "list[memoryview] | None"]
+
+
+def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
+    """Reads one whole frame. Its arrays view one new contiguous buffer (no copy after the socket),
+    or, when ``into`` gives destinations, are received there (``message`` is then None: the
+    caller, which owns the destinations, builds it)."""
+    prefix = bytearray(_PREFIX.size)
+    _recv_exact(sock, memoryview(prefix))
+    kind, skeleton_len, extra_len, data_len = _PREFIX.unpack(prefix)
+    head = bytearray(skeleton_len + extra_len)
+    _recv_exact(sock, memoryview(head))
+    skeleton = bytes(head[:skeleton_len])
+    extra = pickle.loads(head[skeleton_len:]) if extra_len else None
+    tree, tree_slots = parse_skeleton(skeleton)
+    targets = into(skeleton, tree_slots) if into is not None and tree_slots else None
+    if targets is not None:
+        pad = memoryview(bytearray(_ALIGN))
+        views: list[memoryview] = []
+        for target, slot in zip(targets, tree_slots):
+            views.append(target)
+            if _padded(slot.nbytes) > slot.nbytes:
+                views.append(pad[: _padded(slot.nbytes) - slot.nbytes])
+        _recv_exact_many(sock, views)
+        return Frame(kind, None, extra, skeleton)
+    buffer = np.empty(data_len, dtype=np.uint8)  # the batch's one contiguous buffer
+    if data_len:
+        _recv_exact(sock, buffer.data)
+    arrays, offset = [], 0
+    for slot in tree_slots:
+        arrays.append(buffer[offset:offset + slot.nbytes].view(np.dtype(slot.dtype)).reshape(slot.shape))
+        offset += _padded(slot.nbytes)
+    return Frame(kind, decode(tree, arrays), extra, skeleton)
