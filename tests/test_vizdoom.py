@@ -432,3 +432,56 @@ def test_no_engine_outlives_its_process(how: str) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# ---- an engine that fails to start; where the engines write --------------------------------
+
+
+def test_an_engine_that_exits_at_once_is_an_env_error(tmp_path: Any) -> None:
+    # libvizdoom's init() closed its controller on the engine's exit and read the game state, not
+    # yet mapped: a null pointer, the process's segfault (the vizdoom package itself dies so). The
+    # family's patch of libvizdoom makes it the engine's error, an EnvError naming the engine.
+    engine = tmp_path / "vizdoom"
+    engine.write_text("#!/bin/sh\nexit 3\n")
+    engine.chmod(0o755)
+    (tmp_path / "freedoom2.wad").write_bytes(b"")
+    env = parallel_pool.make("Basic-v1", num_envs=2, vizdoom_dir=str(tmp_path))
+    try:
+        with pytest.raises(parallel_pool.EnvError, match=r"engine of player 0 failed to start \(Controlled ViZDoom "
+                           r"instance exited unexpectedly\.\).*" + re.escape(str(engine))):
+            env.reset()
+    finally:
+        env.close()
+
+
+def test_a_missing_scenario_file_is_an_error(tmp_path: Any) -> None:
+    cfg = tmp_path / "basic.cfg"
+    text = open(os.path.join(SCENARIOS, "basic.cfg")).read()
+    cfg.write_text(re.sub(r"^\s*doom_scenario_path\s*=.*$", "doom_scenario_path = missing.wad", text, flags=re.M))
+    env = parallel_pool.make("Basic-v1", num_envs=1, cfg_path=str(cfg))
+    try:
+        with pytest.raises(parallel_pool.EnvError, match=r"failed to start .*missing\.wad\" does not exist"):
+            env.reset()
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="the scenario file .*nothere.cfg does not exist"):
+        parallel_pool.make("Basic-v1", num_envs=1, cfg_path=str(tmp_path / "nothere.cfg"))
+
+
+def test_engines_work_in_private_directories_removed_at_close(tmp_path: Any, monkeypatch: Any) -> None:
+    # The engine writes _vizdoom.ini and _vizdoom/ into its working directory: never the user's.
+    monkeypatch.chdir(tmp_path)
+    env = parallel_pool.make("Basic-v1", num_envs=2, seed=0)
+    try:
+        env.reset()
+        pids = engine_pids(os.getpid())
+        assert len(pids) == 2
+        dirs = {os.readlink(f"/proc/{pid}/cwd") for pid in pids}
+        assert len(dirs) == 2  # one each: two engines never race on one _vizdoom/
+        for d in dirs:
+            assert os.path.basename(os.path.dirname(d)).startswith("parallel_pool_vizdoom_"), d
+            assert os.path.isdir(os.path.join(d, "_vizdoom"))
+    finally:
+        env.close()
+    assert not any(os.path.exists(os.path.dirname(d)) for d in dirs)  # the env's temporary directory too
+    assert list(tmp_path.iterdir()) == []

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -56,9 +58,18 @@ inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vi
 // A DoomGame with the scenario loaded, the engine not started: what its settings say.
 inline std::unique_ptr<::vizdoom::DoomGame> LoadScenario(const Config& config) {
   auto game = std::make_unique<::vizdoom::DoomGame>();
-  if (!game->loadConfig(config.GetString("cfg_path"))) {
-    throw std::invalid_argument("ViZDoom cannot load the scenario " + config.GetString("cfg_path"));
+  const std::string path = config.GetString("cfg_path");
+  // libvizdoom's own message for a missing file lists the places it looked, none of them this.
+  if (!std::filesystem::is_regular_file(path)) {
+    throw std::invalid_argument("ViZDoom: the scenario file " + path + " does not exist");
   }
+  bool loaded = false;
+  try {
+    loaded = game->loadConfig(path);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("ViZDoom cannot load the scenario " + path + ": " + e.what());
+  }
+  if (!loaded) throw std::invalid_argument("ViZDoom cannot load the scenario " + path);
   return game;
 }
 
@@ -306,6 +317,10 @@ class VizdoomEnv : public Env {
         }
       }
     }
+    if (!work_dir_.empty()) {
+      std::error_code error;  // best effort: a destructor must not throw
+      std::filesystem::remove_all(work_dir_, error);
+    }
   }
 
   void Reset() override {
@@ -384,16 +399,18 @@ class VizdoomEnv : public Env {
   // Starts every player's engine (on the worker thread that resets the env first, so a pool's
   // engines start in parallel). A multi-player game's host waits in init() for the joiners.
   void Start() {
-    // Every engine keeps its settings in ./_vizdoom/ (ZDoom's user directory, relative to the
-    // working directory) and creates it when absent; two engines starting at once race on that
-    // mkdir and the loser exits with a fatal error. Create it first (it may exist: fine).
-    std::error_code error;
-    std::filesystem::create_directory("_vizdoom", error);
+    // Every engine writes its settings (_vizdoom.ini) and cache (_vizdoom/) into its working
+    // directory: never the user's. Each engine of this env gets its own directory in a private
+    // temporary one (removed when the env is destroyed, at close), _vizdoom/ made in advance.
+    if (work_dir_.empty()) work_dir_ = MakeTempDirectory();  // a failed start is retried in it
     if (o_.num_players > 1) threads_ = std::make_unique<PlayerThreads>(o_.num_players);
     const int port = o_.num_players > 1 ? FreeUdpPort() : 0;
     for (int p = 0; p < o_.num_players; ++p) {
       auto game = LoadScenario(spec().config);
       game->setViZDoomPath(o_.vizdoom_dir + "/vizdoom");
+      const std::filesystem::path engine_dir = work_dir_ / ("player" + std::to_string(p));
+      std::filesystem::create_directories(engine_dir / "_vizdoom");
+      game->setEngineDirectory(engine_dir.string());
       // The scenario's own IWAD if it names one the wheel ships (freedoom1), else freedoom2.
       const std::string iwad = game->getDoomGamePath();
       const std::string base = iwad.substr(iwad.find_last_of('/') + 1);
@@ -410,8 +427,28 @@ class VizdoomEnv : public Env {
       if (!o_.game_args.empty()) game->addGameArgs(o_.game_args);
       players_[p].game = std::move(game);
     }
-    ForEachPlayer([&](int p) { players_[p].game->init(); });
+    ForEachPlayer([&](int p) {
+      try {
+        players_[p].game->init();
+      } catch (const std::exception& e) {
+        // libvizdoom's exceptions say little on their own ("Unexpected ViZDoom instance crash."):
+        // say which engine, and where its arguments and files are.
+        throw std::runtime_error("ViZDoom: the engine of player " + std::to_string(p) + " failed to start (" +
+                                 e.what() + "); scenario " + o_.cfg_path + ", engine " + o_.vizdoom_dir +
+                                 "/vizdoom" + (o_.game_args.empty() ? "" : ", game_args '" + o_.game_args + "'"));
+      }
+    });
     started_ = true;
+  }
+
+  // A new directory of our own under the system's temporary directory ($TMPDIR, else /tmp).
+  static std::filesystem::path MakeTempDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "parallel_pool_vizdoom_XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("ViZDoom: cannot create a temporary directory for the engine (" + pattern +
+                               "): " + std::strerror(errno));
+    }
+    return pattern;
   }
 
   std::string HostArgs(int port) const {
@@ -478,6 +515,7 @@ class VizdoomEnv : public Env {
   std::size_t frame_bytes_ = 0;
   std::vector<Player> players_;
   std::unique_ptr<PlayerThreads> threads_;
+  std::filesystem::path work_dir_;  // the engines' working directories, inside it
   bool started_ = false;
   int64_t episode_seed_ = 0;
 };
