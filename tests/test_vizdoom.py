@@ -32,10 +32,42 @@ import pytest
 import vizdoom as vzd  # the test command installs it (README: --no-deps, it requires pygame-ce)
 
 import parallel_pool
+from parallel_pool import _native
 
 VIZDOOM_DIR = os.path.dirname(os.path.abspath(vzd.__file__))
 SCENARIOS = os.path.join(VIZDOOM_DIR, "scenarios")
 ENGINE = os.path.join(VIZDOOM_DIR, "vizdoom")
+
+
+@pytest.fixture(autouse=True)
+def _oracle_cwd(tmp_path: Any, monkeypatch: Any) -> None:
+    """The oracle's engines (the vizdoom package's) write _vizdoom.ini and _vizdoom/ into their
+    working directory, inherited from this process: a temporary one, not the repository."""
+    monkeypatch.chdir(tmp_path)
+
+
+def family_dir() -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(parallel_pool.__file__)), "families")
+
+
+def test_vizdoom_so_needs_no_system_boost() -> None:
+    # libvizdoom needs Boost's shared libraries (Debian's static ones are not PIC): they are
+    # installed beside vizdoom.so and found there through its RUNPATH, so the family loads on a
+    # machine without Boost (a family that cannot load fails the package's import).
+    so = os.path.join(family_dir(), "vizdoom.so")
+    dynamic = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"\((RUNPATH|RPATH)\)\s+Library r(un)?path: \[\$ORIGIN\]", dynamic), dynamic
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic)
+    boost = [n for n in needed if n.startswith("libboost_")]
+    assert boost, needed  # filesystem, thread, chrono
+    for name in boost:
+        assert os.path.isfile(os.path.join(family_dir(), name)), name
+    system = {"libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"}
+    assert set(needed) - set(boost) <= system, needed
+    # Resolved by the dynamic loader: each Boost library from the family's directory.
+    resolved = subprocess.run(["ldd", so], capture_output=True, text=True, check=True).stdout
+    for name in boost:
+        assert re.search(re.escape(name) + r" => " + re.escape(os.path.join(family_dir(), name)), resolved), resolved
 
 
 def task_id(stem: str) -> str:
@@ -60,7 +92,9 @@ def shipped_scenarios() -> list[str]:
 
 
 def test_every_shipped_scenario_is_a_task() -> None:
-    ours = {t for t in parallel_pool.list_all_envs() if t.endswith("-v1") and parallel_pool.make_spec(t)}
+    ours = {t for t in _native.task_ids() if _native.task_info(t)["family"] == "vizdoom"}
+    for t in ours:
+        assert parallel_pool.make_spec(t).id == t
     want = {task_id(s) for s in shipped_scenarios()}
     assert want <= ours
     assert len(want) >= 19  # basic ... take_cover, freedoom1/2, multi, multi_duel, oblige, learning
