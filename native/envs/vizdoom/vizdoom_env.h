@@ -324,10 +324,10 @@ class VizdoomEnv : public Env {
   }
 
   void Reset() override {
-    if (!started_) Start();
     // A fresh episode seed from this env's stream: DoomGame.set_seed(seed) + new_episode() in the
     // reference gives the same episode. In a multi-player game the host's seed governs the map.
     episode_seed_ = static_cast<int64_t>(rng().UniformInt(0, 0x7fffffff));
+    if (!started_) Start();
     ForEachPlayer([&](int p) {
       players_[p].game->setSeed(static_cast<unsigned int>(episode_seed_));
       players_[p].game->newEpisode();
@@ -421,6 +421,9 @@ class VizdoomEnv : public Env {
       game->setMode(::vizdoom::PLAYER);
       if (o_.episode_timeout >= 0) game->setEpisodeTimeout(static_cast<unsigned int>(o_.episode_timeout));
       if (o_.num_players > 1) {
+        // A net game's random seed is agreed on when the players connect (in init()), and a new
+        // episode keeps it: the first episode's seed is set before init too.
+        game->setSeed(static_cast<unsigned int>(episode_seed_));
         game->addGameArgs(p == 0 ? HostArgs(port) : JoinArgs(port));
         game->addGameArgs("+name Player" + std::to_string(p) + " +colorset " + std::to_string(p));
       }
