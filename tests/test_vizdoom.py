@@ -285,64 +285,59 @@ def test_kwargs_and_spaces() -> None:
 
 
 # ---- multi-player ---------------------------------------------------------------------------
+#
+# What the engine allows (measured with the vizdoom package alone, no parallel_pool: the same seed,
+# the same actions, PLAYER mode, a host and a joiner stepped together, 3 runs): the first screens
+# and game variables of both players are identical run to run, and so are ours (the seed is set
+# before init: a net game agrees on its seed when the players connect, and new_episode keeps it);
+# but from the first few steps on the joiner's tic counter advances by 4, 5 or 6 tics per
+# make_action(a, 4), differently in each run (ZDoom's net code runs the tics whose commands have
+# arrived, a matter of timing), so screens differ between two runs of the package itself: a
+# multi-player episode past its reset is not reproducible, and no step-by-step alignment exists.
+# The same drift stalls the game (the joiner waits for tics the host, idle until its controller
+# asks, never sends): often within tens of steps, with the package too. Our env never hangs on it:
+# after engine_timeout seconds its engines are killed and the call raises EnvError (tested below).
+
+
+def multi_reference(players: int, seed: int) -> list[Any]:
+    port = free_port()
+    games = []
+    for p in range(players):
+        args = (f"-host {players} -port {port} +viz_connect_timeout 60 -deathmatch +sv_spawnfarthest 1" if p == 0
+                else f"-join 127.0.0.1 -port {port} +viz_connect_timeout 60")
+        g = reference_game("multi", True, 0, args + f" +name Player{p} +colorset {p}")
+        g.set_seed(seed)  # as ours: before init, and again before new_episode
+        games.append(g)
+    return games
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(120)
-@pytest.mark.xfail(strict=False, reason="not yet aligned: player 0's first screen differs from the oracle's "
-                   "(84% of pixels) on the same seed; unresolved, see the report of the ViZDoom branch")
-def test_deathmatch_two_players_aligned() -> None:
-    stem, players, frame_skip, steps = "multi", 2, 4, 60
-    env = parallel_pool.make(task_id(stem), num_envs=1, seed=2, max_num_players=players, img_height=120,
-                             img_width=160, stack_num=1, frame_skip=frame_skip, episode_timeout=0)
-    try:
-        obs, info = env.reset()
-        assert obs.shape == (players, 1, 120, 160)
-        np.testing.assert_array_equal(info["players"]["env_id"], [0] * players)
-        seed = int(info["episode_seed"][0])
-        port = free_port()
-        games = []
-        for p in range(players):
-            args = (f"-host {players} -port {port} +viz_connect_timeout 60 -deathmatch +sv_spawnfarthest 1" if p == 0
-                    else f"-join 127.0.0.1 -port {port} +viz_connect_timeout 60")
-            games.append(reference_game(stem, True, 0, args + f" +name Player{p} +colorset {p}"))
-        run_all(games, lambda p, g: g.init())
-        run_all(games, lambda p, g: (g.set_seed(seed), g.new_episode()))
-        actions = action_set(games[0].get_available_buttons(), False)
-        variables = [str(v).split(".")[-1] for v in games[0].get_available_game_variables()]
-        hw = (games[0].get_screen_height(), games[0].get_screen_width())
-
-        def check(obs: np.ndarray, info: dict[str, Any], where: str) -> None:
+@pytest.mark.timeout(180)
+def test_deathmatch_two_players_reset_aligned() -> None:
+    players = 2
+    for seed in (2, 3):
+        env = parallel_pool.make("Multi-v1", num_envs=1, seed=seed, max_num_players=players, img_height=120,
+                                 img_width=160, stack_num=1, episode_timeout=0, engine_timeout=60)
+        games: list[Any] = []
+        try:
+            obs, info = env.reset()
+            assert obs.shape == (players, 1, 120, 160)
+            np.testing.assert_array_equal(info["players"]["env_id"], [0] * players)
+            episode_seed = int(info["episode_seed"][0])
+            games = multi_reference(players, episode_seed)
+            run_all(games, lambda p, g: g.init())
+            run_all(games, lambda p, g, s=episode_seed: (g.set_seed(s), g.new_episode()))
+            hw = (games[0].get_screen_height(), games[0].get_screen_width())
+            variables = [str(v).split(".")[-1] for v in games[0].get_available_game_variables()]
             for p, g in enumerate(games):
-                state = g.get_state()
-                want = to_frame(None if state is None else state.screen_buffer, (120, 160), True, hw)
-                np.testing.assert_array_equal(obs[p], want, err_msg=f"{where} player {p}")
+                want = to_frame(g.get_state().screen_buffer, (120, 160), True, hw)
+                np.testing.assert_array_equal(obs[p], want, err_msg=f"seed {seed} player {p}")
                 for v in variables:
-                    assert info["players"][v][p] == g.get_game_variable(getattr(vzd.GameVariable, v)), (where, p, v)
-
-        check(obs, info, "reset")
-        rng = np.random.default_rng(4)
-        rewards_seen = 0.0
-        for t in range(steps):
-            chosen = rng.integers(len(actions), size=players)
-            obs, reward, terminated, truncated, info = env.step(chosen)
-            want_rewards = [0.0] * players
-
-            def act(p: int, g: Any, chosen: np.ndarray = chosen, want_rewards: list[float] = want_rewards) -> None:
-                if g.is_player_dead():
-                    g.respawn_player()
-                want_rewards[p] = g.make_action(actions[int(chosen[p])], frame_skip)
-
-            run_all(games, act)
-            check(obs, info, f"step {t}")
-            np.testing.assert_array_equal(info["players"]["reward"], want_rewards)
-            assert reward[0] == sum(want_rewards)
-            assert not terminated[0] and not truncated[0]
-            rewards_seen += abs(float(reward[0]))
-        for g in games:
-            g.close()
-    finally:
-        env.close()
+                    assert info["players"][v][p] == g.get_game_variable(getattr(vzd.GameVariable, v)), (p, v)
+        finally:
+            for g in games:
+                g.close()
+            env.close()
 
 
 def free_port() -> int:
@@ -372,20 +367,54 @@ def run_all(games: list[Any], fn: Any) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="multi-player games sometimes hang at start or at new_episode (seen "
-                   "with the vizdoom package alone too); unresolved, see the report of the ViZDoom branch")
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(300)
 def test_async_multi_player_rows() -> None:
+    # Per-player rows in async mode; a stalled game (see above) raises EnvError after engine_timeout
+    # and is started again by the next reset of that env.
     env = parallel_pool.make("Multi-v1", num_envs=3, batch_size=2, max_num_players=2, img_height=60, img_width=80,
-                             stack_num=1, seed=1)
+                             stack_num=1, seed=1, engine_timeout=10)
+    checked = stalls = 0
     try:
         env.async_reset()
-        for _ in range(6):
-            obs, reward, terminated, truncated, info = env.recv()
+        while checked < 20:
+            try:
+                obs, reward, terminated, truncated, info = env.recv()
+            except parallel_pool.EnvError as e:
+                assert "engine_timeout" in str(e)
+                stalls += 1
+                assert stalls <= 10
+                # The batch counts as received; a failed env starts a new episode on its next step.
+                env.send(np.zeros((2, 2), np.int64), e.result[-1]["env_id"])
+                continue
             env_ids = info["env_id"]
             assert obs.shape == (2 * 2, 1, 60, 80)
-            np.testing.assert_array_equal(np.sort(info["players"]["env_id"]), np.sort(np.repeat(env_ids, 2)))
+            owners = info["players"]["env_id"]
+            np.testing.assert_array_equal(np.sort(owners), np.sort(np.repeat(env_ids, 2)))
+            for k, e in enumerate(env_ids):
+                rows = np.flatnonzero(owners == e)
+                assert reward[k] == info["players"]["reward"][rows].sum()
+            checked += 1
             env.send(np.zeros((2, 2), np.int64), env_ids)
+    finally:
+        env.close()
+
+
+def test_a_stalled_engine_raises_after_engine_timeout_and_restarts() -> None:
+    # A stopped engine stands for a stalled one: the step raises instead of waiting for ever, the
+    # engine is killed, and the next reset starts a new one.
+    env = parallel_pool.make("Basic-v1", num_envs=1, seed=0, engine_timeout=1)
+    try:
+        env.reset()
+        (pid,) = engine_pids(os.getpid())
+        os.kill(pid, signal.SIGSTOP)
+        start = time.monotonic()
+        with pytest.raises(parallel_pool.EnvError, match=r"no progress in 1 s \(engine_timeout\)"):
+            env.step(np.array([0]))
+        assert time.monotonic() - start < 10
+        assert wait_gone({pid}) == set()
+        env.reset()
+        assert len(engine_pids(os.getpid())) == 1
+        env.step(np.array([1]))
     finally:
         env.close()
 

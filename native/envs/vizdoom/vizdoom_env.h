@@ -9,16 +9,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,6 +56,9 @@ inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vi
                 {"episode_timeout", int64_t{-1}},  // in tics; -1: the scenario's own, 0: none
                 {"max_num_players", int64_t{1}},   // > 1: a multi-player game (host and joiners)
                 {"game_args", std::string()},      // extra engine arguments, as DoomGame.add_game_args
+                // Seconds an engine may take to start, begin an episode or make a step before its
+                // engines are killed and the call raises (a stalled net game); 0: wait for ever.
+                {"engine_timeout", int64_t{60}},
                 {"cfg_path", cfg_path},
                 {"vizdoom_dir", vizdoom_dir}};  // the installed vizdoom package: engine, pk3, IWADs
 }
@@ -125,7 +133,7 @@ inline std::vector<std::vector<double>> ActionSet(const std::vector<::vizdoom::B
 // The preprocessing settings, validated (ValueError in Python: std::invalid_argument).
 struct VizdoomOptions {
   int height, width, stack_num, channels, frame_skip, num_players;
-  int64_t episode_timeout;
+  int64_t episode_timeout, engine_timeout;
   bool combined;
   std::string game_args, cfg_path, vizdoom_dir;
 
@@ -147,6 +155,7 @@ struct VizdoomOptions {
     o.num_players = static_cast<int>(in_range("max_num_players", 1, kMaxPlayers));
     o.episode_timeout = in_range("episode_timeout", -1, int64_t{1} << 31);
     o.combined = c.GetBool("use_combined_action");
+    o.engine_timeout = in_range("engine_timeout", 0, int64_t{1} << 31);
     o.game_args = c.GetString("game_args");
     o.cfg_path = c.GetString("cfg_path");
     o.vizdoom_dir = c.GetString("vizdoom_dir");
@@ -280,6 +289,61 @@ class PlayerThreads {
   std::vector<std::thread> threads_;
 };
 
+// Calls on_expiry (from its own thread) when a call armed with Arm() is not disarmed within the
+// limit. Arming and disarming are two atomic stores, nothing a step would notice; the thread looks
+// every quarter of the limit (at most each second), so an expiry is seen within 1.25 limits.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
+      : limit_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(limit).count()),
+        on_expiry_(std::move(on_expiry)),
+        thread_([this] { Loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void Arm() { armed_at_.store(Now(), std::memory_order_release); }
+  // Whether the limit passed (and on_expiry ran) since Arm().
+  bool Disarm() {
+    armed_at_.store(0, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(mu_);  // an expiry in progress finishes first
+    return std::exchange(expired_, false);
+  }
+
+ private:
+  static int64_t Now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void Loop() {
+    const auto period = std::chrono::nanoseconds(std::min<int64_t>(limit_ns_ / 4, 1000000000));
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, period, [this] { return stop_; })) {
+      const int64_t armed = armed_at_.load(std::memory_order_acquire);
+      if (armed != 0 && Now() - armed > limit_ns_ && !expired_) {
+        expired_ = true;
+        on_expiry_();
+      }
+    }
+  }
+
+  const int64_t limit_ns_;
+  const std::function<void()> on_expiry_;
+  std::atomic<int64_t> armed_at_{0};  // steady-clock ns of the armed call's start; 0: none
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool expired_ = false;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the rest is constructed
+};
+
 class VizdoomEnv : public Env {
  public:
   VizdoomEnv(const EnvSpec& spec, int env_id)
@@ -308,6 +372,7 @@ class VizdoomEnv : public Env {
   ~VizdoomEnv() override {
     // Every engine process is closed (each DoomGame's close() ends its process and joins the thread
     // that waits for it); the helper threads first, so none is inside a game being closed.
+    watchdog_.reset();
     threads_.reset();
     for (auto& player : players_) {
       if (player.game) {
@@ -328,7 +393,7 @@ class VizdoomEnv : public Env {
     // reference gives the same episode. In a multi-player game the host's seed governs the map.
     episode_seed_ = static_cast<int64_t>(rng().UniformInt(0, 0x7fffffff));
     if (!started_) Start();
-    ForEachPlayer([&](int p) {
+    Drive([&](int p) {
       players_[p].game->setSeed(static_cast<unsigned int>(episode_seed_));
       players_[p].game->newEpisode();
     });
@@ -344,7 +409,7 @@ class VizdoomEnv : public Env {
 
   StepResult Step(const Action& action) override {
     const int64_t* chosen = action.Get<int64_t>(action_field_);  // in range: checked by the core
-    ForEachPlayer([&](int p) {
+    Drive([&](int p) {
       Player& pl = players_[p];
       // A dead player of a multi-player game respawns before acting, as ViZDoom's examples do.
       if (o_.num_players > 1 && pl.game->isPlayerDead()) pl.game->respawnPlayer();
@@ -430,15 +495,15 @@ class VizdoomEnv : public Env {
       if (!o_.game_args.empty()) game->addGameArgs(o_.game_args);
       players_[p].game = std::move(game);
     }
-    ForEachPlayer([&](int p) {
+    Drive([&](int p) {
       try {
         players_[p].game->init();
       } catch (const std::exception& e) {
         // libvizdoom's exceptions say little on their own ("Unexpected ViZDoom instance crash."):
         // say which engine, and where its arguments and files are.
         throw std::runtime_error("ViZDoom: the engine of player " + std::to_string(p) + " failed to start (" +
-                                 e.what() + "); scenario " + o_.cfg_path + ", engine " + o_.vizdoom_dir +
-                                 "/vizdoom" + (o_.game_args.empty() ? "" : ", game_args '" + o_.game_args + "'"));
+                                 e.what() + "); scenario " + o_.cfg_path + ", engine " + o_.vizdoom_dir + "/vizdoom" +
+                                 (o_.game_args.empty() ? "" : ", game_args '" + o_.game_args + "'"));
       }
     });
     started_ = true;
@@ -460,6 +525,57 @@ class VizdoomEnv : public Env {
   }
   static std::string JoinArgs(int port) {
     return "-join 127.0.0.1 -port " + std::to_string(port) + " +viz_connect_timeout 60";
+  }
+
+  // Runs fn for every player under the watchdog: if the engines make no progress in
+  // engine_timeout seconds (a multi-player game's engines can stall waiting for each other's
+  // network tics, and nothing in libvizdoom times out), the watchdog kills them, which ends the
+  // waits (libvizdoom sees its engine exit), and the call raises. The game restarts at the next reset.
+  void Drive(const std::function<void(int)>& fn) {
+    if (o_.engine_timeout > 0 && !watchdog_) {
+      watchdog_ = std::make_unique<Watchdog>(std::chrono::seconds(o_.engine_timeout), [this] { KillEngines(); });
+    }
+    if (watchdog_) watchdog_->Arm();
+    std::exception_ptr error;
+    try {
+      ForEachPlayer(fn);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const bool expired = watchdog_ && watchdog_->Disarm();
+    if (expired) {
+      started_ = false;
+      throw std::runtime_error("ViZDoom: the engines made no progress in " + std::to_string(o_.engine_timeout) +
+                               " s (engine_timeout) and were killed; the next reset starts them again");
+    }
+    if (error) {
+      // An engine that failed mid-game is gone: start again at the next reset.
+      started_ = false;
+      std::rethrow_exception(error);
+    }
+  }
+
+  // Kills this env's engine processes: our children whose working directory is a player's own.
+  void KillEngines() {
+    const std::string self = std::to_string(::getpid());
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+      const std::string pid = entry.path().filename().string();
+      if (pid.empty() || !std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      if (!std::getline(stat, line)) continue;
+      const std::size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream fields(line.substr(close + 1));
+      std::string state, ppid;
+      fields >> state >> ppid;
+      if (ppid != self) continue;
+      std::error_code link_error;
+      const std::filesystem::path cwd = std::filesystem::read_symlink(entry.path() / "cwd", link_error);
+      if (link_error || cwd.parent_path() != work_dir_) continue;
+      ::kill(static_cast<pid_t>(std::stol(pid)), SIGKILL);
+    }
   }
 
   void ForEachPlayer(const std::function<void(int)>& fn) {
@@ -518,7 +634,8 @@ class VizdoomEnv : public Env {
   std::size_t frame_bytes_ = 0;
   std::vector<Player> players_;
   std::unique_ptr<PlayerThreads> threads_;
-  std::filesystem::path work_dir_;  // the engines' working directories, inside it
+  std::unique_ptr<Watchdog> watchdog_;  // made on the first engine call; destroyed before the games
+  std::filesystem::path work_dir_;      // the engines' working directories, inside it
   bool started_ = false;
   int64_t episode_seed_ = 0;
 };
