@@ -37,35 +37,11 @@ PAIRS = (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async"))
 
 def ratio_table(result: bench.BenchResult) -> str:
     """Ours over EnvPool's same mode, and ours over Gymnasium's AsyncVectorEnv, per num_envs."""
-    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
-    tasks = list(dict.fromkeys(m.task_id for m in result.measurements))
-    sizes = sorted({m.num_envs for m in result.measurements})
-    lines = ["| ratio | " + " | ".join(f"{n} envs" for n in sizes) + " |", "|---|" + "---:|" * len(sizes)]
-    for task_id in tasks:
-        for ours, theirs in (*PAIRS, ("pp-sync", "gym-async"), ("pp-async", "gym-async")):
-            cells = []
-            for n in sizes:
-                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
-                cells.append(f"{mine / other:.2f}x" if mine and other else "-")
-            label = f"{task_id} {bench.METHODS[ours]} / {bench.METHODS[theirs]}"
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return bench.format_ratios(result, (*PAIRS, ("pp-sync", "gym-async"), ("pp-async", "gym-async")))
 
 
 def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
-    checks: list[tuple[str, bool, str]] = []
-    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
-    for task_id in dict.fromkeys(m.task_id for m in result.measurements):
-        for ours, theirs in PAIRS:
-            for n in sorted({m.num_envs for m in result.measurements}):
-                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
-                if mine is None or other is None:
-                    continue
-                checks.append((
-                    f"{task_id} num_envs={n}: {bench.METHODS[ours]} >= {ENVPOOL_TARGET:g}x {bench.METHODS[theirs]}",
-                    mine >= ENVPOOL_TARGET * other, f"{mine:,.0f} vs {other:,.0f} steps/s = {mine / other:.2f}x",
-                ))
-    return checks
+    return bench.check_ratios(result, [(ours, theirs, ENVPOOL_TARGET) for ours, theirs in PAIRS])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -127,19 +127,10 @@ def check_targets(
 ) -> list[tuple[str, bool, str]]:
     checks: list[tuple[str, bool, str]] = []
     measurements = result.measurements if result is not None else []
-    rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in measurements}
     tasks = list(dict.fromkeys([m.task_id for m in measurements] + list(limits or {})))
-    sizes = sorted({m.num_envs for m in measurements})
     for task_id in tasks:
-        for ours, theirs in (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async")):
-            for n in sizes:
-                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
-                if mine is None or other is None:
-                    continue
-                checks.append((
-                    f"{task_id} num_envs={n}: {bench.METHODS[ours]} >= {ENVPOOL_RATIO}x {bench.METHODS[theirs]}",
-                    mine >= ENVPOOL_RATIO * other, f"{mine:,.0f} vs {other:,.0f} steps/s = {mine / other:.2f}x",
-                ))
+        pairs = (("pp-sync", "envpool-sync", ENVPOOL_RATIO), ("pp-async", "envpool-async", ENVPOOL_RATIO))
+        checks += bench.check_ratios(result, pairs, task_id=task_id)
         share = limits.get(task_id) if limits else None
         if share:
             async_only = {k: v for k, v in share["configs"].items() if "async" in k}

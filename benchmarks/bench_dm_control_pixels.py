@@ -25,10 +25,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
-import statistics
 import time
 import warnings
 from typing import Any, Callable
@@ -36,10 +34,10 @@ from typing import Any, Callable
 os.environ.setdefault("MUJOCO_GL", "egl")  # dm_control's renderer on the EGL device ours uses
 
 import numpy as np
+from pixel_bench import SIZE, append_json, measure, pp_runner, print_table  # benchmarks/pixel_bench.py
 
 import parallel_pool
 
-SIZE = 84
 DOMAINS = {"CheetahRun-v1": ("cheetah", "run"), "WalkerWalk-v1": ("walker", "walk"),
            "HumanoidRun-v1": ("humanoid", "run")}
 
@@ -131,32 +129,6 @@ class DmProcs:
             proc.join(timeout=30)
 
 
-def pp_runner(task: str, camera: int, num_envs: int, is_async: bool,
-              num_threads: int) -> tuple[Callable[[float], int], Any]:
-    batch = max(1, num_envs // 2) if is_async else num_envs
-    env = parallel_pool.make_gymnasium(task, num_envs=num_envs, batch_size=batch, num_threads=num_threads, seed=0,
-                                       from_pixels=True, width=SIZE, height=SIZE, camera_id=camera)
-    rng = np.random.default_rng(0)
-    low, high = env.single_action_space.low, env.single_action_space.high
-    if is_async:
-        env.async_reset()
-    else:
-        env.reset()
-
-    def run(seconds: float) -> int:
-        frames, end = 0, time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            if is_async:
-                obs, *_, info = env.recv()
-                ids = info["env_id"]
-                env.send(rng.uniform(low, high, (len(ids), *low.shape)), ids)
-            else:
-                obs, *_ = env.step(rng.uniform(low, high, (num_envs, *low.shape)))
-            frames += len(obs["pixels"])
-        return frames
-    return run, env
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="CheetahRun-v1", choices=sorted(DOMAINS))
@@ -174,37 +146,16 @@ def main() -> None:
     runners[f"dm-procs {cpus}"] = (procs.run, procs)
     runners["dm-loop"] = dm_loop_runner(args.task, args.camera)
     for n in args.num_envs:
-        runners[f"pp-sync {n}"] = pp_runner(args.task, args.camera, n, False, args.num_threads)
-        if n >= 2:
-            runners[f"pp-async {n}"] = pp_runner(args.task, args.camera, n, True, args.num_threads)
-    for run, _ in runners.values():  # contexts, uploads and shader compilation before timing
-        run(1.0)
-    rates: dict[str, list[float]] = {name: [] for name in runners}
-    for _ in range(args.rounds):
-        for name, (run, _) in runners.items():
-            start = time.perf_counter()
-            frames = run(args.seconds)
-            rates[name].append(frames / (time.perf_counter() - start))
-    for _, env in runners.values():
-        env.close()
-
-    loop = statistics.median(rates["dm-loop"])
-    many = statistics.median(rates[f"dm-procs {cpus}"])
-    print(f"\n{args.task}, {SIZE}x{SIZE} RGB pixel observations (camera {args.camera}), {cpus} CPUs, "
-          f"median of {args.rounds} rounds of {args.seconds:g} s\n")
-    print(f"| method | frames/s | vs dm-loop | vs dm-procs {cpus} |")
-    print("|---|---:|---:|---:|")
-    for name, values in rates.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:.1f} | {median / loop:.2f}x | {median / many:.2f}x |")
-    if args.json:
-        record = {"task": args.task, "camera": args.camera, "size": SIZE, "cpus": cpus, "rounds": args.rounds,
-                  "seconds": args.seconds, "rates": rates}
-        existing = json.load(open(args.json)) if os.path.exists(args.json) else []
-        existing.append(record)
-        with open(args.json, "w") as f:
-            json.dump(existing, f, indent=1)
-
+        for is_async, name in ((False, "pp-sync"), (True, "pp-async")):
+            if n >= 2 or not is_async:
+                runners[f"{name} {n}"] = pp_runner(parallel_pool.make_gymnasium, args.task, n, is_async,
+                                                   args.num_threads, frames_of=lambda obs: len(obs["pixels"]),
+                                                   camera_id=args.camera)
+    rates = measure(runners, args.rounds, args.seconds)
+    print_table(f"{args.task}, {SIZE}x{SIZE} RGB pixel observations (camera {args.camera}), {cpus} CPUs, "
+                f"median of {args.rounds} rounds of {args.seconds:g} s", rates, ["dm-loop", f"dm-procs {cpus}"])
+    append_json(args.json, {"task": args.task, "camera": args.camera, "size": SIZE, "cpus": cpus,
+                            "rounds": args.rounds, "seconds": args.seconds, "rates": rates})
 
 if __name__ == "__main__":
     main()

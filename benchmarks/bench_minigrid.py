@@ -42,40 +42,13 @@ PAIRS = (("pp-sync", "envpool-sync", ENVPOOL_TARGET), ("pp-async", "envpool-asyn
          ("pp-sync", "gym-async", ASYNC_VECTOR_TARGET), ("pp-async", "gym-async", ASYNC_VECTOR_TARGET))
 
 
-def rates_of(result: bench.BenchResult) -> dict[tuple[str, str, int], float | None]:
-    return {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
-
-
 def ratio_table(result: bench.BenchResult) -> str:
     """Ours over EnvPool's same mode and over AsyncVectorEnv, per num_envs."""
-    rates = rates_of(result)
-    tasks = list(dict.fromkeys(m.task_id for m in result.measurements))
-    sizes = sorted({m.num_envs for m in result.measurements})
-    lines = ["| ratio | " + " | ".join(f"{n} envs" for n in sizes) + " |", "|---|" + "---:|" * len(sizes)]
-    for task_id in tasks:
-        for ours, theirs, _ in PAIRS:
-            cells = []
-            for n in sizes:
-                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
-                cells.append(f"{mine / other:.2f}x" if mine and other else "-")
-            lines.append(f"| {task_id} {bench.METHODS[ours]} / {bench.METHODS[theirs]} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return bench.format_ratios(result, [(ours, theirs) for ours, theirs, _ in PAIRS])
 
 
 def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
-    checks: list[tuple[str, bool, str]] = []
-    rates = rates_of(result)
-    for task_id in dict.fromkeys(m.task_id for m in result.measurements):
-        for ours, theirs, target in PAIRS:
-            for n in sorted({m.num_envs for m in result.measurements}):
-                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
-                if mine is None or other is None:
-                    continue
-                checks.append((
-                    f"{task_id} num_envs={n}: {bench.METHODS[ours]} >= {target:g}x {bench.METHODS[theirs]}",
-                    mine >= target * other, f"{mine:,.0f} vs {other:,.0f} steps/s = {mine / other:.2f}x",
-                ))
-    return checks
+    return bench.check_ratios(result, PAIRS)
 
 
 def main(argv: list[str] | None = None) -> int:

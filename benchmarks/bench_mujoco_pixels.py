@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
-import statistics
 import time
 from functools import partial
 from typing import Any, Callable
@@ -34,42 +32,15 @@ from typing import Any, Callable
 os.environ.setdefault("MUJOCO_GL", "egl")  # Gymnasium's renderer on the EGL device ours uses
 
 import gymnasium
-import numpy as np
 from gymnasium.wrappers import AddRenderObservation
+from pixel_bench import SIZE, append_json, measure, pp_runner, print_table  # benchmarks/pixel_bench.py
 
 import parallel_pool
-
-SIZE = 84
 
 
 def gym_env(task: str) -> gymnasium.Env:
     env = gymnasium.make(task, render_mode="rgb_array", width=SIZE, height=SIZE)
     return AddRenderObservation(env, render_only=True)
-
-
-def pp_runner(task: str, num_envs: int, is_async: bool, num_threads: int) -> tuple[Callable[[float], int], Any]:
-    batch = max(1, num_envs // 2) if is_async else num_envs
-    env = parallel_pool.make(task, num_envs=num_envs, batch_size=batch, num_threads=num_threads, seed=0,
-                             from_pixels=True, width=SIZE, height=SIZE)
-    rng = np.random.default_rng(0)
-    low, high = env.action_space.low, env.action_space.high
-    if is_async:
-        env.async_reset()
-    else:
-        env.reset()
-
-    def run(seconds: float) -> int:
-        frames, end = 0, time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            if is_async:
-                obs, *_, info = env.recv()
-                ids = info["env_id"]
-                env.send(rng.uniform(low, high, (len(ids), *low.shape)).astype(np.float32), ids)
-            else:
-                obs, *_ = env.step(rng.uniform(low, high, (num_envs, *low.shape)).astype(np.float32))
-            frames += len(obs)
-        return frames
-    return run, env
 
 
 def gym_loop_runner(task: str) -> tuple[Callable[[float], int], Any]:
@@ -123,36 +94,14 @@ def main() -> None:
     gc.collect()
     runners["gym-loop"] = gym_loop_runner(args.task)
     for n in args.num_envs:
-        runners[f"pp-sync {n}"] = pp_runner(args.task, n, False, args.num_threads)
+        runners[f"pp-sync {n}"] = pp_runner(parallel_pool.make, args.task, n, False, args.num_threads)
         if n >= 2:
-            runners[f"pp-async {n}"] = pp_runner(args.task, n, True, args.num_threads)
-    for run, _ in runners.values():  # contexts, uploads and shader compilation before timing
-        run(1.0)
-    rates: dict[str, list[float]] = {name: [] for name in runners}
-    for _ in range(args.rounds):
-        for name, (run, _) in runners.items():
-            start = time.perf_counter()
-            frames = run(args.seconds)
-            rates[name].append(frames / (time.perf_counter() - start))
-    for _, env in runners.values():
-        env.close()
-
-    base = statistics.median(rates["gym-loop"])
-    print(f"\n{args.task}, {SIZE}x{SIZE} RGB pixel observations, {os.cpu_count()} CPUs, "
-          f"median of {args.rounds} rounds of {args.seconds:g} s\n")
-    print("| method | frames/s | vs gym-loop |")
-    print("|---|---:|---:|")
-    for name, values in rates.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:.1f} | {median / base:.2f}x |")
-    if args.json:
-        record = {"task": args.task, "size": SIZE, "cpus": os.cpu_count(), "rounds": args.rounds,
-                  "seconds": args.seconds, "rates": rates}
-        existing = json.load(open(args.json)) if os.path.exists(args.json) else []
-        existing.append(record)
-        with open(args.json, "w") as f:
-            json.dump(existing, f, indent=1)
-
+            runners[f"pp-async {n}"] = pp_runner(parallel_pool.make, args.task, n, True, args.num_threads)
+    rates = measure(runners, args.rounds, args.seconds)
+    print_table(f"{args.task}, {SIZE}x{SIZE} RGB pixel observations, {os.cpu_count()} CPUs, "
+                f"median of {args.rounds} rounds of {args.seconds:g} s", rates, ["gym-loop"])
+    append_json(args.json, {"task": args.task, "size": SIZE, "cpus": os.cpu_count(), "rounds": args.rounds,
+                            "seconds": args.seconds, "rates": rates})
 
 if __name__ == "__main__":
     main()

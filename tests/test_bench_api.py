@@ -57,3 +57,26 @@ def test_users_take_only_public_names(path: pathlib.Path) -> None:
 def test_every_public_name_exists() -> None:
     for name in parallel_pool_bench.__all__:
         assert not name.startswith("_") and hasattr(parallel_pool_bench, name), name
+
+
+def test_ratio_checks_and_table() -> None:
+    """check_ratios and format_ratios, which the benchmark scripts' targets rest on: a cell is met at
+    exactly the target, missed just below it, and skipped where a method was not measured."""
+    def m(task: str, method: str, n: int, rate: float | None) -> parallel_pool_bench.Measurement:
+        return parallel_pool_bench.Measurement(task_id=task, method=method, num_envs=n, batch_size=n, steps_per_s=rate)
+
+    result = parallel_pool_bench.BenchResult(
+        measurements=[m("A", "pp-sync", 8, 120.0), m("A", "envpool-sync", 8, 100.0), m("A", "pp-sync", 32, 119.0),
+                      m("A", "envpool-sync", 32, 100.0), m("B", "pp-sync", 8, 50.0), m("B", "envpool-sync", 8, None)],
+        skipped={}, settings={})
+    checks = parallel_pool_bench.check_ratios(result, [("pp-sync", "envpool-sync", 1.2)])
+    assert [(what, met) for what, met, _ in checks] == [
+        ("A num_envs=8: parallel_pool sync >= 1.2x envpool sync", True),
+        ("A num_envs=32: parallel_pool sync >= 1.2x envpool sync", False),
+    ]
+    assert checks[1][2] == "119 vs 100 steps/s = 1.19x"
+    assert parallel_pool_bench.check_ratios(result, [("pp-sync", "envpool-sync", 1.0)], task_id="B") == []
+    table = parallel_pool_bench.format_ratios(result, [("pp-sync", "envpool-sync")]).splitlines()
+    assert table[0] == "| ratio | 8 envs | 32 envs |"
+    assert table[2] == "| A parallel_pool sync / envpool sync | 1.20x | 1.19x |"
+    assert table[3] == "| B parallel_pool sync / envpool sync | - | - |"

@@ -200,7 +200,11 @@ def call(kind: str, fn: Callable[[], Any], reset: bool) -> tuple[Batch, list[tup
         assert e.env_ids == [env_id for env_id, _ in e.errors]
         for env_id, message in e.errors:
             assert f"env {env_id}: {message}" in str(e)
-        return read(kind, e.result, reset), e.errors
+        batch = read(kind, e.result, reset)
+        # In the batch's row order, whichever env failed first (the threads' timing must not show).
+        failed = set(e.env_ids)
+        assert e.env_ids == [int(i) for i in batch.env_id if int(i) in failed], (e.env_ids, batch.env_id)
+        return batch, e.errors
 
 
 def check_rows(batch: Batch, errors: list[tuple[int, str]], models: dict[int, FaultyModel],

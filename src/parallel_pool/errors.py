@@ -15,7 +15,8 @@ class EnvError(RuntimeError):
     The rest of the batch is not lost: ``result`` holds the batch as the call would have returned
     it (``(obs, info)`` from ``reset``, the 5-tuple from ``step``/``recv``, a ``TimeStep`` from the
     dm_env front-end, each integration's own form from its adapter). ``errors`` lists
-    ``(env_id, message)`` per failed env and ``env_ids`` their ids. A failed env's row holds zeros
+    ``(env_id, message)`` per failed env and ``env_ids`` their ids, both in the order of the batch's
+    rows (``info["env_id"]``), whichever env failed first. A failed env's row holds zeros
     in its observation and info fields, reward 0, not terminated or truncated, ``elapsed_step`` the
     step that raised. In async mode the batch counts as received: its envs can be sent again. A
     failed env starts a new episode on its next step, even if its first reset raised (except with

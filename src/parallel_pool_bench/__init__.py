@@ -14,7 +14,8 @@ no benchmark code. Its modules, one idea each:
 - ``throughput``: ``run_benchmarks``, every method timed in interleaved segments, as a
   ``BenchResult`` of ``Measurement``s.
 - ``latency``: ``single_env_latency``, one env's ``step`` against ``gymnasium.make``'s.
-- ``report``: markdown tables (``format_table``, ``format_latency``), ``plot`` and ``write_json``.
+- ``report``: markdown tables (``format_table``, ``format_latency``, ``format_ratios``), the ratio
+  targets' checks (``check_ratios``), ``plot`` and ``write_json``.
 - ``machine``: ``machine_info``, what the numbers were measured on.
 - ``progress``: ``Progress``, the bar on stderr.
 
@@ -28,7 +29,15 @@ Example:
 from parallel_pool_bench.latency import single_env_latency
 from parallel_pool_bench.machine import machine_info
 from parallel_pool_bench.progress import Progress
-from parallel_pool_bench.report import format_latency, format_table, plot, write_json
+from parallel_pool_bench.report import (
+    check_ratios,
+    format_latency,
+    format_ratios,
+    format_table,
+    plot,
+    rates_by_cell,
+    write_json,
+)
 from parallel_pool_bench.runners import (
     ACTION_BATCHES,
     DEFAULT_METHODS,
@@ -73,12 +82,15 @@ __all__ = [
     "SyncRunner",
     "async_batch_size",
     "check_available",
+    "check_ratios",
     "draw_actions",
     "format_latency",
+    "format_ratios",
     "format_table",
     "machine_info",
     "make_runner",
     "plot",
+    "rates_by_cell",
     "run_benchmarks",
     "single_env_latency",
     "time_calls",

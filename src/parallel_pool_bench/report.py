@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from tabulate import tabulate
@@ -11,7 +12,7 @@ from tabulate import tabulate
 from parallel_pool_bench.runners import METHODS
 from parallel_pool_bench.throughput import BenchResult
 
-__all__ = ["format_latency", "format_table", "plot", "write_json"]
+__all__ = ["check_ratios", "format_latency", "format_ratios", "format_table", "plot", "rates_by_cell", "write_json"]
 
 
 def _rate(x: float | None) -> str:
@@ -20,6 +21,49 @@ def _rate(x: float | None) -> str:
 
 def _ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}x"
+
+
+def rates_by_cell(result: BenchResult | None) -> dict[tuple[str, str, int], float | None]:
+    """Steps/s keyed by (task_id, method, num_envs); None for a method that was skipped."""
+    return {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in (result.measurements if result else [])}
+
+
+def format_ratios(result: BenchResult, pairs: Sequence[tuple[str, str]]) -> str:
+    """A markdown table of ratios: for each task and (ours, theirs) pair of methods, ours' steps/s over
+    theirs' at each num_envs ("-" where either was not measured)."""
+    rates = rates_by_cell(result)
+    tasks = list(dict.fromkeys(m.task_id for m in result.measurements))
+    sizes = sorted({m.num_envs for m in result.measurements})
+    lines = ["| ratio | " + " | ".join(f"{n} envs" for n in sizes) + " |", "|---|" + "---:|" * len(sizes)]
+    for task_id in tasks:
+        for ours, theirs in pairs:
+            cells = []
+            for n in sizes:
+                mine, other = rates.get((task_id, ours, n)), rates.get((task_id, theirs, n))
+                cells.append(f"{mine / other:.2f}x" if mine and other else "-")
+            lines.append(f"| {task_id} {METHODS[ours]} / {METHODS[theirs]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def check_ratios(result: BenchResult | None, targets: Sequence[tuple[str, str, float]],
+                 task_id: str | None = None) -> list[tuple[str, bool, str]]:
+    """For each (ours, theirs, target) and each measured task (or `task_id` alone) and num_envs where
+    both were measured: (what, met, detail), met when ours' steps/s >= target x theirs'."""
+    rates = rates_by_cell(result)
+    measurements = result.measurements if result else []
+    tasks = [task_id] if task_id else list(dict.fromkeys(m.task_id for m in measurements))
+    sizes = sorted({m.num_envs for m in measurements})
+    checks: list[tuple[str, bool, str]] = []
+    for task in tasks:
+        for ours, theirs, target in targets:
+            for n in sizes:
+                mine, other = rates.get((task, ours, n)), rates.get((task, theirs, n))
+                if mine is None or other is None:
+                    continue
+                times = "" if target == 1 else f"{target:g}x "
+                checks.append((f"{task} num_envs={n}: {METHODS[ours]} >= {times}{METHODS[theirs]}",
+                               mine >= target * other, f"{mine:,.0f} vs {other:,.0f} steps/s = {mine / other:.2f}x"))
+    return checks
 
 
 def format_table(result: BenchResult) -> str:
