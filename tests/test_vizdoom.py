@@ -257,9 +257,10 @@ def test_scenarios_aligned(stem: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", shipped_scenarios())
 def test_every_scenario_aligned(stem: str) -> None:
-    # multi_duel's map has deathmatch starts only: alone, its engine exits ("No player 1 start"), and
-    # the vizdoom package then segfaults (the bug our libvizdoom patch fixes); -deathmatch plays it.
-    args = "-deathmatch" if stem == "multi_duel" else ""
+    # cig's and multi_duel's maps have deathmatch starts only: alone, their engine exits ("No player 1
+    # start") and the vizdoom package then segfaults (the bug our libvizdoom patch fixes); -deathmatch
+    # plays them.
+    args = "-deathmatch" if stem in ("cig", "multi_duel") else ""
     for gray, combined in [(True, False), (False, len(reference_buttons(stem)) <= 8)]:
         checked = align_single(stem, 300, gray=gray, combined=combined, seed=7, game_args=args)
         assert checked["steps"] >= 290
