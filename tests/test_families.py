@@ -64,6 +64,7 @@ def run_python(code: str) -> str:
 def test_every_family_is_an_installed_env_library() -> None:
     names = {os.path.splitext(os.path.basename(p))[0] for p in installed_families()}
     expected = {"atari", "box2d", "classic_control", "dm_control", "minigrid", "mpe", "mujoco", "toy_text", "tutorial"}
+    expected |= {"vizdoom"}
     assert names == expected
     assert SKIPPED == {}
     families = {_native.task_info(t)["family"] for t in _native.task_ids()}

@@ -55,8 +55,8 @@ def test_native_core_ctest() -> None:
     jobs = str(min(2, os.cpu_count() or 1))
     _run(
         [cmake, "-S", str(REPO), "-B", str(BUILD_DIR), "-DPP_BUILD_TESTS=ON", "-DCMAKE_BUILD_TYPE=Release",
-         # The core's tests need neither env library (nor ALE's download and build).
-         "-DPP_WITH_MUJOCO=OFF", "-DPP_WITH_ATARI=OFF"],
+         # The core's tests need none of these env libraries (nor ALE's or libvizdoom's download and build).
+         "-DPP_WITH_MUJOCO=OFF", "-DPP_WITH_ATARI=OFF", "-DPP_WITH_VIZDOOM=OFF"],
         CONFIGURE_TIMEOUT_S,
         "CMake configure",
     )

@@ -25,7 +25,9 @@ def test_readme_example_runs(index: int) -> None:
 def test_readme_starts_with_the_two_commands() -> None:
     commands = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S)
     assert commands[0].strip() == "pip install . && parallel-pool bench CartPole-v1"
-    test_command = 'pip install ".[test]" && pip install --no-deps minigrid==3.2.0 mpe2==1.1.1 && pytest -q'
+    test_command = (
+        'pip install ".[test]" && pip install --no-deps minigrid==3.2.0 mpe2==1.1.1 vizdoom==1.3.2 && pytest -q'
+    )
     assert commands[1].strip() == test_command
     ci = (README.parent / ".ci" / "run").read_text()
     assert commands[1].strip() in ci

@@ -176,6 +176,10 @@ void Pool::Close() {
   // A thread receiving leaves after the job it is running (it sees closed_): wait for it, so that
   // no thread is still stepping an env when Close returns. Not under api_mu_, which it may need.
   std::lock_guard<std::mutex> receivers(recv_mu_);
+  // Nothing steps, resets or renders an env any more (each checks closed_ first): release them now,
+  // not when the last Python reference to the pool goes, since an env may hold processes (ViZDoom's
+  // engines) that close() must end.
+  for (EnvState& s : envs_) s.env.reset();
 }
 
 void Pool::CheckOpen() const {

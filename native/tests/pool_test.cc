@@ -4,6 +4,7 @@
 #include "core/pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "envs/tutorial/guessing_game.h"
 #include "envs/tutorial/register.h"
 #include "tests/test_util.h"
 
@@ -786,6 +788,123 @@ TEST(CloseDuringResetNow) {
   CHECK_LT(Clock::now() - start, std::chrono::seconds(5));
   closer.join();
   CHECK(pool->closed());
+}
+
+// An env that counts its live instances, so a test sees when the pool destroys its envs: with
+// GuessingGame's spec (one player), a step that sleeps step_sleep_us * (1 + env_id % 4).
+std::atomic<int> g_live_envs{0};
+
+class CountedEnv : public pp::Env {
+ public:
+  CountedEnv(const pp::EnvSpec& spec, int env_id)
+      : Env(spec, env_id),
+        obs_(spec.StateIndex("obs")),
+        num_players_(spec.StateIndex("info:num_players")),
+        sleep_us_(spec.config.GetInt("step_sleep_us")) {
+    g_live_envs.fetch_add(1);
+  }
+  ~CountedEnv() override { g_live_envs.fetch_sub(1); }
+  void Reset() override { Write(); }
+  pp::StepResult Step(const pp::Action& /*action*/) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_ * (1 + env_id() % 4)));
+    Write();
+    return pp::StepResult{};
+  }
+  void Render(uint8_t* rgb) override {
+    const int n = pp::tutorial::GuessingGame::kFrameSize;
+    std::fill(rgb, rgb + n * n * 3, uint8_t{7});
+  }
+
+ private:
+  void Write() {
+    pp::Slot slot = Allocate(1);
+    slot.Get<float>(obs_)[0] = 0.0f;
+    slot.Get<float>(obs_)[1] = -1.0f;
+    *slot.Get<int32_t>(num_players_) = 1;
+  }
+  int obs_, num_players_;
+  int64_t sleep_us_;
+};
+
+std::unique_ptr<Pool> MakeCountedPool(const pp::PoolOptions& options, int64_t step_sleep_us) {
+  static const auto task = [] {
+    pp::TaskEntry entry = *Task();
+    entry.task_id = "Counted-v0";
+    entry.make_env = [](const pp::EnvSpec& spec, int env_id) -> std::unique_ptr<pp::Env> {
+      return std::make_unique<CountedEnv>(spec, env_id);
+    };
+    return std::make_shared<const pp::TaskEntry>(std::move(entry));
+  }();
+  const Config config = {{"max_num_players", int64_t{1}}, {"step_sleep_us", step_sleep_us}};
+  return std::make_unique<Pool>(task, pp::MakeSpec(*task, config), options);
+}
+
+// close() destroys the envs at once (an env may hold processes, ViZDoom's engines, that close()
+// must end), not when the pool object goes: with jobs in flight it waits for the running ones,
+// drops the queued ones, and no later call reaches an env (each raises ClosedError; a use of a
+// destroyed env would be a use-after-free, which the asan preset reports).
+TEST(CloseDestroysTheEnvsWithJobsInFlight) {
+  auto pool = MakeCountedPool(Options(8, 4, 2), 50000);
+  std::mt19937 rng(21);
+  CHECK_EQ(g_live_envs.load(), 8);
+  Reset(*pool, Iota(8));
+  View first = Recv(*pool);
+  View second = Recv(*pool);
+  SendRandom(*pool, Iota(8), rng);  // 8 steps of 0.05-0.2 s on 2 threads
+  pool->Close();
+  CHECK_EQ(g_live_envs.load(), 0);
+  CHECK_THROWS(pp::ClosedError, pool->Recv(-1.0));
+  CHECK_THROWS(pp::ClosedError, ResetNow(*pool, {0}));
+  CHECK_THROWS(pp::ClosedError, Reset(*pool, {0}));
+  CHECK_THROWS(pp::ClosedError, SendRandom(*pool, {0}, rng));
+  {
+    std::vector<uint8_t> frame(8 * 8 * 3);
+    const std::vector<int32_t> ids = {0};
+    CHECK_THROWS(pp::ClosedError, pool->Render(ids.data(), 1, frame.data()));
+  }
+  pool.reset();
+  CHECK_EQ(g_live_envs.load(), 0);
+  CHECK_EQ(first.rows() + second.rows(), 8);  // blocks Python still holds stay readable
+}
+
+// close() from another thread while a recv() waits for ever and the caller runs jobs itself:
+// recv() raises ClosedError, close() returns after it, with every env destroyed.
+TEST(CloseFromAnotherThreadDestroysTheEnvsWhileRecvWaits) {
+  auto pool = MakeCountedPool(Options(4, 4, 2), 100000);
+  std::mt19937 rng(22);
+  Reset(*pool, Iota(4));
+  Recv(*pool);
+  SendRandom(*pool, Iota(4), rng);  // at least 0.2 s of work: recv cannot finish before close
+  std::atomic<int> live_after_close{-1};
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    pool->Close();
+    live_after_close.store(g_live_envs.load());
+  });
+  CHECK_THROWS(pp::ClosedError, pool->Recv(-1.0));
+  closer.join();
+  CHECK_EQ(live_after_close.load(), 0);
+  CHECK_THROWS(pp::ClosedError, pool->Recv(-1.0));
+  CHECK_THROWS(pp::ClosedError, ResetNow(*pool, {1}));
+}
+
+// close() from another thread while ResetNow runs jobs on the caller's thread: every env is
+// destroyed once close() returns, and ResetNow raises ClosedError.
+TEST(CloseDuringResetNowDestroysTheEnvs) {
+  auto pool = MakeCountedPool(Options(6, 2, 2), 100000);
+  std::mt19937 rng(23);
+  Reset(*pool, Iota(6));
+  for (int k = 0; k < 3; ++k) Recv(*pool);
+  SendRandom(*pool, {0, 1, 2, 3}, rng);
+  std::atomic<int> live_after_close{-1};
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    pool->Close();
+    live_after_close.store(g_live_envs.load());
+  });
+  CHECK_THROWS(pp::ClosedError, ResetNow(*pool, {4, 5}));
+  closer.join();
+  CHECK_EQ(live_after_close.load(), 0);
 }
 
 TEST(DestroyWithoutCloseWithJobsInFlight) {

@@ -1,0 +1,59 @@
+# Patches to the ViZDoom library source from the vizdoom sdist, applied once after extraction
+# (idempotent: a marker comment says a file is patched). Each replacement must match, or the build
+# stops: a new ViZDoom version needs its patches checked.
+
+function(_pp_vizdoom_replace_once path marker old new)
+  file(READ "${path}" content)
+  string(FIND "${content}" "${marker}" already)
+  if(NOT already EQUAL -1)
+    return()
+  endif()
+  string(FIND "${content}" "${old}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "ViZDoom patch: '${old}' not found in ${path}")
+  endif()
+  string(REPLACE "${old}" "${new}" content "${content}")
+  file(WRITE "${path}" "${content}")
+endfunction()
+
+# The engine process is started by a thread of the library (DoomController::launchDoom) that
+# waits for it to exit. If our process dies without closing the game (SIGKILL, a crash), the
+# engine would run on, orphaned, waiting for a controller that never comes: the engine asks the
+# kernel for SIGKILL when its launching thread ends (PR_SET_PDEATHSIG, set in the child between
+# fork and exec), so no engine outlives the process that drives it.
+function(pp_patch_vizdoom src)
+  set(file "${src}/src/lib/ViZDoomController.cpp")
+  set(marker "parallel_pool: engine dies with its controller")
+  _pp_vizdoom_replace_once("${file}" "${marker}"
+    "bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env());"
+    "// ${marker}\n            bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env(),\n                bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }));")
+  _pp_vizdoom_replace_once("${file}" "<sys/prctl.h>"
+    "#include <random>\n"
+    "#include <random>\n#include <csignal>\n#include <sys/prctl.h>\n")
+
+  # An engine that exits while init() waits for its first message (a bad WAD, a missing file, a
+  # fatal error) makes init() close the controller, and close() read the game state before the
+  # shared memory holding it was opened: a null pointer, our process's segfault. Read it only once
+  # it exists, so that init() throws the engine's error instead.
+  set(marker "parallel_pool: no game state before the engine started")
+  _pp_vizdoom_replace_once("${file}" "${marker}"
+    "if (this->gameState->DEMO_RECORDING){"
+    "// ${marker}\n                if (this->gameState && this->gameState->DEMO_RECORDING){")
+
+  # The engine keeps its settings (_vizdoom.ini) and cache (./_vizdoom/) in its working directory,
+  # which was the user's: DoomGame::setEngineDirectory starts it in another (a private directory
+  # of the pool's) instead. Engine arguments that are relative paths resolve there.
+  set(marker "parallel_pool: the engine's working directory")
+  _pp_vizdoom_replace_once("${file}" "${marker}"
+    "bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }));"
+    "bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }),\n                bpri::start_in_dir(this->engineDirectory.empty() ? std::string(\".\") : this->engineDirectory));  // ${marker}")
+  _pp_vizdoom_replace_once("${src}/src/lib/ViZDoomController.h" "${marker}"
+    "        void setRunDoomAsync(bool set);\n"
+    "        void setRunDoomAsync(bool set);\n        // ${marker}\n        std::string engineDirectory;\n")
+  _pp_vizdoom_replace_once("${src}/include/ViZDoomGame.h" "${marker}"
+    "        void setViZDoomPath(std::string filePath);\n"
+    "        void setViZDoomPath(std::string filePath);\n        // ${marker}\n        void setEngineDirectory(const std::string& directory);\n")
+  _pp_vizdoom_replace_once("${src}/src/lib/ViZDoomGame.cpp" "${marker}"
+    "    void DoomGame::setViZDoomPath(std::string filePath) { this->doomController->setExePath(filePath); }\n"
+    "    void DoomGame::setViZDoomPath(std::string filePath) { this->doomController->setExePath(filePath); }\n    // ${marker}\n    void DoomGame::setEngineDirectory(const std::string& directory) { this->doomController->engineDirectory = directory; }\n")
+endfunction()

@@ -1,0 +1,643 @@
+// One ViZDoom game per env (one engine process per player, as libvizdoom runs it), with EnvPool's
+// preprocessing: frame skip, grey or RGB, OpenCV's INTER_AREA resize, frame stack; multi-player.
+#pragma once
+
+#include <ViZDoom.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+#include "core/env.h"
+#include "core/spec.h"
+#include "envs/atari/preprocess.h"  // AreaResizer: OpenCV's INTER_AREA, bit for bit
+
+namespace pp::vizdoom {
+
+// EnvPool 1.2.5's ViZDoom time limit (envpool/vizdoom/registration.py): 525 agent steps.
+constexpr int64_t kDefaultMaxEpisodeSteps = 525;
+// More buttons than this make the combined action set (every non-contradictory subset) too large.
+constexpr int kMaxCombinedButtons = 12;
+// The most players of one game (ViZDoom's engine supports 16; per-step scratch arrays use this).
+constexpr int kMaxPlayers = 16;
+
+// Every config key of a ViZDoom task, with EnvPool's defaults where EnvPool has the key.
+inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vizdoom_dir) {
+  return Config{{"max_episode_steps", kDefaultMaxEpisodeSteps},
+                {"img_height", int64_t{84}},
+                {"img_width", int64_t{84}},
+                {"stack_num", int64_t{4}},
+                {"gray_scale", true},
+                {"frame_skip", int64_t{4}},
+                {"use_combined_action", false},
+                {"episode_timeout", int64_t{-1}},  // in tics; -1: the scenario's own, 0: none
+                {"max_num_players", int64_t{1}},   // > 1: a multi-player game (host and joiners)
+                {"game_args", std::string()},      // extra engine arguments, as DoomGame.add_game_args
+                // Seconds an engine may take to start, begin an episode or make a step before its
+                // engines are killed and the call raises (a stalled net game); 0: wait for ever.
+                {"engine_timeout", int64_t{60}},
+                {"cfg_path", cfg_path},
+                {"vizdoom_dir", vizdoom_dir}};  // the installed vizdoom package: engine, pk3, IWADs
+}
+
+// A DoomGame with the scenario loaded, the engine not started: what its settings say.
+inline std::unique_ptr<::vizdoom::DoomGame> LoadScenario(const Config& config) {
+  auto game = std::make_unique<::vizdoom::DoomGame>();
+  const std::string path = config.GetString("cfg_path");
+  // libvizdoom's own message for a missing file lists the places it looked, none of them this.
+  if (!std::filesystem::is_regular_file(path)) {
+    throw std::invalid_argument("ViZDoom: the scenario file " + path + " does not exist");
+  }
+  bool loaded = false;
+  try {
+    loaded = game->loadConfig(path);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("ViZDoom cannot load the scenario " + path + ": " + e.what());
+  }
+  if (!loaded) throw std::invalid_argument("ViZDoom cannot load the scenario " + path);
+  return game;
+}
+
+// Buttons that contradict each other: the combined action set never presses both.
+inline bool Opposed(::vizdoom::Button a, ::vizdoom::Button b) {
+  using B = ::vizdoom::Button;
+  static const std::pair<B, B> kPairs[] = {{B::MOVE_LEFT, B::MOVE_RIGHT},
+                                           {B::TURN_LEFT, B::TURN_RIGHT},
+                                           {B::MOVE_FORWARD, B::MOVE_BACKWARD},
+                                           {B::LOOK_UP, B::LOOK_DOWN},
+                                           {B::MOVE_UP, B::MOVE_DOWN},
+                                           {B::SELECT_NEXT_WEAPON, B::SELECT_PREV_WEAPON},
+                                           {B::SELECT_NEXT_ITEM, B::SELECT_PREV_ITEM}};
+  for (const auto& [x, y] : kPairs) {
+    if ((a == x && b == y) || (a == y && b == x)) return true;
+  }
+  return false;
+}
+
+// The discrete action set: each button alone (action i presses button i), or with
+// use_combined_action every subset of buttons without two opposed ones, in increasing order of the
+// subset's bit mask (bit i: button i), starting with the empty set (no-op).
+inline std::vector<std::vector<double>> ActionSet(const std::vector<::vizdoom::Button>& buttons, bool combined) {
+  const std::size_t n = buttons.size();
+  std::vector<std::vector<double>> actions;
+  if (!combined) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<double> a(n, 0.0);
+      a[i] = 1.0;
+      actions.push_back(std::move(a));
+    }
+    return actions;
+  }
+  if (n > static_cast<std::size_t>(kMaxCombinedButtons)) {
+    throw std::invalid_argument("use_combined_action: the scenario has " + std::to_string(n) + " buttons, more than " +
+                                std::to_string(kMaxCombinedButtons));
+  }
+  for (uint32_t mask = 0; mask < (1u << n); ++mask) {
+    bool ok = true;
+    for (std::size_t i = 0; i < n && ok; ++i) {
+      for (std::size_t j = i + 1; j < n && ok; ++j) {
+        if ((mask >> i & 1u) && (mask >> j & 1u) && Opposed(buttons[i], buttons[j])) ok = false;
+      }
+    }
+    if (!ok) continue;
+    std::vector<double> a(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) a[i] = (mask >> i & 1u) ? 1.0 : 0.0;
+    actions.push_back(std::move(a));
+  }
+  return actions;
+}
+
+// The preprocessing settings, validated (ValueError in Python: std::invalid_argument).
+struct VizdoomOptions {
+  int height, width, stack_num, channels, frame_skip, num_players;
+  int64_t episode_timeout, engine_timeout;
+  bool combined;
+  std::string game_args, cfg_path, vizdoom_dir;
+
+  static VizdoomOptions From(const Config& c) {
+    auto in_range = [&](const std::string& key, int64_t low, int64_t high) {
+      const int64_t v = c.GetInt(key);
+      if (v < low || v > high) {
+        throw std::invalid_argument(key + " must be in [" + std::to_string(low) + ", " + std::to_string(high) +
+                                    "], got " + std::to_string(v));
+      }
+      return v;
+    };
+    VizdoomOptions o{};
+    o.height = static_cast<int>(in_range("img_height", 1, 4096));
+    o.width = static_cast<int>(in_range("img_width", 1, 4096));
+    o.stack_num = static_cast<int>(in_range("stack_num", 1, 64));
+    o.channels = c.GetBool("gray_scale") ? 1 : 3;
+    o.frame_skip = static_cast<int>(in_range("frame_skip", 1, 1000));
+    o.num_players = static_cast<int>(in_range("max_num_players", 1, kMaxPlayers));
+    o.episode_timeout = in_range("episode_timeout", -1, int64_t{1} << 31);
+    o.combined = c.GetBool("use_combined_action");
+    o.engine_timeout = in_range("engine_timeout", 0, int64_t{1} << 31);
+    o.game_args = c.GetString("game_args");
+    o.cfg_path = c.GetString("cfg_path");
+    o.vizdoom_dir = c.GetString("vizdoom_dir");
+    return o;
+  }
+};
+
+// The name of a game variable as ViZDoom spells it (HEALTH, AMMO2, ...): the info key.
+inline std::string VariableName(::vizdoom::GameVariable v) { return ::vizdoom::gameVariableToString(v); }
+
+inline EnvSpec MakeVizdoomSpec(const Config& config) {
+  const VizdoomOptions o = VizdoomOptions::From(config);
+  auto game = LoadScenario(config);
+  if (o.height > game->getScreenHeight() || o.width > game->getScreenWidth()) {
+    // INTER_AREA only shrinks (OpenCV switches to bilinear for enlarging).
+    throw std::invalid_argument("img_height x img_width must be at most the scenario's screen, " +
+                                std::to_string(game->getScreenHeight()) + " x " +
+                                std::to_string(game->getScreenWidth()));
+  }
+  const auto actions = ActionSet(game->getAvailableButtons(), o.combined);
+  if (actions.empty()) throw std::invalid_argument("the scenario has no buttons");
+  const bool multi = o.num_players > 1;
+  auto per_player = [multi](FieldSpec f) { return multi ? PerPlayer(std::move(f)) : f; };
+  EnvSpec spec;
+  spec.max_num_players = o.num_players;
+  // EnvPool's layout: (stack_num, H, W) grey; (stack_num * 3, H, W) RGB, each frame as 3 planes.
+  spec.state.push_back(
+      per_player(Box("obs", Dtype::kUInt8, {o.stack_num * o.channels, o.height, o.width}, {0.0}, {255.0})));
+  for (const auto v : game->getAvailableGameVariables()) {
+    spec.state.push_back(per_player(Box((multi ? "info:players." : "info:") + VariableName(v), Dtype::kFloat64, {})));
+  }
+  if (multi) spec.state.push_back(PerPlayer(Box("info:players.reward", Dtype::kFloat64, {})));
+  // The engine's seed of this episode (what DoomGame.set_seed takes before new_episode).
+  spec.state.push_back(Box("info:episode_seed", Dtype::kInt64, {}));
+  spec.action.push_back(per_player(Discrete("action", static_cast<int64_t>(actions.size()))));
+  spec.render_shape = {game->getScreenHeight(), game->getScreenWidth(), 3};
+  return spec;
+}
+
+// A free UDP port on localhost for a multi-player game's host: the kernel picks one no other
+// socket holds, so pools and tests running at once do not collide (the engine binds it next).
+inline int FreeUdpPort() {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick a port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  if (port <= 0) throw std::runtime_error("ViZDoom: cannot pick a free UDP port");
+  return port;
+}
+
+// Runs fn(player) for every player at once, player 0 on the calling thread and the others on one
+// persistent thread each: a multi-player game advances only when every player's engine is driven
+// (the host waits for the joiners' tics). Rethrows the first exception after all have returned.
+class PlayerThreads {
+ public:
+  explicit PlayerThreads(int num_players) : errors_(static_cast<std::size_t>(num_players)) {
+    for (int p = 1; p < num_players; ++p) threads_.emplace_back([this, p] { Loop(p); });
+  }
+  ~PlayerThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    start_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  PlayerThreads(const PlayerThreads&) = delete;
+  PlayerThreads& operator=(const PlayerThreads&) = delete;
+
+  void Run(const std::function<void(int)>& fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      pending_ = static_cast<int>(threads_.size());
+      ++generation_;
+    }
+    start_.notify_all();
+    try {
+      fn(0);
+    } catch (...) {
+      errors_[0] = std::current_exception();
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    fn_ = nullptr;
+    for (auto& e : errors_) {
+      if (e) {
+        std::exception_ptr first = std::exchange(e, nullptr);
+        for (auto& rest : errors_) rest = nullptr;
+        std::rethrow_exception(first);
+      }
+    }
+  }
+
+ private:
+  void Loop(int p) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      const std::function<void(int)>* fn = fn_;
+      lock.unlock();
+      try {
+        (*fn)(p);
+      } catch (...) {
+        errors_[static_cast<std::size_t>(p)] = std::current_exception();
+      }
+      lock.lock();
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable start_, done_;
+  const std::function<void(int)>* fn_ = nullptr;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+  std::vector<std::exception_ptr> errors_;
+  std::vector<std::thread> threads_;
+};
+
+// Calls on_expiry (from its own thread) when a call armed with Arm() is not disarmed within the
+// limit. Arming and disarming are two atomic stores, nothing a step would notice; the thread looks
+// every quarter of the limit (at most each second), so an expiry is seen within 1.25 limits.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
+      : limit_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(limit).count()),
+        on_expiry_(std::move(on_expiry)),
+        thread_([this] { Loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void Arm() { armed_at_.store(Now(), std::memory_order_release); }
+  // Whether the limit passed (and on_expiry ran) since Arm().
+  bool Disarm() {
+    armed_at_.store(0, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(mu_);  // an expiry in progress finishes first
+    return std::exchange(expired_, false);
+  }
+
+ private:
+  static int64_t Now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void Loop() {
+    const auto period = std::chrono::nanoseconds(std::min<int64_t>(limit_ns_ / 4, 1000000000));
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, period, [this] { return stop_; })) {
+      const int64_t armed = armed_at_.load(std::memory_order_acquire);
+      if (armed != 0 && Now() - armed > limit_ns_ && !expired_) {
+        expired_ = true;
+        on_expiry_();
+      }
+    }
+  }
+
+  const int64_t limit_ns_;
+  const std::function<void()> on_expiry_;
+  std::atomic<int64_t> armed_at_{0};  // steady-clock ns of the armed call's start; 0: none
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool expired_ = false;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the rest is constructed
+};
+
+class VizdoomEnv : public Env {
+ public:
+  VizdoomEnv(const EnvSpec& spec, int env_id)
+      : Env(spec, env_id),
+        o_(VizdoomOptions::From(spec.config)),
+        obs_(spec.StateIndex("obs")),
+        seed_field_(spec.StateIndex("info:episode_seed")),
+        reward_field_(o_.num_players > 1 ? spec.StateIndex("info:players.reward") : -1),
+        action_field_(spec.ActionIndex("action")) {
+    auto game = LoadScenario(spec.config);
+    variables_ = game->getAvailableGameVariables();
+    for (const auto v : variables_) {
+      variable_fields_.push_back(spec.StateIndex((o_.num_players > 1 ? "info:players." : "info:") + VariableName(v)));
+    }
+    actions_ = ActionSet(game->getAvailableButtons(), o_.combined);
+    screen_height_ = game->getScreenHeight();
+    screen_width_ = game->getScreenWidth();
+    frame_bytes_ = static_cast<std::size_t>(o_.height) * o_.width * o_.channels;
+    for (int p = 0; p < o_.num_players; ++p) {
+      players_.push_back(Player{nullptr, std::vector<uint8_t>(frame_bytes_ * o_.stack_num),
+                                AreaResizer(screen_height_, screen_width_, o_.height, o_.width, o_.channels),
+                                std::vector<uint8_t>(frame_bytes_), 0.0});
+    }
+  }
+
+  ~VizdoomEnv() override {
+    // Every engine process is closed (each DoomGame's close() ends its process and joins the thread
+    // that waits for it); the helper threads first, so none is inside a game being closed.
+    watchdog_.reset();
+    threads_.reset();
+    for (auto& player : players_) {
+      if (player.game) {
+        try {
+          player.game->close();
+        } catch (...) {  // a destructor must not throw; the engine is gone either way
+        }
+      }
+    }
+    if (!work_dir_.empty()) {
+      std::error_code error;  // best effort: a destructor must not throw
+      std::filesystem::remove_all(work_dir_, error);
+    }
+  }
+
+  void Reset() override {
+    // A fresh episode seed from this env's stream: DoomGame.set_seed(seed) + new_episode() in the
+    // reference gives the same episode. In a multi-player game the host's seed governs the map.
+    episode_seed_ = static_cast<int64_t>(rng().UniformInt(0, 0x7fffffff));
+    if (!started_) Start();
+    Drive([&](int p) {
+      players_[p].game->setSeed(static_cast<unsigned int>(episode_seed_));
+      players_[p].game->newEpisode();
+    });
+    Slot slot = Allocate(o_.num_players);
+    for (int p = 0; p < o_.num_players; ++p) {
+      Player& pl = players_[p];
+      PushFrame(pl, /*fill_stack=*/true);
+      pl.reward = 0.0;
+      Write(slot, p);
+    }
+    *slot.Get<int64_t>(seed_field_) = episode_seed_;
+  }
+
+  StepResult Step(const Action& action) override {
+    const int64_t* chosen = action.Get<int64_t>(action_field_);  // in range: checked by the core
+    Drive([&](int p) {
+      Player& pl = players_[p];
+      // A dead player of a multi-player game respawns before acting, as ViZDoom's examples do.
+      if (o_.num_players > 1 && pl.game->isPlayerDead()) pl.game->respawnPlayer();
+      pl.reward =
+          pl.game->makeAction(actions_[static_cast<std::size_t>(chosen[p])], static_cast<unsigned int>(o_.frame_skip));
+    });
+    ::vizdoom::DoomGame& host = *players_[0].game;
+    const bool finished = host.isEpisodeFinished();
+    const bool timeout = finished && host.isEpisodeTimeoutReached();
+    StepResult result;
+    result.terminated = finished && !timeout;
+    result.truncated = !result.terminated && (timeout || TimeLimitReached());
+    double total = 0.0;
+    Slot slot = Allocate(o_.num_players);
+    for (int p = 0; p < o_.num_players; ++p) {
+      Player& pl = players_[p];
+      PushFrame(pl, /*fill_stack=*/false);
+      Write(slot, p);
+      total += pl.reward;
+    }
+    *slot.Get<int64_t>(seed_field_) = episode_seed_;
+    result.reward = total;
+    return result;
+  }
+
+  // The first player's current screen, RGB, at the scenario's resolution.
+  void Render(uint8_t* rgb) override {
+    const std::size_t n = static_cast<std::size_t>(screen_height_) * screen_width_;
+    if (!started_ || !players_[0].game->getState()) {
+      std::memset(rgb, 0, n * 3);
+      return;
+    }
+    const auto& buffer = *players_[0].game->getState()->screenBuffer;
+    if (o_.channels == 3) {
+      std::memcpy(rgb, buffer.data(), n * 3);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = buffer[i];
+    }
+  }
+
+ private:
+  using AreaResizer = atari::AreaResizer;
+
+  struct Player {
+    std::unique_ptr<::vizdoom::DoomGame> game;
+    std::vector<uint8_t> stack;  // stack_num frames, oldest first, each (H, W, C) interleaved
+    AreaResizer resizer;
+    std::vector<uint8_t> resized;
+    double reward;
+  };
+
+  // Starts every player's engine (on the worker thread that resets the env first, so a pool's
+  // engines start in parallel). A multi-player game's host waits in init() for the joiners.
+  void Start() {
+    // Every engine writes its settings (_vizdoom.ini) and cache (_vizdoom/) into its working
+    // directory: never the user's. Each engine of this env gets its own directory in a private
+    // temporary one (removed when the env is destroyed, at close), _vizdoom/ made in advance.
+    if (work_dir_.empty()) work_dir_ = MakeTempDirectory();  // a failed start is retried in it
+    if (o_.num_players > 1) threads_ = std::make_unique<PlayerThreads>(o_.num_players);
+    const int port = o_.num_players > 1 ? FreeUdpPort() : 0;
+    for (int p = 0; p < o_.num_players; ++p) {
+      auto game = LoadScenario(spec().config);
+      game->setViZDoomPath(o_.vizdoom_dir + "/vizdoom");
+      const std::filesystem::path engine_dir = work_dir_ / ("player" + std::to_string(p));
+      std::filesystem::create_directories(engine_dir / "_vizdoom");
+      game->setEngineDirectory(engine_dir.string());
+      // The scenario's own IWAD if it names one the wheel ships (freedoom1), else freedoom2.
+      const std::string iwad = game->getDoomGamePath();
+      const std::string base = iwad.substr(iwad.find_last_of('/') + 1);
+      game->setDoomGamePath(o_.vizdoom_dir + "/" + (base.empty() ? std::string("freedoom2.wad") : base));
+      game->setScreenFormat(o_.channels == 1 ? ::vizdoom::GRAY8 : ::vizdoom::RGB24);
+      game->setWindowVisible(false);
+      game->setSoundEnabled(false);
+      game->setMode(::vizdoom::PLAYER);
+      if (o_.episode_timeout >= 0) game->setEpisodeTimeout(static_cast<unsigned int>(o_.episode_timeout));
+      if (o_.num_players > 1) {
+        // A net game's random seed is agreed on when the players connect (in init()), and a new
+        // episode keeps it: the first episode's seed is set before init too.
+        game->setSeed(static_cast<unsigned int>(episode_seed_));
+        game->addGameArgs(p == 0 ? HostArgs(port) : JoinArgs(port));
+        game->addGameArgs("+name Player" + std::to_string(p) + " +colorset " + std::to_string(p));
+      }
+      if (!o_.game_args.empty()) game->addGameArgs(o_.game_args);
+      players_[p].game = std::move(game);
+    }
+    Drive([&](int p) {
+      try {
+        players_[p].game->init();
+      } catch (const std::exception& e) {
+        // libvizdoom's exceptions say little on their own ("Unexpected ViZDoom instance crash."):
+        // say which engine, and where its arguments and files are.
+        throw std::runtime_error("ViZDoom: the engine of player " + std::to_string(p) + " failed to start (" +
+                                 e.what() + "); scenario " + o_.cfg_path + ", engine " + o_.vizdoom_dir + "/vizdoom" +
+                                 (o_.game_args.empty() ? "" : ", game_args '" + o_.game_args + "'"));
+      }
+    });
+    started_ = true;
+  }
+
+  // A new directory of our own under the system's temporary directory ($TMPDIR, else /tmp).
+  static std::filesystem::path MakeTempDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "parallel_pool_vizdoom_XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("ViZDoom: cannot create a temporary directory for the engine (" + pattern +
+                               "): " + std::strerror(errno));
+    }
+    return pattern;
+  }
+
+  std::string HostArgs(int port) const {
+    return "-host " + std::to_string(o_.num_players) + " -port " + std::to_string(port) +
+           " +viz_connect_timeout 60 -deathmatch +sv_spawnfarthest 1";
+  }
+  static std::string JoinArgs(int port) {
+    return "-join 127.0.0.1 -port " + std::to_string(port) + " +viz_connect_timeout 60";
+  }
+
+  // Runs fn for every player under the watchdog: if the engines make no progress in
+  // engine_timeout seconds (a multi-player game's engines can stall waiting for each other's
+  // network tics, and nothing in libvizdoom times out), the watchdog kills them, which ends the
+  // waits (libvizdoom sees its engine exit), and the call raises. The game restarts at the next reset.
+  void Drive(const std::function<void(int)>& fn) {
+    if (o_.engine_timeout > 0 && !watchdog_) {
+      watchdog_ = std::make_unique<Watchdog>(std::chrono::seconds(o_.engine_timeout), [this] { KillEngines(); });
+    }
+    if (watchdog_) watchdog_->Arm();
+    std::exception_ptr error;
+    try {
+      ForEachPlayer(fn);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const bool expired = watchdog_ && watchdog_->Disarm();
+    if (expired) {
+      started_ = false;
+      throw std::runtime_error("ViZDoom: the engines made no progress in " + std::to_string(o_.engine_timeout) +
+                               " s (engine_timeout) and were killed; the next reset starts them again");
+    }
+    if (error) {
+      // An engine that failed mid-game is gone: start again at the next reset.
+      started_ = false;
+      std::rethrow_exception(error);
+    }
+  }
+
+  // Kills this env's engine processes: our children whose working directory is a player's own.
+  void KillEngines() {
+    const std::string self = std::to_string(::getpid());
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+      const std::string pid = entry.path().filename().string();
+      if (pid.empty() || !std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      if (!std::getline(stat, line)) continue;
+      const std::size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream fields(line.substr(close + 1));
+      std::string state, ppid;
+      fields >> state >> ppid;
+      if (ppid != self) continue;
+      std::error_code link_error;
+      const std::filesystem::path cwd = std::filesystem::read_symlink(entry.path() / "cwd", link_error);
+      if (link_error || cwd.parent_path() != work_dir_) continue;
+      ::kill(static_cast<pid_t>(std::stol(pid)), SIGKILL);
+    }
+  }
+
+  void ForEachPlayer(const std::function<void(int)>& fn) {
+    if (threads_) {
+      threads_->Run(fn);
+    } else {
+      fn(0);
+    }
+  }
+
+  // The player's current screen, resized, pushed onto its stack (every slot on a reset). A
+  // finished episode has no screen: its frame is zeros (as vizdoom's Gymnasium wrapper).
+  void PushFrame(Player& pl, bool fill_stack) {
+    const ::vizdoom::GameStatePtr state = pl.game->getState();
+    if (!state || !state->screenBuffer) {
+      std::fill(pl.resized.begin(), pl.resized.end(), uint8_t{0});
+    } else if (o_.height == screen_height_ && o_.width == screen_width_) {
+      std::memcpy(pl.resized.data(), state->screenBuffer->data(), frame_bytes_);
+    } else {
+      pl.resizer.Resize(state->screenBuffer->data(), pl.resized.data());
+    }
+    if (fill_stack) {
+      for (int k = 0; k < o_.stack_num; ++k) {
+        std::memcpy(pl.stack.data() + k * frame_bytes_, pl.resized.data(), frame_bytes_);
+      }
+    } else {
+      std::memmove(pl.stack.data(), pl.stack.data() + frame_bytes_, frame_bytes_ * (o_.stack_num - 1));
+      std::memcpy(pl.stack.data() + (o_.stack_num - 1) * frame_bytes_, pl.resized.data(), frame_bytes_);
+    }
+  }
+
+  // Player p's row: its frame stack as planes (C, H, W per frame), its game variables, its reward.
+  void Write(Slot& slot, int p) {
+    Player& pl = players_[p];
+    const std::size_t plane = static_cast<std::size_t>(o_.height) * o_.width;
+    uint8_t* obs = slot.Get<uint8_t>(obs_) + static_cast<std::size_t>(p) * frame_bytes_ * o_.stack_num;
+    for (int k = 0; k < o_.stack_num; ++k) {
+      const uint8_t* frame = pl.stack.data() + k * frame_bytes_;
+      for (int c = 0; c < o_.channels; ++c) {
+        uint8_t* out = obs + (static_cast<std::size_t>(k) * o_.channels + c) * plane;
+        for (std::size_t i = 0; i < plane; ++i) out[i] = frame[i * o_.channels + c];
+      }
+    }
+    for (std::size_t v = 0; v < variables_.size(); ++v) {
+      slot.Get<double>(variable_fields_[v])[p] = pl.game->getGameVariable(variables_[v]);
+    }
+    if (reward_field_ >= 0) slot.Get<double>(reward_field_)[p] = pl.reward;
+  }
+
+  const VizdoomOptions o_;
+  const int obs_, seed_field_, reward_field_, action_field_;
+  std::vector<::vizdoom::GameVariable> variables_;
+  std::vector<int> variable_fields_;
+  std::vector<std::vector<double>> actions_;
+  int screen_height_ = 0, screen_width_ = 0;
+  std::size_t frame_bytes_ = 0;
+  std::vector<Player> players_;
+  std::unique_ptr<PlayerThreads> threads_;
+  std::unique_ptr<Watchdog> watchdog_;  // made on the first engine call; destroyed before the games
+  std::filesystem::path work_dir_;      // the engines' working directories, inside it
+  bool started_ = false;
+  int64_t episode_seed_ = 0;
+};
+
+}  // namespace pp::vizdoom
