@@ -115,6 +115,42 @@ def test_render_is_physics_render_long(task: DmTask) -> None:
     check_render(task, 11, 40, 320, 240, all_cameras=True)
 
 
+def test_escape_frames_show_each_episodes_terrain() -> None:
+    """QuadrupedEscape-v1 draws a new height field each episode, which the GL context must get
+    (mjr_uploadHField, as the suite's Escape.initialize_episode does): two envs on one thread share
+    that thread's upload of the model, so each frame must show its own env's terrain, across
+    episodes (time_limit=0.06: 3 steps each). Against each env's oracle, whose contexts exist after
+    its first reset, so its later resets re-upload."""
+    task = TASKS_BY_ID["QuadrupedEscape-v1"]
+    oracles = [load_oracle(task, 5 + i, time_limit=0.06) for i in range(2)]
+    env = parallel_pool.make_gymnasium(task.task_id, num_envs=2, num_threads=1, seed=5, width=WIDTH, height=HEIGHT,
+                                       camera_id=-1, time_limit=0.06, expose_physics_state=True)
+    actions = actions_for(oracles[0], 9)
+    try:
+        _, info = env.reset()
+        for oracle in oracles:
+            oracle.reset()
+        frames = []
+        for t in range(5):
+            for i, oracle in enumerate(oracles):
+                np.testing.assert_array_equal(info["qpos"][i], oracle.physics.data.qpos, err_msg=f"step {t}")
+            if t in (0, 4):  # the first episode's reset frame and the second's (a frame costs ~0.2 s here)
+                assert oracles[0].physics.data.time == 0, t  # a reset
+                ours = env.render()
+                for i, oracle in enumerate(oracles):
+                    theirs = oracle.physics.render(HEIGHT, WIDTH, camera_id=-1)
+                    assert_frames_equal(ours[i], theirs, f"env {i} step {t}")
+                frames.append(ours.copy())
+            action = next(actions)
+            for oracle in oracles:
+                oracle.step(action)  # after LAST: the next episode, as our autoreset
+            info = env.step(np.stack([action, action]))[4]
+        assert not np.array_equal(frames[0][0], frames[0][1])  # two terrains
+        assert not np.array_equal(frames[0][0], frames[1][0])  # the second episode's
+    finally:
+        env.close()
+
+
 def test_camera_by_name_is_by_id() -> None:
     """camera_name as dm_control's string camera_id: the id the model gives that name."""
     oracle = load_oracle(TASKS_BY_ID["WalkerWalk-v1"], 2)
