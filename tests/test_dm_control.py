@@ -556,3 +556,11 @@ def test_escape_terrain_many_seeds() -> None:
                 np.testing.assert_array_equal(info["hfield"][i], escape_terrain(first + i), err_msg=f"seed {first + i}")
         finally:
             env.close()
+
+
+def test_every_suite_task_is_registered() -> None:
+    """The 51 tasks of dm_control.suite.ALL_TASKS, each under its EnvPool id and in this sweep."""
+    assert sorted((t.domain, t.task) for t in TASKS) == sorted(dm_control_suite.ALL_TASKS)
+    assert len(TASKS) == 51
+    registered = set(parallel_pool.list_all_envs())
+    assert {t.task_id for t in TASKS} <= registered
