@@ -179,7 +179,8 @@ def test_escape_from_pixels_is_the_pixels_wrapper() -> None:
                 for i in range(2):
                     ts = theirs[i][0][t]
                     assert int(ours.step_type[i]) == int(ts.step_type), (camera, t)
-                    assert_frames_equal(ours.observation.pixels[i], ts.observation["pixels"], f"camera {camera} step {t}")
+                    where = f"camera {camera} env {i} step {t}"
+                    assert_frames_equal(ours.observation.pixels[i], ts.observation["pixels"], where)
             assert any(ts.last() for ts in theirs[0][0])
         finally:
             env.close()
