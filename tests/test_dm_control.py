@@ -14,7 +14,16 @@ Tolerances (everything else is compared with ``==``, no tolerance):
   which differs from libm's (ours) in the last bit for some arguments (measured here: 5% of
   random arguments, never more than 1 ulp). It does not feed back into the simulation.
 - ``TOUCH_RTOL`` for the ``touch`` observations of hopper and finger (``np.log1p``: on AVX-512
-  NumPy uses SVML's log1p, again 1 ulp from libm's for some arguments).
+  NumPy uses SVML's log1p, again 1 ulp from libm's for some arguments), quadruped's
+  ``force_torque`` (``np.arcsinh``, the same) and escape's ``rangefinder`` (``np.tanh``: NumPy's
+  own SIMD tanh, measured here up to 3 ulp from libm's, 1 in 3 random arguments in [0, 3]; 3 ulp of
+  a value below 1 is under 7e-16 relative). None of them feeds back into the simulation.
+
+QuadrupedEscape-v1's terrain (each episode's height field: a bowl times ``scipy.ndimage.zoom`` of
+random bumps) is compared bit for bit (``==`` on the float32 field), and through whole episodes
+(contacts with the terrain and the rangefinders' rays are where a wrong terrain shows). The
+suite's escape task makes rendering contexts in every reset (``if physics.contexts`` creates
+them), so the oracle renders through dm_control's EGL backend here (the ``egl`` fixture).
 """
 
 from __future__ import annotations
@@ -60,7 +69,7 @@ class DmTask:
     task_id: str
     domain: str
     task: str
-    # Observation keys compared with TOUCH_RTOL instead of exactly.
+    # Observation keys compared with TOUCH_RTOL instead of exactly (NumPy's SIMD log1p, arcsinh, tanh).
     log1p_keys: tuple[str, ...] = ()
     # Whether the reward passes through np.exp (REWARD_RTOL) or is exact.
     exp_reward: bool = True
@@ -111,6 +120,8 @@ TASKS = [
     DmTask("QuadrupedWalk-v1", "quadruped", "walk", log1p_keys=("force_torque",), exp_reward=False),
     DmTask("QuadrupedRun-v1", "quadruped", "run", log1p_keys=("force_torque",), exp_reward=False),
     DmTask("QuadrupedFetch-v1", "quadruped", "fetch", log1p_keys=("force_torque",), exp_reward=False),
+    DmTask("QuadrupedEscape-v1", "quadruped", "escape", log1p_keys=("force_torque", "rangefinder"),
+           exp_reward=False),
     DmTask("ReacherEasy-v1", "reacher", "easy", exp_reward=False),
     DmTask("ReacherHard-v1", "reacher", "hard", exp_reward=False),
     DmTask("StackerStack2-v1", "stacker", "stack_2", log1p_keys=("touch",)),
@@ -121,6 +132,20 @@ TASKS = [
     DmTask("WalkerWalk-v1", "walker", "walk"),
     DmTask("WalkerRun-v1", "walker", "run"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def egl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dm_control's renderer on EGL (headless): quadruped escape's reset makes rendering contexts, and
+    dm_control's default backend here (GLFW, picked at import without MUJOCO_GL) has no display.
+    As tests/test_dm_control_render.py's fixture: ``_render.Renderer`` is looked up each time a
+    Physics makes its contexts."""
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import dm_control._render as dm_render
+        from dm_control._render.pyopengl.egl_renderer import EGLContext
+    monkeypatch.setattr(dm_render, "Renderer", EGLContext)
 
 
 def load_oracle(task: DmTask, seed: int, **kwargs: Any) -> Any:
@@ -325,7 +350,7 @@ def test_gymnasium_front_end() -> None:
 @pytest.mark.parametrize(
     ("task_id", "model_state"),
     [("ReacherHard-v1", "target_pos"), ("FishSwim-v1", "target_pos"), ("LqrLqr62-v1", "stiffness"),
-     ("PointMassHard-v1", "wrap_prm")],
+     ("PointMassHard-v1", "wrap_prm"), ("QuadrupedEscape-v1", "hfield")],
 )
 def test_expose_physics_state(task_id: str, model_state: str) -> None:
     """info["qpos"], info["qvel"] and what the episode drew, against the oracle's physics, after
@@ -338,6 +363,7 @@ def test_expose_physics_state(task_id: str, model_state: str) -> None:
         "target_pos": lambda: model.geom_pos["target"],
         "stiffness": lambda: oracle.physics.model.jnt_stiffness,
         "wrap_prm": lambda: oracle.physics.model.wrap_prm[:4],
+        "hfield": lambda: oracle.physics.model.hfield_data.reshape(201, 201),  # escape's terrain, bit for bit
     }[model_state]
     try:
         _, info = env.reset()
@@ -487,3 +513,54 @@ def test_random_state_matches_numpy(seed: int) -> None:
     theirs = run_random_state(seed, RANDOM_STATE_PROGRAM)
     for (method, _, _), a, b in zip(RANDOM_STATE_PROGRAM, ours, theirs):
         np.testing.assert_array_equal(a, b, err_msg=method)
+
+
+def escape_terrain(seed: int) -> np.ndarray:
+    """Escape.initialize_episode's first terrain for suite.load's random=seed, as float32: the bowl
+    times ndimage.zoom of the episode's first draws (the terrain is drawn before anything else)."""
+    from scipy import ndimage
+
+    res = 201
+    row_grid, col_grid = np.ogrid[-1:1:res * 1j, -1:1:res * 1j]
+    radius = np.clip(np.sqrt(col_grid**2 + row_grid**2), .04, 1)
+    bowl_shape = .5 - np.cos(2 * np.pi * radius) / 2
+    bumps = np.random.RandomState(seed).uniform(0.15, 1, (30, 30))
+    return (bowl_shape * ndimage.zoom(bumps, res / 30.0)).astype(np.float32)
+
+
+def test_escape_terrains_differ_and_match_scipy() -> None:
+    """Each env's terrain (expose_physics_state's hfield) is the suite's formula with scipy's zoom,
+    bit for bit, for 8 envs of one pool; the terrains differ between envs and are not the bowl alone
+    (a zoom that returned its input's mean, or a terrain never written, would fail)."""
+    env = parallel_pool.make_gymnasium("QuadrupedEscape-v1", num_envs=8, seed=50, expose_physics_state=True)
+    try:
+        _, info = env.reset()
+        fields = info["hfield"]
+        assert fields.shape == (8, 201, 201) and fields.dtype == np.float64
+        for i in range(8):
+            np.testing.assert_array_equal(fields[i], escape_terrain(50 + i).astype(np.float64), err_msg=f"env {i}")
+        assert not np.array_equal(fields[0], fields[1])
+        assert np.ptp(fields[0][100]) > 0.1
+    finally:
+        env.close()
+
+
+@pytest.mark.slow
+def test_escape_terrain_many_seeds() -> None:
+    """The terrain of 200 seeds (5 pools of 40 envs), bit for bit against scipy's zoom."""
+    for first in range(0, 200, 40):
+        env = parallel_pool.make_gymnasium("QuadrupedEscape-v1", num_envs=40, seed=first, expose_physics_state=True)
+        try:
+            _, info = env.reset()
+            for i in range(40):
+                np.testing.assert_array_equal(info["hfield"][i], escape_terrain(first + i), err_msg=f"seed {first + i}")
+        finally:
+            env.close()
+
+
+def test_every_suite_task_is_registered() -> None:
+    """The 51 tasks of dm_control.suite.ALL_TASKS, each under its EnvPool id and in this sweep."""
+    assert sorted((t.domain, t.task) for t in TASKS) == sorted(dm_control_suite.ALL_TASKS)
+    assert len(TASKS) == 51
+    registered = set(parallel_pool.list_all_envs())
+    assert {t.task_id for t in TASKS} <= registered

@@ -100,7 +100,14 @@ def check_render(task: DmTask, seed: int, steps: int, width: int, height: int, a
             env.close()
 
 
-@pytest.mark.parametrize("task", TASKS, ids=str)
+# QuadrupedEscape-v1's frames cost ~0.2 s each here (its 201 x 201 height field on llvmpipe): the
+# default suite has them in test_escape_frames_show_each_episodes_terrain (the same reset and step
+# frames, two envs, two episodes), this sweep under -m slow.
+DEFAULT_RENDER_TASKS = [pytest.param(t, marks=pytest.mark.slow) if t.task_id == "QuadrupedEscape-v1" else t
+                        for t in TASKS]
+
+
+@pytest.mark.parametrize("task", DEFAULT_RENDER_TASKS, ids=str)
 def test_render_is_physics_render(task: DmTask) -> None:
     """Every task, the free camera, 64x48: the reset frame and a step's. The models' own cameras are
     in the default suite through test_camera_by_name_is_by_id and the pixel tests (cameras 0 and 1),
@@ -113,6 +120,70 @@ def test_render_is_physics_render(task: DmTask) -> None:
 def test_render_is_physics_render_long(task: DmTask) -> None:
     """Every task, every camera, at Physics.render's default 320x240 over 40 steps."""
     check_render(task, 11, 40, 320, 240, all_cameras=True)
+
+
+def test_escape_frames_show_each_episodes_terrain() -> None:
+    """QuadrupedEscape-v1 draws a new height field each episode, which the GL context must get
+    (mjr_uploadHField, as the suite's Escape.initialize_episode does): two envs on one thread share
+    that thread's upload of the model, so each frame must show its own env's terrain, across
+    episodes (time_limit=0.06: 3 steps each). Against each env's oracle, whose contexts exist after
+    its first reset, so its later resets re-upload."""
+    task = TASKS_BY_ID["QuadrupedEscape-v1"]
+    oracles = [load_oracle(task, 5 + i, time_limit=0.06) for i in range(2)]
+    env = parallel_pool.make_gymnasium(task.task_id, num_envs=2, num_threads=1, seed=5, width=WIDTH, height=HEIGHT,
+                                       camera_id=-1, time_limit=0.06, expose_physics_state=True)
+    actions = actions_for(oracles[0], 9)
+    try:
+        _, info = env.reset()
+        for oracle in oracles:
+            oracle.reset()
+        frames = []
+        for t in range(5):
+            for i, oracle in enumerate(oracles):
+                np.testing.assert_array_equal(info["qpos"][i], oracle.physics.data.qpos, err_msg=f"step {t}")
+            if t in (0, 1, 4):  # the reset frame, a step's, the second episode's reset (~0.2 s a frame)
+                assert (oracles[0].physics.data.time == 0) == (t != 1), t  # t 0 and 4: a reset
+                ours = env.render()
+                for i, oracle in enumerate(oracles):
+                    theirs = oracle.physics.render(HEIGHT, WIDTH, camera_id=-1)
+                    assert_frames_equal(ours[i], theirs, f"env {i} step {t}")
+                frames.append(ours.copy())
+            action = next(actions)
+            for oracle in oracles:
+                oracle.step(action)  # after LAST: the next episode, as our autoreset
+            info = env.step(np.stack([action, action]))[4]
+        assert not np.array_equal(frames[0][0], frames[0][1])  # two terrains
+        assert not np.array_equal(frames[0][0], frames[2][0])  # the second episode's
+    finally:
+        env.close()
+
+
+@pytest.mark.slow
+def test_escape_from_pixels_is_the_pixels_wrapper() -> None:
+    """QuadrupedEscape-v1's pixel observations (rendered inside the step on the worker threads, each
+    env's own terrain uploaded there) against pixels.Wrapper, 2 envs on 2 threads, the egocentric
+    camera 1 and the free camera, across an episode's end."""
+    task = TASKS_BY_ID["QuadrupedEscape-v1"]
+    for camera in (-1, 1):
+        render_kwargs = {"height": HEIGHT, "width": WIDTH, "camera_id": camera}
+        theirs = [wrapper_frames(task, 21 + i, 6, render_kwargs, True, time_limit=0.06) for i in range(2)]
+        env = parallel_pool.make_dm(task.task_id, num_envs=2, num_threads=2, seed=21, from_pixels=True, width=WIDTH,
+                                    height=HEIGHT, camera_id=camera, time_limit=0.06)
+        try:
+            ours = env.reset()
+            zero = np.zeros(env.action_spec().shape)
+            for t in range(7):
+                if t > 0:
+                    actions = [theirs[i][1][t - 1] for i in range(2)]
+                    ours = env.step(np.stack([zero if a is None else a for a in actions]))
+                for i in range(2):
+                    ts = theirs[i][0][t]
+                    assert int(ours.step_type[i]) == int(ts.step_type), (camera, t)
+                    where = f"camera {camera} env {i} step {t}"
+                    assert_frames_equal(ours.observation.pixels[i], ts.observation["pixels"], where)
+            assert any(ts.last() for ts in theirs[0][0])
+        finally:
+            env.close()
 
 
 def test_camera_by_name_is_by_id() -> None:

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -351,6 +352,10 @@ class Renderer {
   // each frame, but no mesh, texture or height field, which mjr_makeContext uploads), so the envs of
   // one task share one upload per thread. nullptr: the constructor's model. It must outlive this.
   void set_scene_model(const mjModel* model) { scene_model_ = model; }
+  // Called on each frame after the upload is found or made and before drawing, with this thread's
+  // context current: for an env whose model changes what mjr_makeContext uploaded (a height field
+  // drawn per episode), to re-upload it (mjr_uploadHField). Empty: nothing.
+  void set_before_draw(std::function<void(const mjrContext*)> fn) { before_draw_ = std::move(fn); }
 
   // Draws `data` from `camera` (updated as mjv_updateScene updates it: a tracking camera's lookat)
   // and writes height x width x 3 RGB bytes, top row first (mujoco's
@@ -364,6 +369,7 @@ class Renderer {
     const UploadKey key{model_.get(), options_.size_buffer_to_frame ? width_ : model_->vis.global.offwidth,
                         options_.size_buffer_to_frame ? height_ : model_->vis.global.offheight, options_.font_scale};
     mjrContext* context = gl.Upload(key, model_);
+    if (before_draw_) before_draw_(context);
     mjv_updateScene(scene_model_ != nullptr ? scene_model_ : model_.get(), data, &option_, &perturb_, &camera,
                     mjCAT_ALL, &scene_);
     const mjrRect viewport{0, 0, width_, height_};
@@ -388,6 +394,7 @@ class Renderer {
  private:
   std::shared_ptr<const mjModel> model_;
   const mjModel* scene_model_ = nullptr;
+  std::function<void(const mjrContext*)> before_draw_;
   const int width_, height_;
   const RenderOptions options_;
   mjvScene scene_{};

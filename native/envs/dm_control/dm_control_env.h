@@ -324,6 +324,7 @@ class DmControlEnv : public Env {
           std::make_unique<mujoco_render::Renderer>(compiled_, spec().render_shape[1], spec().render_shape[0], options);
       renderer_->set_scene_model(m_);
       renderer_->option().flags[mjVIS_RANGEFINDER] = 0;
+      renderer_->set_before_draw([this](const mjrContext* context) { BeforeDraw(context); });
     }
     // A fresh MjvCamera per frame, as each Physics.render makes one.
     mjvCamera camera;
@@ -342,6 +343,12 @@ class DmControlEnv : public Env {
 #endif
   }
 
+#if PP_MUJOCO_RENDER
+  // Called before each frame is drawn, with the thread's GL context current and `context` the
+  // upload the frame uses: for a task whose episode changes what mjr_makeContext uploaded (quadruped
+  // escape's height field), to upload its own.
+  virtual void BeforeDraw(const mjrContext* /*context*/) {}
+#endif
   // The task's initialize_episode (inside reset_context: after Physics.reset, before after_reset).
   virtual void InitializeEpisode() = 0;
   // The task's get_observation: the OrderedDict's values, in order, into `out` (the layout given

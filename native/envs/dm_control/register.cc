@@ -82,6 +82,7 @@ void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
   registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
   registry.Add(DmTask<QuadrupedEnv>("QuadrupedWalk-v1", QuadrupedTask::kWalk, suite_dir));
   registry.Add(DmTask<QuadrupedEnv>("QuadrupedRun-v1", QuadrupedTask::kRun, suite_dir));
+  registry.Add(DmTask<QuadrupedEnv>("QuadrupedEscape-v1", QuadrupedTask::kEscape, suite_dir));
   registry.Add(DmTask<QuadrupedEnv>("QuadrupedFetch-v1", QuadrupedTask::kFetch, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherEasy-v1", ReacherTask::kEasy, suite_dir));
   registry.Add(DmTask<ReacherEnv>("ReacherHard-v1", ReacherTask::kHard, suite_dir));
