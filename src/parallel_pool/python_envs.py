@@ -11,16 +11,21 @@ is a native pool whose envs are ``ProcessEnv``s (``native/core/process_env.h``),
 shared-memory ``ProcessChannel`` (``native/core/process_channel.h``). So both backends have
 identical semantics by construction, and the conformance tests run over both.
 
-- **Data path of one step.** The pool's thread running env ``i``'s job copies the action row into
-  env ``i``'s slot (a memfd mapping shared with the workers), marks the slot requested and rings
-  its worker's doorbell (a futex, woken only while the worker sleeps), then sleeps on the slot's
-  futex word. The worker, parked in ``ProcessChannel.wait`` with the GIL released, collects every
-  requested slot of its envs, steps each Python env with NumPy views of the slot's action area,
-  writes the observation into the slot's output area (NumPy views, no pickling), and completes the
-  slot. The pool thread copies the output into the batch's output block, which NumPy views without
-  a copy, as for native envs. Measured on the 2-core host: a futex round trip between two
-  processes costs ~8 us (a pipe round trip, as ``AsyncVectorEnv`` uses with pickled messages, ~5-25 us
-  plus pickling), against ~7-13 us for a ``CartPole-v1`` step in Python.
+- **Data path of a batch: batch-level hand-offs.** A ``ProcessEnv`` is a split-phase env (``Env::Post``
+  in ``native/core/env.h``): the pool thread that pops its job *posts* it, copying the action row
+  into env ``i``'s slot (a memfd mapping shared with the workers), marking the slot requested and
+  bumping its worker's doorbell, all without a system call, and then pops and posts further queued
+  jobs, up to a batch. It then rings each worker's doorbell (a futex wake only if that worker
+  sleeps, once however many of its envs were posted), sleeps on the slot of the last env it posted
+  and, woken, finishes the posted jobs in order (copying each output into the batch's output block,
+  which NumPy views without a copy, as for native envs; a slot found done costs no system call).
+  The worker, parked in ``ProcessChannel.wait`` with the GIL released, collects every requested
+  slot of its envs, steps each Python env in env order with NumPy views of the slot's action
+  area, writes the observation into the slot's output area (NumPy views, no pickling), and
+  completes the slot, waking the parent only for the slot it sleeps on. So a batch costs about one
+  wake-up each way per worker, not one per env: measured on the 2-core host, a futex round trip
+  between two processes costs ~8-25 us against ~7-13 us for a ``CartPole-v1`` step in Python, which
+  per-env hand-offs (the design before) paid on every step.
 - **Threads and workers.** Each env's job blocks a pool thread (asleep on a futex) while its worker
   runs it. ``num_workers`` processes hold the envs round robin (env ``i`` on worker ``i % num_workers``):
   several envs per process, and one wake-up serves every request pending for them. The default is one
@@ -315,6 +320,9 @@ class _EnvSlot:
     def __init__(self, env: gymnasium.Env, channel: Any, env_id: int, obs: list, action: list,
                  render_shape: tuple[int, ...] | None, info: list | None = None, pickle_bytes: int = 0) -> None:
         self.env = env
+        # Not reset by this process yet: a worker restarted after its predecessor died holds new
+        # envs, and the pool may still take one for mid-episode (it finished a step before the death).
+        self.needs_reset = True
         buffer = np.frombuffer(channel.buffer, dtype=np.uint8)
 
         def view(offset: int, field: dict[str, Any]) -> np.ndarray:
@@ -499,6 +507,9 @@ def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
             slot = slots[env_id]
             try:
                 if command == step:
+                    if slot.needs_reset:
+                        raise RuntimeError(f"env {env_id} has not been reset since its worker process was "
+                                           "(re)started: its episode was cut; it resets on its next step")
                     obs, reward, terminated, truncated, info = slot.env.step(slot.action())
                     slot.write_obs(obs)
                     if slot.has_info:
@@ -506,6 +517,7 @@ def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
                     finish(env_id, float(reward), bool(terminated), bool(truncated))
                 elif command == reset:
                     obs, info = slot.env.reset(seed=seed)
+                    slot.needs_reset = False
                     slot.write_obs(obs)
                     if slot.has_info:
                         slot.write_info(info)
