@@ -96,6 +96,9 @@ class Env {
   // env has posted nothing (the default: its Reset/Step do the work themselves), and must not
   // throw: a failure to start belongs to the Reset/Step that follows.
   virtual bool Post(bool /*reset*/, const Action& /*action*/) { return false; }
+  // Whether the env may post at all (asked once, when the pool is made): the core calls Post only
+  // for such envs, so that the others' jobs pay nothing for the capability.
+  virtual bool SplitPhase() const { return false; }
   virtual void Kick() {}
   virtual void AwaitPosted() {}
 

@@ -135,6 +135,7 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     const EnvSpec& env_spec = options_.env_specs.empty() ? spec_ : options_.env_specs[static_cast<std::size_t>(i)];
     s.env = task_->make_env(env_spec, i);
     s.env->SetAllocator(this);
+    s.split_phase = s.env->SplitPhase();
     s.env->Seed(options_.seeds[static_cast<std::size_t>(i)]);
     std::size_t total = 0;
     for (std::size_t b : action_row_bytes) total += b;
@@ -474,6 +475,7 @@ void Pool::RunWorkerJob(int env_id) {
 }
 
 bool Pool::PostJob(EnvState& s) {
+  if (!s.split_phase) return false;
   const bool reset = s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode);
   if (reset && s.reseed) {
     // Seeded here, before the post that carries the seed; RunJob must not seed it again.

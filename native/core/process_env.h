@@ -57,6 +57,7 @@ class ProcessEnv final : public Env {
     if (posted_ && reset) seed_pending_ = false;
     return posted_;
   }
+  bool SplitPhase() const override { return true; }
   void Kick() override { channel_->Ring(env_id()); }
   void AwaitPosted() override { channel_->Await(env_id()); }
 

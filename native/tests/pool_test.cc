@@ -1431,6 +1431,7 @@ class PostingEnv final : public pp::Env {
     log_->Add("post", env_id());
     return true;
   }
+  bool SplitPhase() const override { return posts_; }
   void Kick() override { log_->Add("kick", env_id()); }
   void AwaitPosted() override { log_->Add("await", env_id()); }
 
