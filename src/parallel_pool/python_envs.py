@@ -26,18 +26,20 @@ identical semantics by construction, and the conformance tests run over both.
   wake-up each way per worker, not one per env: measured on the 2-core host, a futex round trip
   between two processes costs ~8-25 us against ~7-13 us for a ``CartPole-v1`` step in Python, which
   per-env hand-offs (the design before) paid on every step.
-- **Threads and workers.** Each env's job blocks a pool thread (asleep on a futex) while its worker
-  runs it. ``num_workers`` processes hold the envs round robin (env ``i`` on worker ``i % num_workers``):
-  several envs per process, and one wake-up serves every request pending for them. The default is one
-  worker per CPU but one (at least one, at most ``num_envs``): the parent needs a core of its own, for
-  the caller's loop and for the pool's threads that carry each step's action and results. The pool has
-  ``_THREADS_PER_WORKER`` threads per worker by default (at most one per env). Both defaults were
-  measured on the 2-core host (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64 envs, sync and
-  async): one worker beat two in every case, up to 2x for the cheap CartPole, because two workers
-  and the parent's threads contend for two cores and every step then waits for a context switch;
-  two threads per worker let a worker find its next request queued while a result is carried back,
-  and more threads add wake-ups that cost more than they feed the worker (four per worker: 10-25%
-  slower; one per env: 2x slower).
+- **Threads and workers.** A pool thread that posted a run of jobs sleeps (on a futex) while the
+  workers run them. ``num_workers`` processes hold the envs round robin (env ``i`` on worker
+  ``i % num_workers``): several envs per process, and one wake-up serves every request pending for
+  them. The default is one worker per CPU but one (at least one, at most ``num_envs``): the parent
+  needs a core of its own, for the caller's loop and for the pool's threads that carry each batch's
+  actions and results. The pool has ``_THREADS_PER_WORKER`` threads per worker by default (at most
+  one per env): in async mode one thread's posted batch runs while the other (or the caller, in
+  ``recv``) posts the next, so the worker always finds work queued. Both defaults were measured on
+  the 2-core host with per-env hand-offs (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64
+  envs, sync and async): one worker beat two in every case, up to 2x for the cheap CartPole, and
+  two threads per worker beat one, four (10-25% slower) and one per env (2x slower). With batch
+  hand-offs the session's host was too loaded (load average 7-14 on 2 cores) to rank them again:
+  one thread per worker, and two workers for the costly LunarLander, won some cells and lost others;
+  ``num_workers=`` and ``num_threads=`` choose them per pool.
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
   ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
   per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
@@ -705,8 +707,8 @@ class PythonEnvSource:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
         num_workers = min(num_workers, len(env_fns)) if num_workers else default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
-            # Each thread sleeps while a worker steps the env of its job: two per worker keep every
-            # worker fed (a request queued while it steps), without the wake-ups of one per env.
+            # A thread sleeps while a worker steps the batch it posted: two per worker keep every
+            # worker fed (the next batch posted while it steps one), without more wake-ups.
             pool["num_threads"] = min(len(env_fns), _THREADS_PER_WORKER * num_workers)
         pool["num_envs"] = len(env_fns)
         env_kwargs = pool["env_kwargs"]
