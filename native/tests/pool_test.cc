@@ -1630,7 +1630,7 @@ TEST(PostedJobsTimeoutsAndClose) {
   auto log = std::make_shared<PostLog>();
   const auto task = PostingTask(log);
   {
-    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{50000}}}, Options(4, 2, 2));
+    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{30000}}}, Options(4, 2, 2));
     std::mt19937 rng(5);
     Reset(*pool, Iota(4));
     Recv(*pool);
@@ -1646,7 +1646,7 @@ TEST(PostedJobsTimeoutsAndClose) {
     CHECK_EQ(ids.size(), 4u);
   }
   {
-    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{50000}}}, Options(8, 8, 2));
+    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{20000}}}, Options(8, 8, 2));
     std::mt19937 rng(6);
     Reset(*pool, Iota(8));
     Recv(*pool);
