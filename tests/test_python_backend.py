@@ -387,6 +387,127 @@ def test_close_stops_the_workers_even_with_a_step_in_flight() -> None:
     env.close()  # idempotent
 
 
+class ExitingEnv(CountingEnv):
+    """A CountingEnv whose ``exit_on_step``-th step ends its worker process (no answer, no cleanup),
+    once: the file ``marker`` says it happened, so a restarted worker's env does not."""
+
+    def __init__(self, marker: str, exit_on_step: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.marker = marker
+        self.exit_on_step = exit_on_step
+
+    def step(self, action: dict) -> tuple[Any, float, bool, bool, dict]:
+        if self.count + 1 == self.exit_on_step and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os._exit(3)
+        return super().step(action)
+
+
+def _counting_actions(n: int) -> dict[str, np.ndarray]:
+    return {"move": np.zeros((n, 2), np.float32), "pick": np.zeros(n, np.int64)}
+
+
+def test_a_batch_on_one_worker_that_fails_part_way() -> None:
+    # Six envs on one worker: each batch is handed over whole; envs 1 and 4 raise in the middle of it.
+    fns = [CountingEnv, lambda: CountingEnv(raise_on_step=2), CountingEnv, CountingEnv,
+           lambda: CountingEnv(raise_on_step=2), CountingEnv]
+    env = parallel_pool.make_python(fns, num_workers=1, seed=0)
+    env.reset()
+    env.step(_counting_actions(6))
+    with pytest.raises(parallel_pool.EnvError) as err:
+        env.step(_counting_actions(6))
+    assert err.value.env_ids == [1, 4]
+    assert all("ZeroDivisionError: step 2 of a CountingEnv" in text for _, text in err.value.errors)
+    obs = err.value.result[0]
+    assert list(obs["count"]) == [2, 0, 2, 2, 0, 2]
+    obs, _, _, _, info = env.step(_counting_actions(6))
+    assert list(obs["count"]) == [3, 0, 3, 3, 0, 3] and list(info["elapsed_step"]) == [3, 0, 3, 3, 0, 3]
+    env.close()
+
+
+@pytest.mark.parametrize("batch_size", [4, 2])
+def test_a_worker_that_dies_mid_batch(batch_size: int, tmp_path) -> None:
+    # Four envs on one worker, which steps them in turn: env 1's first step ends the process, so
+    # env 0's step (done before) keeps its result and envs 1-3 are reported with the death.
+    fns = [CountingEnv, lambda: ExitingEnv(str(tmp_path / "exited"), exit_on_step=1), CountingEnv, CountingEnv]
+    # One thread posts the jobs (the pool's or, in sync mode, recv's caller): they reach the worker in order.
+    env = parallel_pool.make_python(fns, num_workers=1, num_threads=1, batch_size=batch_size, seed=0)
+    pid = env.workers.pids[0]
+    env.async_reset()
+    for _ in range(4 // batch_size):
+        env.recv(timeout=20)
+    env.send(_counting_actions(4), np.arange(4))
+    rows: dict[int, int] = {}
+    failed: list[int] = []
+    start = time.monotonic()
+    for _ in range(4 // batch_size):
+        try:
+            obs, _, _, _, info = env.recv(timeout=20)
+        except parallel_pool.EnvError as err:
+            failed += err.env_ids
+            assert all(f"worker process 0 (pid {pid}, envs 0, 1, 2, 3) has died" in t for _, t in err.errors)
+            obs, _, _, _, info = err.result
+        rows.update(zip(info["env_id"].tolist(), obs["count"].tolist()))
+    assert time.monotonic() - start < 5  # the death is seen once, not waited for per env
+    assert sorted(failed) == [1, 2, 3]
+    assert rows == {0: 1, 1: 0, 2: 0, 3: 0}
+    assert env.workers.dead() == {0: [0, 1, 2, 3]}
+    assert env.workers.restart() == [0, 1, 2, 3]
+    # The new worker's envs are new: envs 1-3 (failed) reset on this step; env 0 (whose step went
+    # through before the death) cannot go on with its episode: it is an error, and resets next.
+    env.send(_counting_actions(4), np.arange(4))
+    failed = []
+    elapsed = {}
+    for _ in range(4 // batch_size):
+        try:
+            obs, _, _, _, info = env.recv(timeout=20)
+        except parallel_pool.EnvError as err:
+            failed += err.env_ids
+            assert "env 0 has not been reset since its worker process was (re)started" in err.errors[0][1]
+            obs, _, _, _, info = err.result
+        elapsed.update(zip(info["env_id"].tolist(), info["elapsed_step"].tolist()))
+    assert failed == [0]
+    assert {e: elapsed[e] for e in (1, 2, 3)} == {1: 0, 2: 0, 3: 0}
+    env.send(_counting_actions(4), np.arange(4))
+    for _ in range(4 // batch_size):
+        obs, _, _, _, info = env.recv(timeout=20)
+        elapsed.update(zip(info["env_id"].tolist(), info["elapsed_step"].tolist()))
+    assert elapsed == {0: 0, 1: 1, 2: 1, 3: 1}
+    env.close()
+
+
+def test_close_with_a_whole_batch_handed_to_a_worker() -> None:
+    env = parallel_pool.make_python([lambda: CountingEnv(sleep_s=0.2)] * 4, num_workers=1, seed=0)
+    pids = env.workers.pids
+    env.reset()
+    env.send(_counting_actions(4), np.arange(4))  # ~0.8 s of steps, all handed to the one worker
+    time.sleep(0.05)
+    start = time.monotonic()
+    env.close()
+    assert time.monotonic() - start < 10
+    for pid in pids:
+        assert _gone(pid)
+    with pytest.raises(parallel_pool.PoolClosedError):
+        env.step(_counting_actions(4))
+
+
+def test_recv_timeout_with_a_batch_handed_to_a_worker() -> None:
+    env = parallel_pool.make_python([lambda: CountingEnv(sleep_s=0.1)] * 4, num_workers=1, batch_size=2, seed=0)
+    env.async_reset()
+    env.recv(timeout=20)
+    env.recv(timeout=20)
+    env.send(_counting_actions(4), np.arange(4))
+    with pytest.raises(TimeoutError):
+        env.recv(timeout=0.05)
+    seen = []
+    for _ in range(2):
+        obs, _, _, _, info = env.recv(timeout=20)
+        seen += info["env_id"].tolist()
+        assert list(obs["count"]) == [1, 1]
+    assert sorted(seen) == [0, 1, 2, 3]
+    env.close()
+
+
 def _gone(pid: int, within: float = 5.0) -> bool:
     """Whether process ``pid`` has exited (a zombie left for a non-reaping init counts as exited)."""
     deadline = time.monotonic() + within

@@ -86,6 +86,22 @@ class Env {
   // env is in flight, on the caller's thread.
   virtual void Render(uint8_t* /*rgb*/) { throw std::logic_error(spec_.task_id + " cannot render"); }
 
+  // Split-phase jobs, for an env whose Reset/Step run elsewhere (a worker process): Post starts the
+  // work that the core's next call, Reset() (`reset`) or Step(action), then collects, so that one
+  // thread can hand many envs' jobs over at once and wait for them together. The core calls Post
+  // after seeding (Seed) and before BeginReset/BeginStep; after posting a run of envs, Kick on
+  // each (the work must start even if nothing else happens), then AwaitPosted on any of them
+  // (block until its work is done; the core calls it to wait for a run in one sleep rather than
+  // one per env), then Reset/Step, in the same order as the posts. Post returns false when the
+  // env has posted nothing (the default: its Reset/Step do the work themselves), and must not
+  // throw: a failure to start belongs to the Reset/Step that follows.
+  virtual bool Post(bool /*reset*/, const Action& /*action*/) { return false; }
+  // Whether the env may post at all (asked once, when the pool is made): the core calls Post only
+  // for such envs, so that the others' jobs pay nothing for the capability.
+  virtual bool SplitPhase() const { return false; }
+  virtual void Kick() {}
+  virtual void AwaitPosted() {}
+
   // --- used by the core ---
   // Seeds both streams: rng() and np_random() restart from `seed`.
   void Seed(uint64_t seed) {

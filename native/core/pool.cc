@@ -135,6 +135,7 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     const EnvSpec& env_spec = options_.env_specs.empty() ? spec_ : options_.env_specs[static_cast<std::size_t>(i)];
     s.env = task_->make_env(env_spec, i);
     s.env->SetAllocator(this);
+    s.split_phase = s.env->SplitPhase();
     s.env->Seed(options_.seeds[static_cast<std::size_t>(i)]);
     std::size_t total = 0;
     for (std::size_t b : action_row_bytes) total += b;
@@ -409,12 +410,13 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
     int env_id;
     if (help && queue_.TryPop(&env_id)) {
       if (!polled) {
-        RunJob(env_id);
+        RunJobs(env_id);
         continue;
       }
       const int64_t start = CoarseNanos();
       if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
-      RunJob(env_id);
+      // A run of posted jobs (RunJobs) is timed as one job: it holds the caller as long.
+      RunJobs(env_id);
       const int64_t end = CoarseNanos();
       if (end - start > SlowJobNanos()) {
         // One slow job is enough: this caller waits from now on, until the workers see twice as
@@ -460,19 +462,78 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
 
 void Pool::RunWorkerJob(int env_id) {
   if (quick_jobs_.load(std::memory_order_relaxed)) {
-    RunJob(env_id);
+    RunJobs(env_id);
     return;
   }
   // Resets do not count towards a quick streak: an env's reset is often much quicker than its step.
-  const bool step = envs_[static_cast<std::size_t>(env_id)].job == JobKind::kStep;
+  // A run of posted jobs counts as quick only when the whole run is (a caller with poll_s runs
+  // such runs whole).
   const int64_t start = CoarseNanos();
-  RunJob(env_id);
+  const int steps = RunJobs(env_id);
   if (CoarseNanos() - start > SlowJobNanos()) {
     quick_streak_.store(0, std::memory_order_relaxed);
-  } else if (step && quick_streak_.fetch_add(1, std::memory_order_relaxed) + 1 >=
-                         quick_target_.load(std::memory_order_relaxed)) {
+  } else if (steps > 0 && quick_streak_.fetch_add(steps, std::memory_order_relaxed) + steps >=
+                              quick_target_.load(std::memory_order_relaxed)) {
     quick_jobs_.store(true, std::memory_order_relaxed);
   }
+}
+
+bool Pool::PostJob(EnvState& s) {
+  if (!s.split_phase) return false;
+  const bool reset = s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode);
+  if (reset && s.reseed) {
+    // Seeded here, before the post that carries the seed; RunJob must not seed it again.
+    s.env->Seed(s.seed);
+    s.reseed = false;
+  }
+  try {
+    return s.env->Post(reset, Action(s.action_rows.data()));
+  } catch (const std::exception&) {
+    return false;  // against the contract (Post must not throw): the job runs unposted
+  }
+}
+
+int Pool::RunJobs(int env_id) {
+  EnvState& first = envs_[static_cast<std::size_t>(env_id)];
+  if (!PostJob(first)) {
+    const bool step = first.job == JobKind::kStep;
+    RunJob(env_id);
+    return step ? 1 : 0;
+  }
+  // The envs posted by this run, in order. One run per thread at a time: RunJobs never nests.
+  thread_local std::vector<int> posted;
+  posted.clear();
+  posted.push_back(env_id);
+  // At most a batch: an async batch is written as soon as its rows are, not after more envs'.
+  const auto max_posted = static_cast<std::size_t>(batch_size());
+  int unposted = -1;  // a queued env that posted nothing: run after the posted ones
+  int id;
+  while (posted.size() < max_posted && queue_.TryPop(&id)) {
+    if (!PostJob(envs_[static_cast<std::size_t>(id)])) {
+      unposted = id;
+      break;
+    }
+    posted.push_back(id);
+  }
+  // Every posted job must be finished below, whatever Kick and AwaitPosted do: a failure of the
+  // hand-off is the posted job's own (its Reset/Step reports it).
+  try {
+    for (int e : posted) envs_[static_cast<std::size_t>(e)].env->Kick();
+    // Wait for the last posted first: a worker runs its requests in turn, so the earlier ones are
+    // then mostly done, and the thread sleeps about once per run rather than once per env.
+    envs_[static_cast<std::size_t>(posted.back())].env->AwaitPosted();
+  } catch (const std::exception&) {
+  }
+  int steps = 0;
+  for (int e : posted) {
+    steps += envs_[static_cast<std::size_t>(e)].job == JobKind::kStep ? 1 : 0;
+    RunJob(e);
+  }
+  if (unposted >= 0) {
+    steps += envs_[static_cast<std::size_t>(unposted)].job == JobKind::kStep ? 1 : 0;
+    RunJob(unposted);
+  }
+  return steps;
 }
 
 void Pool::WakeStandIn() {

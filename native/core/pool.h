@@ -149,6 +149,7 @@ class Pool final : public SlotAllocator {
     int num_players = 0;
     std::vector<std::byte*> slot_rows;
     Episode episode;
+    bool split_phase = false;  // env->SplitPhase(): its jobs go through PostJob
     // Sent, not yet returned by Recv. Set under api_mu_, cleared by the receiver (recv_mu_): the
     // release/acquire pair hands the env's state from the thread that ran its job to the next sender.
     std::atomic<bool> pending{false};
@@ -174,6 +175,12 @@ class Pool final : public SlotAllocator {
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   void PushJob(int env_id);
   void RunJob(int env_id);
+  // Runs env_id's job, and when its env posts its work (Env::Post: a split-phase env), the jobs of
+  // further queued envs that post too, up to a batch of them: all posted, then all finished in
+  // order. Returns how many of the jobs run were steps.
+  int RunJobs(int env_id);
+  // Starts s's job through Env::Post; false when its env posted nothing (or is not split-phase).
+  bool PostJob(EnvState& s);
   // A worker's job: while the pool is not known to be quick (quick_jobs_), also timed.
   void RunWorkerJob(int env_id);
   // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.

@@ -98,6 +98,8 @@ ProcessChannel::ProcessChannel(ChannelShape shape, int fd, bool owner)
     envs_of_worker_[static_cast<std::size_t>(shape_.worker_of_env[static_cast<std::size_t>(e)])].push_back(e);
   }
   pidfds_.assign(static_cast<std::size_t>(shape_.num_workers()), -1);
+  dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(shape_.num_workers()));
+  for (int w = 0; w < shape_.num_workers(); ++w) dead_[static_cast<std::size_t>(w)].store(false);
   pids_.assign(static_cast<std::size_t>(shape_.num_workers()), 0);
 }
 
@@ -216,6 +218,7 @@ void ProcessChannel::SetWorker(int worker, int pid) {
   // parent received their failures before restarting it).
   for (int e : envs_of_worker_[w]) slot(e).state.store(kIdle);
   worker_header(worker).sleeping.store(0);
+  dead_[w].store(false, std::memory_order_release);
 }
 
 bool ProcessChannel::WorkerDead(int worker) const {
@@ -227,38 +230,74 @@ bool ProcessChannel::WorkerDead(int worker) const {
 
 int ProcessChannel::worker_pid(int worker) const { return pids_.at(static_cast<std::size_t>(worker)); }
 
+WorkerDiedError ProcessChannel::Died(int worker) const {
+  const std::vector<int>& envs = envs_of_worker_[static_cast<std::size_t>(worker)];
+  std::string ids = envs.size() == 1 ? "env" : "envs";
+  for (std::size_t k = 0; k < envs.size(); ++k) ids += (k ? ", " : " ") + std::to_string(envs[k]);
+  return WorkerDiedError("worker process " + std::to_string(worker) + " (pid " + std::to_string(worker_pid(worker)) +
+                         ", " + ids + ") has died; restart it with env.workers.restart()");
+}
+
 bool ProcessChannel::Request(int env_id, ChannelCommand command, bool seeded, uint64_t seed) {
-  const int worker = shape_.worker_of_env[static_cast<std::size_t>(env_id)];
-  auto died = [&] {
-    const std::vector<int>& envs = envs_of_worker_[static_cast<std::size_t>(worker)];
-    std::string ids = envs.size() == 1 ? "env" : "envs";
-    for (std::size_t k = 0; k < envs.size(); ++k) ids += (k ? ", " : " ") + std::to_string(envs[k]);
-    return WorkerDiedError("worker process " + std::to_string(worker) + " (pid " + std::to_string(worker_pid(worker)) +
-                           ", " + ids + ") has died; restart it with env.workers.restart()");
-  };
-  if (WorkerDead(worker)) throw died();
+  const int worker = worker_of(env_id);
+  if (WorkerDead(worker)) {
+    dead_[static_cast<std::size_t>(worker)].store(true, std::memory_order_release);
+    throw Died(worker);
+  }
+  Post(env_id, command, seeded, seed);
+  Ring(env_id);
+  return Collect(env_id);
+}
+
+bool ProcessChannel::Post(int env_id, ChannelCommand command, bool seeded, uint64_t seed) {
+  const int worker = worker_of(env_id);
+  if (dead_[static_cast<std::size_t>(worker)].load(std::memory_order_acquire)) return false;
   SlotHeader& s = slot(env_id);
   s.command = static_cast<uint32_t>(command);
   s.seeded = seeded ? 1 : 0;
   s.seed = seed;
   s.error_bytes = 0;
   s.state.store(kRequest, std::memory_order_seq_cst);
-  WorkerHeader& w = worker_header(worker);
+  worker_header(worker).doorbell.fetch_add(1, std::memory_order_seq_cst);
+  return true;
+}
+
+void ProcessChannel::Ring(int env_id) {
+  WorkerHeader& w = worker_header(worker_of(env_id));
   // Dekker with the worker's sleeping flag (both seq_cst): either this sees it sleeping and wakes
-  // it, or the worker's re-read of the doorbell sees this bump and does not sleep.
-  w.doorbell.fetch_add(1, std::memory_order_seq_cst);
-  if (w.sleeping.load(std::memory_order_seq_cst) != 0) FutexWake(&w.doorbell, 1);
+  // it, or the worker's re-read of the doorbell (after it set the flag) sees Post's bump and does
+  // not sleep. The exchange lets only one ringer wake a sleeping worker: a later one that reads 0
+  // comes after that ringer, whose wake the worker answers by re-scanning every slot, or after
+  // the worker set the flag again, and then that re-read sees the later ringer's bump.
+  if (w.sleeping.load(std::memory_order_seq_cst) != 0 && w.sleeping.exchange(0, std::memory_order_seq_cst) != 0) {
+    FutexWake(&w.doorbell, 1);
+  }
+}
+
+void ProcessChannel::Await(int env_id) {
+  const int worker = worker_of(env_id);
+  std::atomic<bool>& dead = dead_[static_cast<std::size_t>(worker)];
+  SlotHeader& s = slot(env_id);
   for (;;) {
     uint32_t state = s.state.load(std::memory_order_acquire);
-    if (state == kDone) break;
+    if (state == kDone || state == kIdle || dead.load(std::memory_order_acquire)) return;
     if (state == kRequest && !s.state.compare_exchange_strong(state, kWaiting, std::memory_order_acq_rel)) {
       continue;  // the worker finished meanwhile
     }
     if (FutexWait(&s.state, kWaiting, &kLivenessPoll) != 0 && errno == ETIMEDOUT && WorkerDead(worker)) {
-      // Nobody will answer: the slot is idle again for a restarted worker.
-      s.state.store(kIdle, std::memory_order_relaxed);
-      throw died();
+      dead.store(true, std::memory_order_release);
+      return;
     }
+  }
+}
+
+bool ProcessChannel::Collect(int env_id) {
+  Await(env_id);
+  SlotHeader& s = slot(env_id);
+  if (s.state.load(std::memory_order_acquire) != kDone) {
+    // Nobody will answer: the slot is idle again for a restarted worker.
+    s.state.store(kIdle, std::memory_order_relaxed);
+    throw Died(worker_of(env_id));
   }
   s.state.store(kIdle, std::memory_order_relaxed);
   return s.error_bytes == 0;

@@ -43,9 +43,12 @@ struct ChannelRequest {
 // (/proc/<parent pid>/fd/<fd>), so nothing is left in /dev/shm whatever kills whom.
 //
 // Protocol of one request (env slot state, a futex word shared by both processes):
-//   parent: writes the action (or seed), state = kRequest, rings the worker's doorbell (a futex
-//           woken only when the worker sleeps), then waits for state == kDone (state = kWaiting
-//           while it sleeps on it, so the worker wakes it only then), and sets state = kIdle.
+//   parent: Post: writes the action (or seed), state = kRequest, bumps the worker's doorbell.
+//           Ring: wakes the worker if it sleeps on its doorbell (one futex wake however many
+//           requests were posted since it went to sleep). Collect: waits for state == kDone
+//           (state = kWaiting while it sleeps on it, so the worker wakes it only then), and sets
+//           state = kIdle. Request is the three in a row; a thread with several envs' jobs posts
+//           them all, rings each worker once and then collects them (a batch-level hand-off).
 //   worker: WaitRequests returns the envs in kRequest/kWaiting; it runs them and Finish()es each:
 //           writes the outputs and result, state = kDone, a futex wake if the parent sleeps.
 // A parent waiting on a worker that died (pidfd readable) gets WorkerDiedError, never a hang.
@@ -78,6 +81,17 @@ class ProcessChannel {
   // Sends `command` to env_id's worker and waits for the result; false when the env raised
   // (error() holds its message). Throws WorkerDiedError when the worker is or becomes dead.
   bool Request(int env_id, ChannelCommand command, bool seeded = false, uint64_t seed = 0);
+  // Request in three parts, for a thread that hands a worker several requests at once. Post: the
+  // request is visible to the worker (no system call); false, posting nothing, when the worker is
+  // known to be dead (Request then reports it). Ring: wakes env_id's worker if it sleeps (a
+  // system call only then, and once per sleep however many threads ring). Await: waits until the
+  // posted request is done or its worker is found dead. Collect: Await, then the result as
+  // Request's (true, or false when the env raised; WorkerDiedError when it will never come), and
+  // the slot is idle again. Each posted request must be collected before env_id's next Post.
+  bool Post(int env_id, ChannelCommand command, bool seeded = false, uint64_t seed = 0);
+  void Ring(int env_id);
+  void Await(int env_id);
+  bool Collect(int env_id);
   std::byte* action_area(int env_id) const { return base_ + action_offset(env_id, 0); }
   const std::byte* state_field(int env_id, int field) const { return base_ + state_offset(env_id, field); }
   const std::byte* render_area(int env_id) const { return base_ + render_offset(env_id); }
@@ -109,6 +123,8 @@ class ProcessChannel {
   Header& header() const;
   WorkerHeader& worker_header(int worker) const;
   SlotHeader& slot(int env_id) const;
+  int worker_of(int env_id) const { return shape_.worker_of_env[static_cast<std::size_t>(env_id)]; }
+  WorkerDiedError Died(int worker) const;
   void Map();
 
   ChannelShape shape_;
@@ -121,6 +137,9 @@ class ProcessChannel {
   std::vector<std::size_t> action_field_offsets_, state_field_offsets_;
   std::vector<std::vector<int>> envs_of_worker_;  // a worker scans only its own slots
   std::vector<int> pidfds_;                       // parent side: one per worker, -1 before SetWorker
+  // Parent side, one per worker: its death was seen (pidfd readable), so that the other envs of
+  // a batch posted to it fail at once rather than each after a liveness poll. Cleared by SetWorker.
+  std::unique_ptr<std::atomic<bool>[]> dead_;
   std::vector<int> pids_;
 };
 

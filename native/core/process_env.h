@@ -19,22 +19,47 @@ class ProcessEnv final : public Env {
       : Env(spec, env_id), channel_(std::move(channel)) {}
 
   void Reset() override {
-    const bool seeded = seed_pending_;
-    seed_pending_ = false;  // a reset takes a new seed once, as Gymnasium's reset(seed=...)
-    Call(ChannelCommand::kReset, seeded);
+    if (posted_) {
+      posted_ = false;
+      Collect();
+    } else {
+      const bool seeded = seed_pending_;
+      seed_pending_ = false;  // a reset takes a new seed once, as Gymnasium's reset(seed=...)
+      Check(channel_->Request(env_id(), ChannelCommand::kReset, seeded, seed_));
+    }
     WriteOutputs();
   }
 
   StepResult Step(const Action& action) override {
-    const ChannelShape& shape = channel_->shape();
-    for (std::size_t f = 0; f < shape.action_row_bytes.size(); ++f) {
-      std::memcpy(channel_->base() + channel_->action_offset(env_id(), static_cast<int>(f)),
-                  action.Get<std::byte>(static_cast<int>(f)), shape.action_row_bytes[f]);
+    if (posted_) {
+      posted_ = false;
+      Collect();
+    } else {
+      WriteAction(action);
+      Check(channel_->Request(env_id(), ChannelCommand::kStep));
     }
-    Call(ChannelCommand::kStep, false);
     WriteOutputs();
     return StepResult{channel_->reward(env_id()), channel_->terminated(env_id()), channel_->truncated(env_id())};
   }
+
+  // The request goes into the env's slot and its worker's doorbell is bumped, without a system
+  // call; Kick wakes the worker (once, however many of its envs were posted), and the worker
+  // steps every requested env of its own back to back.
+  bool Post(bool reset, const Action& action) override {
+    bool seeded = false;
+    if (reset) {
+      seeded = seed_pending_;
+    } else {
+      WriteAction(action);
+    }
+    posted_ =
+        channel_->Post(env_id(), reset ? ChannelCommand::kReset : ChannelCommand::kStep, seeded, reset ? seed_ : 0);
+    if (posted_ && reset) seed_pending_ = false;
+    return posted_;
+  }
+  bool SplitPhase() const override { return true; }
+  void Kick() override { channel_->Ring(env_id()); }
+  void AwaitPosted() override { channel_->Await(env_id()); }
 
   void Render(uint8_t* rgb) override {
     if (channel_->shape().render_bytes == 0) Env::Render(rgb);  // throws: the task does not render
@@ -49,10 +74,17 @@ class ProcessEnv final : public Env {
   }
 
  private:
-  void Call(ChannelCommand command, bool seeded) {
-    if (!channel_->Request(env_id(), command, seeded, seed_)) {
-      // The env raised in its worker: the pool reports the message (a traceback) as its error.
-      throw std::runtime_error(channel_->error(env_id()));
+  void Call(ChannelCommand command, bool seeded) { Check(channel_->Request(env_id(), command, seeded, seed_)); }
+  // The env raised in its worker: the pool reports the message (a traceback) as its error.
+  void Check(bool ok) {
+    if (!ok) throw std::runtime_error(channel_->error(env_id()));
+  }
+  void Collect() { Check(channel_->Collect(env_id())); }
+  void WriteAction(const Action& action) {
+    const ChannelShape& shape = channel_->shape();
+    for (std::size_t f = 0; f < shape.action_row_bytes.size(); ++f) {
+      std::memcpy(channel_->base() + channel_->action_offset(env_id(), static_cast<int>(f)),
+                  action.Get<std::byte>(static_cast<int>(f)), shape.action_row_bytes[f]);
     }
   }
 
@@ -68,6 +100,7 @@ class ProcessEnv final : public Env {
   std::shared_ptr<ProcessChannel> channel_;
   uint64_t seed_ = 0;
   bool seed_pending_ = false;
+  bool posted_ = false;  // Post sent the current job's request: Reset/Step collect it
 };
 
 // The TaskEntry of a pool of ProcessEnvs: not registered (its spec comes from the Python env's

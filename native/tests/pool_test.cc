@@ -7,9 +7,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -1498,6 +1500,308 @@ TEST(PolledStepsOfQuickEnvsAllArrive) {
     if (!CHECK(CheckRows(v))) return;
   }
   CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");  // nothing left in flight
+}
+
+// ---- split-phase envs (Env::Post): the engine's batch-level hand-offs -----------------------------
+
+// What the split-phase envs of one pool did, in order: "post <id>", "kick <id>", "await <id>",
+// "collect <id>" (a posted job's Reset/Step), "run <id>" (a Reset/Step not posted).
+struct PostLog {
+  std::mutex mu;
+  std::vector<std::string> events;
+  void Add(const std::string& what, int env_id) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(what + " " + std::to_string(env_id));
+  }
+  std::vector<std::string> Take() {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::exchange(events, {});
+  }
+};
+
+// The tutorial env made split-phase: Post records the job and the following Reset/Step runs it
+// (the work a worker process would do), checking that it is the job posted. `post_if(env_id)`:
+// whether the env posts at all (a pool may mix envs that do and do not).
+class PostingEnv final : public pp::Env {
+ public:
+  PostingEnv(const pp::EnvSpec& spec, int env_id, std::shared_ptr<PostLog> log, bool posts)
+      : Env(spec, env_id), inner_(Task()->make_env(spec, env_id)), log_(std::move(log)), posts_(posts) {
+    forward_.env = this;
+    inner_->SetAllocator(&forward_);
+  }
+  void Reset() override {
+    Collect(kReset);
+    inner_->BeginReset();
+    inner_->Reset();
+  }
+  pp::StepResult Step(const pp::Action& action) override {
+    Collect(kStep);
+    // The action the engine posted is the one it steps with: its rows did not change meanwhile.
+    if (posted_action_ >= 0) CHECK_EQ(*action.Get<int64_t>(0), posted_action_);
+    posted_action_ = -1;
+    inner_->BeginStep();
+    return inner_->Step(action);
+  }
+  bool Post(bool reset, const pp::Action& action) override {
+    if (!posts_) return false;
+    CHECK_EQ(posted_, 0);  // one posted job at a time
+    posted_ = reset ? kReset : kStep;
+    posted_action_ = reset ? -1 : *action.Get<int64_t>(0);
+    log_->Add("post", env_id());
+    return true;
+  }
+  bool SplitPhase() const override { return posts_; }
+  void Kick() override { log_->Add("kick", env_id()); }
+  void AwaitPosted() override { log_->Add("await", env_id()); }
+
+ protected:
+  void Reseeded(uint64_t seed) override { inner_->Seed(seed); }
+
+ private:
+  static constexpr int kReset = 1, kStep = 2;
+  struct Forward final : pp::SlotAllocator {
+    PostingEnv* env = nullptr;
+    pp::Slot Allocate(int /*env_id*/, int num_players) override { return env->Row(num_players); }
+  };
+  pp::Slot Row(int num_players) { return Env::Allocate(num_players); }
+  void Collect(int kind) {
+    if (posted_ != 0) {
+      CHECK_EQ(posted_, kind);  // the job collected is the job posted
+      posted_ = 0;
+      log_->Add("collect", env_id());
+    } else {
+      log_->Add("run", env_id());
+    }
+  }
+
+  std::unique_ptr<pp::Env> inner_;
+  Forward forward_;
+  std::shared_ptr<PostLog> log_;
+  const bool posts_;
+  int posted_ = 0;
+  int64_t posted_action_ = -1;
+};
+
+std::shared_ptr<const pp::TaskEntry> PostingTask(
+    std::shared_ptr<PostLog> log, std::function<bool(int)> post_if = [](int) { return true; }) {
+  auto task = std::make_shared<pp::TaskEntry>(*Task());
+  task->task_id = "Posting-v0";
+  task->make_env = [log = std::move(log), post_if = std::move(post_if)](const pp::EnvSpec& spec, int env_id) {
+    return std::unique_ptr<pp::Env>(std::make_unique<PostingEnv>(spec, env_id, log, post_if(env_id)));
+  };
+  return task;
+}
+
+std::unique_ptr<Pool> MakePostingPool(std::shared_ptr<const pp::TaskEntry> task, const Config& config,
+                                      const pp::PoolOptions& options) {
+  return std::make_unique<Pool>(task, pp::MakeSpec(*task, config), options);
+}
+
+// A row as Describe gives it, and its error text if the env raised.
+std::string DescribeWithError(const View& v, int r) {
+  std::string out = Describe(v, r);
+  for (const auto& e : v.errors()) {
+    if (e.first == v.env_id(r)) out += " error=" + e.second;
+  }
+  return out;
+}
+
+// Every row of a run: sync or async (batch 3 of 8: rows in finishing order, so an env's rows are
+// compared in its own order), same-step or next-step autoreset with episode stats, the envs
+// failing part-way (raise_on_step: every env's 5th step of an episode), a reseed midway and a
+// ResetNow of some envs; each env's k-th action is a function of (env, k) only.
+std::vector<std::vector<std::string>> PostingTrace(std::shared_ptr<const pp::TaskEntry> task, int num_threads,
+                                                   bool sync, AutoresetMode mode) {
+  constexpr int kEnvs = 8, kSteps = 30;
+  pp::PoolOptions o = Options(kEnvs, sync ? kEnvs : 3, num_threads);
+  o.autoreset_mode = mode;
+  o.episode_stats = true;
+  const Config config = {{"episode_length", int64_t{7}},
+                         {"raise_on_step", int64_t{5}},
+                         {"step_sleep_us", int64_t{30}},
+                         {"max_num_players", int64_t{mode == AutoresetMode::kSameStep ? 1 : 3}}};
+  auto pool = MakePostingPool(task, config, o);
+  std::vector<std::vector<std::string>> trace(kEnvs);
+  std::vector<int> step(kEnvs, 0);
+  auto describe = [&](const View& v, int r) {
+    std::string row = DescribeWithError(v, r);
+    if (v.Has("info:episode.r")) {
+      row += " ep=" + std::to_string(v.Get<double>("info:episode.r")[r]) + "/" +
+             std::to_string(v.Get<int64_t>("info:episode.l")[r]);
+    }
+    return row;
+  };
+  auto send = [&](const std::vector<int32_t>& ids) {
+    std::vector<int64_t> guesses;
+    for (int32_t id : ids) {
+      const auto e = static_cast<std::size_t>(id);
+      const int k = step[e]++;
+      for (int p = 0; p < pool->spec().max_num_players; ++p) {
+        guesses.push_back(static_cast<int64_t>((e * 7 + static_cast<std::size_t>(k) * 3 + static_cast<std::size_t>(p)) %
+                                               kNumActions));
+      }
+    }
+    Send(*pool, ids, guesses);
+  };
+  Reset(*pool, Iota(kEnvs));
+  for (int k = 0; k < 10000; ++k) {
+    bool complete = true;
+    for (const auto& t : trace) complete = complete && static_cast<int>(t.size()) >= kSteps;
+    if (complete) break;
+    View v = Recv(*pool);
+    const auto ids = v.env_ids();
+    for (int r = 0; r < v.rows(); ++r)
+      trace[static_cast<std::size_t>(ids[static_cast<std::size_t>(r)])].push_back(describe(v, r));
+    if (sync && k == 12) {
+      // A reseed of every env midway, and a ResetNow of two of them.
+      std::vector<uint64_t> seeds;
+      for (uint64_t i = 0; i < kEnvs; ++i) seeds.push_back(500 + i);
+      View now = ResetNow(*pool, {2, 5}, seeds);
+      for (int r = 0; r < 2; ++r) trace[static_cast<std::size_t>(now.env_id(r))].push_back("now " + describe(now, r));
+    }
+    send(ids);
+  }
+  for (auto& t : trace) t.resize(kSteps);
+  return trace;
+}
+
+// A pool of split-phase envs gives exactly the rows of the same envs run whole, in every mode and
+// with any thread count, errors included; and with some envs posting and others not.
+TEST(PostedJobsGiveTheRowsOfUnpostedOnes) {
+  auto log = std::make_shared<PostLog>();
+  const auto posting = PostingTask(log);
+  const auto mixed = PostingTask(log, [](int env_id) { return env_id % 3 != 1; });
+  const auto plain = PostingTask(log, [](int) { return false; });
+  for (const bool sync : {true, false}) {
+    for (const AutoresetMode mode : {AutoresetMode::kNextStep, AutoresetMode::kSameStep}) {
+      const auto expected = PostingTrace(plain, 1, sync, mode);
+      bool errors = false;
+      for (const auto& t : expected) {
+        for (const auto& row : t) errors = errors || row.find("raised on step 5") != std::string::npos;
+      }
+      CHECK(errors);  // the runs really fail part-way
+      for (int threads : {1, 2, 4}) {
+        if (!CHECK(PostingTrace(posting, threads, sync, mode) == expected)) {
+          std::fprintf(stderr, "  posting, sync=%d same_step=%d threads=%d\n", sync, mode == AutoresetMode::kSameStep,
+                       threads);
+        }
+        if (!CHECK(PostingTrace(mixed, threads, sync, mode) == expected)) {
+          std::fprintf(stderr, "  mixed, sync=%d same_step=%d threads=%d\n", sync, mode == AutoresetMode::kSameStep,
+                       threads);
+        }
+      }
+    }
+  }
+}
+
+// One thread posts a batch's jobs, kicks each, waits once (on the last posted), then collects them
+// in the order it posted them; an env that does not post runs after the posted ones.
+TEST(APostedRunHandsOverTheWholeBatch) {
+  auto log = std::make_shared<PostLog>();
+  {
+    auto pool = MakePostingPool(PostingTask(log), {{"max_num_players", int64_t{1}}}, Options(4, 4, 1));
+    std::mt19937 rng(3);
+    Reset(*pool, Iota(4));
+    Recv(*pool);
+    log->Take();
+    SendRandom(*pool, Iota(4), rng);
+    View v = Recv(*pool);
+    CHECK(v.env_ids() == Iota(4));
+    CHECK(v.errors().empty());
+    const std::vector<std::string> expected = {"post 0",    "post 1",    "post 2",   "post 3",  "kick 0",
+                                               "kick 1",    "kick 2",    "kick 3",   "await 3", "collect 0",
+                                               "collect 1", "collect 2", "collect 3"};
+    CHECK(log->Take() == expected);
+  }
+  {
+    // Env 1 does not post: the run stops popping at it and runs it after the posted env 0.
+    auto pool = MakePostingPool(PostingTask(log, [](int env_id) { return env_id != 1; }),
+                                {{"max_num_players", int64_t{1}}}, Options(4, 4, 1));
+    Reset(*pool, Iota(4));
+    Recv(*pool);
+    const auto events = log->Take();
+    const std::vector<std::string> head = {"post 0", "kick 0", "await 0", "collect 0", "run 1"};
+    CHECK(events.size() >= head.size() && std::equal(head.begin(), head.end(), events.begin()));
+  }
+  {
+    auto pool = MakePostingPool(PostingTask(log), {{"max_num_players", int64_t{1}}}, Options(6, 2, 1));
+    std::mt19937 rng(4);
+    Reset(*pool, Iota(6));
+    std::set<int32_t> ids;
+    for (int k = 0; k < 3; ++k) {
+      View v = Recv(*pool);
+      for (int32_t e : v.env_ids()) ids.insert(e);
+    }
+    CHECK_EQ(ids.size(), 6u);
+    int posts_in_a_row = 0, most = 0;
+    for (const auto& e : log->Take()) {
+      posts_in_a_row = e.starts_with("post") ? posts_in_a_row + 1 : 0;
+      most = std::max(most, posts_in_a_row);
+    }
+    CHECK_GE(most, 1);
+    CHECK_LE(most, 2);  // the batch size
+  }
+}
+
+// Slow posted jobs: recv(timeout) expires and the pool goes on; close() with posted jobs in flight
+// joins them; a polled step returns while a slow posted run goes on, and its batch arrives.
+TEST(PostedJobsTimeoutsAndClose) {
+  auto log = std::make_shared<PostLog>();
+  const auto task = PostingTask(log);
+  {
+    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{30000}}}, Options(4, 2, 2));
+    std::mt19937 rng(5);
+    Reset(*pool, Iota(4));
+    Recv(*pool);
+    Recv(*pool);
+    SendRandom(*pool, Iota(4), rng);
+    CHECK_THROWS_WITH(pp::TimeoutError, pool->Recv(0.01), "timed out");
+    std::set<int32_t> ids;
+    for (int k = 0; k < 2; ++k) {
+      View v = Recv(*pool);
+      for (int32_t e : v.env_ids()) ids.insert(e);
+      for (int r = 0; r < 2; ++r) CHECK_EQ(v.elapsed(r), 1);
+    }
+    CHECK_EQ(ids.size(), 4u);
+  }
+  {
+    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{20000}}}, Options(8, 8, 2));
+    std::mt19937 rng(6);
+    Reset(*pool, Iota(8));
+    Recv(*pool);
+    SendRandom(*pool, Iota(8), rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a worker is inside its posted run
+    const auto start = Clock::now();
+    pool->Close();
+    CHECK_LT(Clock::now() - start, std::chrono::seconds(10));
+    CHECK(pool->closed());
+    // Every posted job was finished (collected) before close returned.
+    int posts = 0, collects = 0;
+    for (const auto& e : log->Take()) {
+      posts += e.starts_with("post") ? 1 : 0;
+      collects += e.starts_with("collect") ? 1 : 0;
+    }
+    CHECK_EQ(posts, collects);
+  }
+  {
+    auto pool = MakePostingPool(task, {{"step_sleep_us", int64_t{100000}}}, Options(2, 2, 1));
+    std::mt19937 rng(7);
+    Reset(*pool, Iota(2));
+    Recv(*pool);
+    SendRandom(*pool, Iota(2), rng);
+    pp::OutputBlock* block = nullptr;
+    const auto start = Clock::now();
+    while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) {
+      const auto call = Clock::now();
+      block = pool->Recv(-1.0, 0.02);
+      CHECK_LT(Clock::now() - call, std::chrono::milliseconds(150));
+    }
+    if (CHECK(block != nullptr)) {
+      View v(*pool, block, 2);
+      CHECK(v.env_ids() == Iota(2));
+      CHECK(CheckRows(v));
+    }
+  }
 }
 
 int main(int argc, char** argv) { return pp::test::RunAll(argc, argv); }

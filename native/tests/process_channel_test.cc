@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -35,9 +36,10 @@ ChannelShape TwoEnvs() {
 // The worker's loop in a forked child (it uses the mapping it inherited): state[0] = 2 * action,
 // reward = action, terminated when action == 3; an action of 7 is an env error, 9 kills the worker
 // without an answer. Exits when the channel is shut down.
-[[noreturn]] void ServeInChild(ProcessChannel& channel) {
+// `poll_s`: how long the worker sleeps before it looks at its slots again unasked.
+[[noreturn]] void ServeInChild(ProcessChannel& channel, double poll_s = 0.05) {
   std::vector<ChannelRequest> requests;
-  while (channel.WaitRequests(0, 0.05, &requests)) {
+  while (channel.WaitRequests(0, poll_s, &requests)) {
     for (const ChannelRequest& r : requests) {
       int32_t action = 0;
       std::memcpy(&action, channel.base() + channel.action_offset(r.env_id, 0), 4);
@@ -58,9 +60,9 @@ ChannelShape TwoEnvs() {
   _exit(0);
 }
 
-pid_t StartWorker(ProcessChannel& channel) {
+pid_t StartWorker(ProcessChannel& channel, double poll_s = 0.05) {
   const pid_t pid = fork();
-  if (pid == 0) ServeInChild(channel);
+  if (pid == 0) ServeInChild(channel, poll_s);
   channel.SetWorker(0, pid);
   return pid;
 }
@@ -135,6 +137,110 @@ TEST(AWorkerThatDiesIsReportedAndCanBeReplaced) {
   std::memcpy(channel->action_area(0), &two, 4);
   CHECK(channel->Request(0, ChannelCommand::kStep));
   CHECK_EQ(StateInt(*channel, 0), 4);
+  channel->Shutdown();
+  waitpid(pid, nullptr, 0);
+}
+
+// A batch-level hand-off: requests posted to several envs and rung once are served together (one
+// WaitRequests call returns them all, in env order), and each is collected with its own result.
+TEST(PostedRequestsAreServedInOneWakeUp) {
+  ChannelShape shape = TwoEnvs();
+  shape.num_envs = 4;
+  shape.worker_of_env = {0, 0, 0, 0};
+  auto channel = ProcessChannel::Create(shape);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Serves like ServeInChild, and writes into each env's state[1][0] how many requests the
+    // WaitRequests call that returned it held.
+    std::vector<ChannelRequest> requests;
+    while (channel->WaitRequests(0, 5.0, &requests)) {  // wakes only when rung
+      for (const ChannelRequest& r : requests) {
+        int32_t action = 0;
+        std::memcpy(&action, channel->base() + channel->action_offset(r.env_id, 0), 4);
+        const int64_t doubled = 2 * static_cast<int64_t>(action);
+        std::memcpy(channel->base() + channel->state_offset(r.env_id, 0), &doubled, 8);
+        const float xs[3] = {static_cast<float>(requests.size()), 0.0f, static_cast<float>(r.env_id)};
+        std::memcpy(channel->base() + channel->state_offset(r.env_id, 1), xs, 12);
+        if (action == 7) {
+          channel->Fail(r.env_id, "ValueError: seven");
+        } else {
+          channel->Finish(r.env_id, action, false, false);
+        }
+      }
+      requests.clear();
+    }
+    _exit(0);
+  }
+  channel->SetWorker(0, pid);
+  // Let the worker go to sleep first, so that the hand-off needs the ring.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int round = 0; round < 3; ++round) {
+    for (int e = 0; e < 4; ++e) {
+      const int32_t a = e == 2 && round == 1 ? 7 : 10 * round + e;
+      std::memcpy(channel->action_area(e), &a, 4);
+      CHECK(channel->Post(e, ChannelCommand::kStep));
+    }
+    for (int e = 0; e < 4; ++e) channel->Ring(e);  // the first wakes the worker, the others cost nothing
+    channel->Await(3);
+    for (int e = 0; e < 4; ++e) {
+      const bool ok = channel->Collect(e);
+      CHECK_EQ(ok, !(e == 2 && round == 1));  // a request that failed fails alone
+      if (!ok) {
+        CHECK(channel->error(e).ends_with("ValueError: seven"));
+        continue;
+      }
+      CHECK_EQ(StateInt(*channel, e), 2 * (10 * round + e));
+      CHECK_EQ(channel->reward(e), static_cast<double>(10 * round + e));
+      float xs[3];
+      std::memcpy(xs, channel->state_field(e, 1), 12);
+      CHECK_EQ(xs[0], 4.0f);  // all four in one wake-up
+      CHECK_EQ(xs[2], static_cast<float>(e));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // asleep again
+  }
+  channel->Shutdown();
+  waitpid(pid, nullptr, 0);
+}
+
+// A worker that dies in the middle of a posted batch: the requests it finished keep their results,
+// every other one is reported as its death, the later ones at once (the death was seen), and a
+// restarted worker serves the same envs again.
+TEST(AWorkerThatDiesMidBatchFailsTheRestOfIt) {
+  ChannelShape shape = TwoEnvs();
+  shape.num_envs = 4;
+  shape.worker_of_env = {0, 0, 0, 0};
+  auto channel = ProcessChannel::Create(shape);
+  // Asleep until rung, so that it finds the whole batch at once (env 0 first).
+  pid_t pid = StartWorker(*channel, 5.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int e = 0; e < 4; ++e) {
+    const int32_t a = e == 1 ? 9 : e;  // env 1's request kills the worker
+    std::memcpy(channel->action_area(e), &a, 4);
+    CHECK(channel->Post(e, ChannelCommand::kStep));
+  }
+  channel->Ring(0);
+  const auto start = std::chrono::steady_clock::now();
+  channel->Await(3);           // returns: its worker is dead
+  CHECK(channel->Collect(0));  // served before env 1's request killed the worker
+  CHECK_EQ(StateInt(*channel, 0), 0);
+  for (int e = 1; e < 4; ++e) {
+    CHECK_THROWS_WITH(pp::WorkerDiedError, channel->Collect(e), "envs 0, 1, 2, 3) has died");
+  }
+  CHECK_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  CHECK(!channel->Post(0, ChannelCommand::kStep));  // known dead: nothing is posted
+  CHECK_THROWS_WITH(pp::WorkerDiedError, channel->Request(0, ChannelCommand::kStep), "has died");
+  waitpid(pid, nullptr, 0);
+  pid = StartWorker(*channel);
+  for (int e = 0; e < 4; ++e) {
+    const int32_t a = 10 + e;  // (7 and 9 are faults)
+    std::memcpy(channel->action_area(e), &a, 4);
+    CHECK(channel->Post(e, ChannelCommand::kStep));
+  }
+  for (int e = 0; e < 4; ++e) channel->Ring(e);
+  for (int e = 0; e < 4; ++e) {
+    CHECK(channel->Collect(e));
+    CHECK_EQ(StateInt(*channel, e), 2 * (10 + e));
+  }
   channel->Shutdown();
   waitpid(pid, nullptr, 0);
 }

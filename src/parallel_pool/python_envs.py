@@ -11,28 +11,35 @@ is a native pool whose envs are ``ProcessEnv``s (``native/core/process_env.h``),
 shared-memory ``ProcessChannel`` (``native/core/process_channel.h``). So both backends have
 identical semantics by construction, and the conformance tests run over both.
 
-- **Data path of one step.** The pool's thread running env ``i``'s job copies the action row into
-  env ``i``'s slot (a memfd mapping shared with the workers), marks the slot requested and rings
-  its worker's doorbell (a futex, woken only while the worker sleeps), then sleeps on the slot's
-  futex word. The worker, parked in ``ProcessChannel.wait`` with the GIL released, collects every
-  requested slot of its envs, steps each Python env with NumPy views of the slot's action area,
-  writes the observation into the slot's output area (NumPy views, no pickling), and completes the
-  slot. The pool thread copies the output into the batch's output block, which NumPy views without
-  a copy, as for native envs. Measured on the 2-core host: a futex round trip between two
-  processes costs ~8 us (a pipe round trip, as ``AsyncVectorEnv`` uses with pickled messages, ~5-25 us
-  plus pickling), against ~7-13 us for a ``CartPole-v1`` step in Python.
-- **Threads and workers.** Each env's job blocks a pool thread (asleep on a futex) while its worker
-  runs it. ``num_workers`` processes hold the envs round robin (env ``i`` on worker ``i % num_workers``):
-  several envs per process, and one wake-up serves every request pending for them. The default is one
-  worker per CPU but one (at least one, at most ``num_envs``): the parent needs a core of its own, for
-  the caller's loop and for the pool's threads that carry each step's action and results. The pool has
-  ``_THREADS_PER_WORKER`` threads per worker by default (at most one per env). Both defaults were
-  measured on the 2-core host (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64 envs, sync and
-  async): one worker beat two in every case, up to 2x for the cheap CartPole, because two workers
-  and the parent's threads contend for two cores and every step then waits for a context switch;
-  two threads per worker let a worker find its next request queued while a result is carried back,
-  and more threads add wake-ups that cost more than they feed the worker (four per worker: 10-25%
-  slower; one per env: 2x slower).
+- **Data path of a batch: batch-level hand-offs.** A ``ProcessEnv`` is a split-phase env (``Env::Post``
+  in ``native/core/env.h``): the pool thread that pops its job *posts* it, copying the action row
+  into env ``i``'s slot (a memfd mapping shared with the workers), marking the slot requested and
+  bumping its worker's doorbell, all without a system call, and then pops and posts further queued
+  jobs, up to a batch. It then rings each worker's doorbell (a futex wake only if that worker
+  sleeps, once however many of its envs were posted), sleeps on the slot of the last env it posted
+  and, woken, finishes the posted jobs in order (copying each output into the batch's output block,
+  which NumPy views without a copy, as for native envs; a slot found done costs no system call).
+  The worker, parked in ``ProcessChannel.wait`` with the GIL released, collects every requested
+  slot of its envs, steps each Python env in env order with NumPy views of the slot's action
+  area, writes the observation into the slot's output area (NumPy views, no pickling), and
+  completes the slot, waking the parent only for the slot it sleeps on. So a batch costs about one
+  wake-up each way per worker, not one per env: measured on the 2-core host, a futex round trip
+  between two processes costs ~8-25 us against ~7-13 us for a ``CartPole-v1`` step in Python, which
+  per-env hand-offs (the design before) paid on every step.
+- **Threads and workers.** A pool thread that posted a run of jobs sleeps (on a futex) while the
+  workers run them. ``num_workers`` processes hold the envs round robin (env ``i`` on worker
+  ``i % num_workers``): several envs per process, and one wake-up serves every request pending for
+  them. The default is one worker per CPU but one (at least one, at most ``num_envs``): the parent
+  needs a core of its own, for the caller's loop and for the pool's threads that carry each batch's
+  actions and results. The pool has ``_THREADS_PER_WORKER`` threads per worker by default (at most
+  one per env): in async mode one thread's posted batch runs while the other (or the caller, in
+  ``recv``) posts the next, so the worker always finds work queued. Both defaults were measured on
+  the 2-core host with per-env hand-offs (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64
+  envs, sync and async): one worker beat two in every case, up to 2x for the cheap CartPole, and
+  two threads per worker beat one, four (10-25% slower) and one per env (2x slower). With batch
+  hand-offs the session's host was too loaded (load average 7-14 on 2 cores) to rank them again:
+  one thread per worker, and two workers for the costly LunarLander, won some cells and lost others;
+  ``num_workers=`` and ``num_threads=`` choose them per pool.
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
   ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
   per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
@@ -315,6 +322,9 @@ class _EnvSlot:
     def __init__(self, env: gymnasium.Env, channel: Any, env_id: int, obs: list, action: list,
                  render_shape: tuple[int, ...] | None, info: list | None = None, pickle_bytes: int = 0) -> None:
         self.env = env
+        # Not reset by this process yet: a worker restarted after its predecessor died holds new
+        # envs, and the pool may still take one for mid-episode (it finished a step before the death).
+        self.needs_reset = True
         buffer = np.frombuffer(channel.buffer, dtype=np.uint8)
 
         def view(offset: int, field: dict[str, Any]) -> np.ndarray:
@@ -499,6 +509,9 @@ def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
             slot = slots[env_id]
             try:
                 if command == step:
+                    if slot.needs_reset:
+                        raise RuntimeError(f"env {env_id} has not been reset since its worker process was "
+                                           "(re)started: its episode was cut; it resets on its next step")
                     obs, reward, terminated, truncated, info = slot.env.step(slot.action())
                     slot.write_obs(obs)
                     if slot.has_info:
@@ -506,6 +519,7 @@ def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
                     finish(env_id, float(reward), bool(terminated), bool(truncated))
                 elif command == reset:
                     obs, info = slot.env.reset(seed=seed)
+                    slot.needs_reset = False
                     slot.write_obs(obs)
                     if slot.has_info:
                         slot.write_info(info)
@@ -693,8 +707,8 @@ class PythonEnvSource:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
         num_workers = min(num_workers, len(env_fns)) if num_workers else default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
-            # Each thread sleeps while a worker steps the env of its job: two per worker keep every
-            # worker fed (a request queued while it steps), without the wake-ups of one per env.
+            # A thread sleeps while a worker steps the batch it posted: two per worker keep every
+            # worker fed (the next batch posted while it steps one), without more wake-ups.
             pool["num_threads"] = min(len(env_fns), _THREADS_PER_WORKER * num_workers)
         pool["num_envs"] = len(env_fns)
         env_kwargs = pool["env_kwargs"]
