@@ -69,10 +69,15 @@ class OutputBlock {
   // Per-player rows claimed so far.
   std::atomic<int> player_rows{0};
 
-  // Exceptions thrown by envs while writing this block: (env_id, message). Rare, so a mutex.
-  void AddError(int env_id, std::string message) {
+  // Exceptions thrown by envs while writing this block: (env_id, message), kept in the order of the
+  // envs' rows (`row`), not in the order they failed, which depends on the threads' timing: every
+  // reader (an EnvError's env_ids, XLA's message, the C++ API) then sees one order. Rare, so a mutex
+  // and an insertion.
+  void AddError(int row, int env_id, std::string message) {
     std::lock_guard<std::mutex> lock(errors_mu_);
-    errors_.emplace_back(env_id, std::move(message));
+    const auto at = std::upper_bound(error_rows_.begin(), error_rows_.end(), row);
+    errors_.emplace(errors_.begin() + (at - error_rows_.begin()), env_id, std::move(message));
+    error_rows_.insert(at, row);
   }
   const std::vector<std::pair<int, std::string>>& errors() const { return errors_; }
 
@@ -80,6 +85,7 @@ class OutputBlock {
     rows_done.store(0, std::memory_order_relaxed);
     player_rows.store(0, std::memory_order_relaxed);
     errors_.clear();
+    error_rows_.clear();
   }
 
  private:
@@ -88,6 +94,7 @@ class OutputBlock {
   std::vector<std::byte*> fields_;
   std::mutex errors_mu_;
   std::vector<std::pair<int, std::string>> errors_;
+  std::vector<int> error_rows_;          // errors_[i]'s row, ascending
   std::shared_ptr<BlockFreeList> home_;  // set while the block is out of the free list
 };
 

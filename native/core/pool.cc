@@ -594,7 +594,7 @@ inline void Pool::WriteRow(EnvState& s, const StepResult& r, bool episode_done) 
 void Pool::WriteFailedRow(EnvState& s, const char* message) {
   if (s.out.block == nullptr) ClaimRow(s);
   OutputBlock& block = *s.out.block;
-  block.AddError(s.env->env_id(), message);
+  block.AddError(s.out.row, s.env->env_id(), message);
   const auto& layout = ring_.layout().fields();
   for (std::size_t f = 0; f < spec_.state.size(); ++f) {
     const BlockField& bf = layout[static_cast<std::size_t>(fields_.state[f])];

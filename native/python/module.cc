@@ -560,21 +560,6 @@ class PyPool {
     return "[" + keys + "]";
   }
 
-  // The block's env errors in the order of its rows (info["env_id"]), not in the order the envs
-  // failed, which depends on the threads' timing: an EnvError's env_ids are then deterministic.
-  std::vector<std::pair<int, std::string>> ErrorsInRowOrder(const OutputBlock& block, int rows) const {
-    std::vector<int> row_of(static_cast<std::size_t>(pool_->options().num_envs), rows);
-    const auto* ids = reinterpret_cast<const int32_t*>(block.field(pool_->output_fields().env_id));
-    for (int r = 0; r < rows; ++r) {
-      if (ids[r] >= 0 && ids[r] < static_cast<int>(row_of.size())) row_of[static_cast<std::size_t>(ids[r])] = r;
-    }
-    std::vector<std::pair<int, std::string>> errors = block.errors();
-    std::stable_sort(errors.begin(), errors.end(), [&](const auto& a, const auto& b) {
-      return row_of[static_cast<std::size_t>(a.first)] < row_of[static_cast<std::size_t>(b.first)];
-    });
-    return errors;
-  }
-
   // (arrays in field order, errors or None). The arrays view the block; the capsule gives it back.
   // NumPy's C API directly: this runs on every step, and pybind11's generic constructor allocates.
   py::tuple Wrap(OutputBlock* block, int rows = -1) {
@@ -601,7 +586,7 @@ class PyPool {
       PyTuple_SET_ITEM(arrays.ptr(), static_cast<py::ssize_t>(i), arr);
     }
     py::object errors = py::none();
-    if (!block->errors().empty()) errors = py::cast(ErrorsInRowOrder(*block, rows >= 0 ? rows : pool_->batch_size()));
+    if (!block->errors().empty()) errors = py::cast(block->errors());
     return py::make_tuple(arrays, errors);
   }
 

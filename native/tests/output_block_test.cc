@@ -96,6 +96,21 @@ TEST(EmptyLayoutStillAllocates) {
   BlockFreeList::Release(b);
 }
 
+TEST(ErrorsAreInRowOrderWhateverOrderTheyCame) {
+  auto list = std::make_shared<BlockFreeList>(MakeLayout());
+  OutputBlock* b = list->Acquire();
+  b->AddError(2, 7, "third row");
+  b->AddError(0, 5, "first row");
+  b->AddError(1, 9, "second row");
+  if (CHECK_EQ(b->errors().size(), 3u)) {
+    CHECK_EQ(b->errors()[0].first, 5);
+    CHECK_EQ(b->errors()[1].first, 9);
+    CHECK_EQ(b->errors()[2].first, 7);
+    CHECK_EQ(b->errors()[2].second, std::string("third row"));
+  }
+  BlockFreeList::Release(b);
+}
+
 TEST(AcquireReusesReleasedBlocks) {
   auto list = std::make_shared<BlockFreeList>(MakeLayout());
   CHECK_EQ(list->allocated(), 0);
@@ -129,8 +144,8 @@ TEST(AcquireAndClearResetCountersAndErrors) {
   OutputBlock* b = list->Acquire();
   b->rows_done.store(5);
   b->player_rows.store(7);
-  b->AddError(3, "boom");
-  b->AddError(1, "bang");
+  b->AddError(0, 3, "boom");
+  b->AddError(1, 1, "bang");
   if (CHECK_EQ(b->errors().size(), 2u)) {
     CHECK_EQ(b->errors()[0].first, 3);
     CHECK_EQ(b->errors()[0].second, std::string("boom"));
@@ -145,7 +160,7 @@ TEST(AcquireAndClearResetCountersAndErrors) {
   // A block coming back from the free list is cleared too.
   b->rows_done.store(4);
   b->player_rows.store(2);
-  b->AddError(0, "stale");
+  b->AddError(0, 0, "stale");
   BlockFreeList::Release(b);
   OutputBlock* again = list->Acquire();
   CHECK(again == b);
@@ -162,7 +177,7 @@ TEST(AddErrorFromManyThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([b, t] {
-      for (int i = 0; i < kEach; ++i) b->AddError(t, "error " + std::to_string(i));
+      for (int i = 0; i < kEach; ++i) b->AddError(t * kEach + i, t, "error " + std::to_string(i));
     });
   }
   for (auto& t : threads) t.join();
