@@ -25,7 +25,7 @@ class ProcessEnv final : public Env {
     } else {
       const bool seeded = seed_pending_;
       seed_pending_ = false;  // a reset takes a new seed once, as Gymnasium's reset(seed=...)
-      Check(channel_->Request(env_id(), ChannelCommand::kReset, seeded, seed_));
+      Call(ChannelCommand::kReset, seeded);
     }
     WriteOutputs();
   }
@@ -36,7 +36,7 @@ class ProcessEnv final : public Env {
       Collect();
     } else {
       WriteAction(action);
-      Check(channel_->Request(env_id(), ChannelCommand::kStep));
+      Call(ChannelCommand::kStep, false);
     }
     WriteOutputs();
     return StepResult{channel_->reward(env_id()), channel_->terminated(env_id()), channel_->truncated(env_id())};
