@@ -576,19 +576,103 @@ def test_integrations_take_a_python_env_id() -> None:
     venv.close()
 
 
-def test_default_workers_leave_the_parent_a_core_and_threads_are_two_per_worker(monkeypatch) -> None:
+def test_default_workers_leave_the_parent_a_core_and_threads_by_mode(monkeypatch) -> None:
     from parallel_pool import python_envs
 
     for cpus, num_envs, expected in [(1, 8, 1), (2, 8, 1), (4, 8, 3), (16, 8, 8), (16, 1, 1), (None, 4, 1)]:
         monkeypatch.setattr(python_envs.os, "cpu_count", lambda cpus=cpus: cpus)
         assert python_envs.default_num_workers(num_envs) == expected, (cpus, num_envs)
     monkeypatch.setattr(python_envs.os, "cpu_count", lambda: 4)
-    env = parallel_pool.make_python([cartpole] * 8, seed=0)
+    # Sync: the caller alone hands out and collects the batch; async: two threads per worker.
+    for batch_size, threads in [(None, 1), (4, 6)]:
+        env = parallel_pool.make_python([cartpole] * 8, seed=0, batch_size=batch_size)
+        try:
+            assert env.workers.num_workers == 3
+            assert env.spec.config["num_threads"] == threads
+        finally:
+            env.close()
+
+
+def test_spin_is_chosen_from_the_cpus_and_can_be_forced(monkeypatch) -> None:
+    from parallel_pool import python_envs
+
+    # Spinning only when every thread that may wait on a worker, and every worker, has a CPU.
+    for cpus, threads, workers, spins in [(2, 1, 1, True), (2, 2, 1, False), (1, 1, 1, False), (4, 1, 3, True),
+                                          (4, 6, 3, False)]:
+        monkeypatch.setattr(python_envs.os, "sched_getaffinity", lambda pid, cpus=cpus: set(range(cpus)))
+        budgets = python_envs._spin_budgets(None, threads, workers)
+        assert (budgets != (0, 0)) == spins, (cpus, threads, workers)
+    assert python_envs._spin_budgets(True, 8, 8) == (python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US)
+    assert python_envs._spin_budgets(False, 1, 1) == (0, 0)
+    with pytest.raises(TypeError, match="spin must be None"):
+        parallel_pool.make_python([cartpole] * 2, spin=1)
+    monkeypatch.setattr(python_envs.os, "sched_getaffinity", lambda pid: {0, 1})
+    env = parallel_pool.make_python([cartpole] * 2, seed=0)  # sync, one thread, one worker: 2 CPUs
     try:
-        assert env.workers.num_workers == 3
-        assert env.spec.config["num_threads"] == 6
+        assert env.spec.config["spin"] is True
+        assert env.workers._channel.spin == (python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US)
     finally:
         env.close()
+    env = parallel_pool.make_python([cartpole] * 2, seed=0, spin=False)
+    try:
+        assert env.spec.config["spin"] is False and env.workers._channel.spin == (0, 0)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_spinning_pools_match_sync_vector_env_and_see_a_dead_worker(batch_size: int | None,
+                                                                   rng: np.random.Generator) -> None:
+    """Both sides spinning (forced, whatever the CPUs), sync and async: the same transitions as
+    SyncVectorEnv, with pauses longer than the budgets between some steps (the waits then sleep
+    and must still be woken), and a killed worker reported, not waited on for ever."""
+    env = parallel_pool.make_python([cartpole] * 4, num_workers=1, seed=3, batch_size=batch_size, spin=True)
+    gvec = SyncVectorEnv([cartpole] * 4)
+    try:
+        assert env.spec.config["spin"] is True
+        gobs, _ = gvec.reset(seed=3)
+        if batch_size is None:
+            obs, _ = env.reset()
+            np.testing.assert_array_equal(obs, gobs)
+        else:
+            env.async_reset()
+            ids = np.arange(4)
+            pending = {}
+            # Collect the resets: every env's first row.
+            while len(pending) < 4:
+                obs, _, _, _, info = env.recv()
+                pending.update({int(i): o for i, o in zip(info["env_id"], obs, strict=True)})
+            np.testing.assert_array_equal(np.stack([pending[i] for i in ids]), gobs)
+        for t in range(150):
+            action = rng.integers(0, 2, 4)
+            gobs, grew, gterm, gtrunc, _ = gvec.step(action)
+            if batch_size is None:
+                obs, rew, term, trunc, _ = env.step(action)
+            else:
+                env.send(action, ids)
+                rows = {}
+                while len(rows) < 4:
+                    o, r, te, tr, info = env.recv()
+                    for k, i in enumerate(info["env_id"]):
+                        rows[int(i)] = (o[k], r[k], te[k], tr[k])
+                obs, rew, term, trunc = (np.stack([rows[i][j] for i in ids]) for j in range(4))
+            np.testing.assert_array_equal(obs, gobs)
+            np.testing.assert_array_equal(rew, grew)
+            np.testing.assert_array_equal(term, gterm)
+            np.testing.assert_array_equal(trunc, gtrunc)
+            if t % 50 == 49:
+                time.sleep(0.02)
+        os.kill(env.workers.pids[0], signal.SIGKILL)
+        with pytest.raises(parallel_pool.EnvError) as err:
+            if batch_size is None:
+                env.step(np.zeros(4, dtype=np.int64))
+            else:
+                env.send(np.zeros(4, dtype=np.int64), ids)
+                env.recv(timeout=30)
+        assert "has died" in err.value.errors[0][1]
+    finally:
+        env.close()
+        gvec.close()
 
 
 class TupleActionEnv(gym.Env):

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
 
@@ -45,6 +46,25 @@ void FutexWake(std::atomic<uint32_t>* word, int n) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, n, nullptr, nullptr, 0);
 }
 
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Polls done() for up to `ns` nanoseconds (the clock read every 32 polls); whether it held.
+template <typename Done>
+bool SpinUntil(int64_t start, int64_t ns, Done done) {
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (NowNs() - start >= ns) return false;
+  }
+}
+
 timespec ToTimespec(double seconds) {
   seconds = std::max(seconds, 0.0);
   timespec t;
@@ -61,6 +81,7 @@ struct ProcessChannel::Header {
   uint64_t size;
   int32_t parent_pid;
   std::atomic<uint32_t> shutdown;
+  std::atomic<uint32_t> worker_spin_us;  // the workers' spin budget (SetSpin)
 };
 
 struct alignas(kAlign) ProcessChannel::WorkerHeader {
@@ -101,6 +122,9 @@ ProcessChannel::ProcessChannel(ChannelShape shape, int fd, bool owner)
   dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(shape_.num_workers()));
   for (int w = 0; w < shape_.num_workers(); ++w) dead_[static_cast<std::size_t>(w)].store(false);
   pids_.assign(static_cast<std::size_t>(shape_.num_workers()), 0);
+  last_await_ns_ = std::make_unique<std::atomic<int64_t>[]>(static_cast<std::size_t>(shape_.num_workers()));
+  for (int w = 0; w < shape_.num_workers(); ++w) last_await_ns_[static_cast<std::size_t>(w)].store(0);
+  last_idle_ns_.assign(static_cast<std::size_t>(shape_.num_workers()), 0);
 }
 
 void ProcessChannel::ComputeLayout() {
@@ -276,6 +300,25 @@ void ProcessChannel::Ring(int env_id) {
 
 void ProcessChannel::Await(int env_id) {
   const int worker = worker_of(env_id);
+  SlotHeader& s = slot(env_id);
+  const int64_t budget = int64_t{1000} * parent_spin_us_.load(std::memory_order_relaxed);
+  if (budget > 0) {
+    auto finished = [&s] {
+      const uint32_t state = s.state.load(std::memory_order_acquire);
+      return state == kDone || state == kIdle;
+    };
+    if (finished()) return;  // no wait: nothing to learn about how long waits take
+    std::atomic<int64_t>& last = last_await_ns_[static_cast<std::size_t>(worker)];
+    const int64_t start = NowNs();
+    if (last.load(std::memory_order_relaxed) > budget || !SpinUntil(start, budget, finished)) AwaitSleeping(env_id);
+    last.store(NowNs() - start, std::memory_order_relaxed);
+    return;
+  }
+  AwaitSleeping(env_id);
+}
+
+void ProcessChannel::AwaitSleeping(int env_id) {
+  const int worker = worker_of(env_id);
   std::atomic<bool>& dead = dead_[static_cast<std::size_t>(worker)];
   SlotHeader& s = slot(env_id);
   for (;;) {
@@ -312,6 +355,16 @@ std::string ProcessChannel::error(int env_id) const {
   return std::string(text, std::min<std::size_t>(s.error_bytes, kErrorBytes));
 }
 
+void ProcessChannel::SetSpin(int parent_us, int worker_us) {
+  if (parent_us < 0 || worker_us < 0) throw std::invalid_argument("spin budgets must be >= 0 microseconds");
+  parent_spin_us_.store(parent_us, std::memory_order_relaxed);
+  header().worker_spin_us.store(static_cast<uint32_t>(worker_us), std::memory_order_relaxed);
+}
+
+int ProcessChannel::worker_spin_us() const {
+  return static_cast<int>(header().worker_spin_us.load(std::memory_order_relaxed));
+}
+
 void ProcessChannel::Shutdown() {
   header().shutdown.store(1, std::memory_order_seq_cst);
   for (int w = 0; w < shape_.num_workers(); ++w) {
@@ -324,6 +377,8 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
   WorkerHeader& w = worker_header(worker);
   const Header& h = header();
   const timespec timeout = ToTimespec(timeout_s);
+  int64_t& last_idle = last_idle_ns_.at(static_cast<std::size_t>(worker));
+  int64_t idle_since = -1;  // when this wait first found no request
   for (;;) {
     if (h.shutdown.load(std::memory_order_acquire) != 0) return false;
     const uint32_t seen = w.doorbell.load(std::memory_order_seq_cst);
@@ -334,7 +389,25 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
         out->push_back(ChannelRequest{e, static_cast<ChannelCommand>(s.command), s.seeded != 0, s.seed});
       }
     }
-    if (!out->empty()) return true;
+    if (!out->empty()) {
+      if (idle_since >= 0) last_idle = NowNs() - idle_since;
+      return true;
+    }
+    const int64_t budget = int64_t{1000} * h.worker_spin_us.load(std::memory_order_relaxed);
+    if (budget > 0) {
+      const int64_t now = NowNs();
+      if (idle_since < 0) idle_since = now;
+      // A request bumps the doorbell after it is visible: a changed doorbell means a scan finds it.
+      if (last_idle <= budget && now - idle_since < budget &&
+          SpinUntil(
+              now, budget - (now - idle_since),
+              [&] {
+                return w.doorbell.load(std::memory_order_acquire) != seen ||
+                       h.shutdown.load(std::memory_order_relaxed) != 0;
+              })) {
+        continue;
+      }
+    }
     w.sleeping.store(1, std::memory_order_seq_cst);
     if (w.doorbell.load(std::memory_order_seq_cst) == seen) {
       const long r = FutexWait(&w.doorbell, seen, &timeout);

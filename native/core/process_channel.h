@@ -52,6 +52,15 @@ struct ChannelRequest {
 //   worker: WaitRequests returns the envs in kRequest/kWaiting; it runs them and Finish()es each:
 //           writes the outputs and result, state = kDone, a futex wake if the parent sleeps.
 // A parent waiting on a worker that died (pidfd readable) gets WorkerDiedError, never a hang.
+//
+// Spinning (SetSpin): a wake-up through a futex costs a system call on each side and, on a VM, an
+// inter-processor interrupt whose latency (tens of microseconds) is often longer than a whole
+// batch of a cheap env's steps. With a spin budget, a parent that awaits a worker, and a worker
+// that waits for its next request, first poll the shared word for up to that many microseconds,
+// but only when the last wait of that kind ended within the budget (an adaptive spin: a worker
+// behind a slow policy, or a slow env's batch, sleeps at once, and wastes nothing). A spinner
+// must have a core to itself, or it takes the time of the process it waits for: the pool turns
+// spinning on only when its waiting threads and its workers fit the CPUs (python_envs.py).
 class ProcessChannel {
  public:
   // Parent side: creates the memfd and maps it.
@@ -101,6 +110,11 @@ class ProcessChannel {
   std::string error(int env_id) const;
   // Asks every worker to exit (WaitRequests returns false) and wakes them.
   void Shutdown();
+  // The spin budgets, in microseconds (0: never spin): the parent's, awaiting a posted request,
+  // and the workers' (read by every worker from the shared header), waiting for a request.
+  void SetSpin(int parent_us, int worker_us);
+  int parent_spin_us() const { return parent_spin_us_.load(std::memory_order_relaxed); }
+  int worker_spin_us() const;
 
   // ---- worker side ----
   // Waits (up to timeout_s per sleep, then checks that the parent still lives) for requests to
@@ -125,6 +139,7 @@ class ProcessChannel {
   SlotHeader& slot(int env_id) const;
   int worker_of(int env_id) const { return shape_.worker_of_env[static_cast<std::size_t>(env_id)]; }
   WorkerDiedError Died(int worker) const;
+  void AwaitSleeping(int env_id);
   void Map();
 
   ChannelShape shape_;
@@ -141,6 +156,11 @@ class ProcessChannel {
   // a batch posted to it fail at once rather than each after a liveness poll. Cleared by SetWorker.
   std::unique_ptr<std::atomic<bool>[]> dead_;
   std::vector<int> pids_;
+  // Parent side: the spin budget, and per worker how long the last await that had to wait took.
+  std::atomic<int> parent_spin_us_{0};
+  std::unique_ptr<std::atomic<int64_t>[]> last_await_ns_;
+  // Worker side (one thread per worker process): how long each worker's last wait for a request took.
+  std::vector<int64_t> last_idle_ns_;
 };
 
 }  // namespace pp

@@ -61,6 +61,9 @@ void RegisterProcessChannel(py::module_& m) {
       .def("set_worker", &ProcessChannel::SetWorker, py::arg("worker"), py::arg("pid"))
       .def("worker_dead", &ProcessChannel::WorkerDead, py::arg("worker"))
       .def("shutdown", &ProcessChannel::Shutdown)
+      .def("set_spin", &ProcessChannel::SetSpin, py::arg("parent_us"), py::arg("worker_us"))
+      .def_property_readonly(
+          "spin", [](const ProcessChannel& c) { return py::make_tuple(c.parent_spin_us(), c.worker_spin_us()); })
       // Worker side: a list of (env_id, command, seed or None); None when the worker should exit.
       .def(
           "wait",

@@ -1,5 +1,6 @@
 // Tests of the Python backend's shared-memory channel: its layout, a request served by a forked
-// worker process, an env's error text, shutdown, and a worker that dies with a request in flight.
+// worker process, an env's error text, shutdown, a worker that dies with a request in flight, and
+// the spinning waits on both sides.
 #include "core/process_channel.h"
 
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -241,6 +243,45 @@ TEST(AWorkerThatDiesMidBatchFailsTheRestOfIt) {
     CHECK(channel->Collect(e));
     CHECK_EQ(StateInt(*channel, e), 2 * (10 + e));
   }
+  channel->Shutdown();
+  waitpid(pid, nullptr, 0);
+}
+
+// Both sides spinning (SetSpin): back-to-back requests are served without a ring finding the worker
+// asleep; after a gap longer than the budget the worker sleeps and the ring still wakes it; a
+// worker that dies while the parent spins is reported as when it sleeps.
+TEST(SpinningWaitsServeEveryRequestAndStillSeeADeath) {
+  auto channel = ProcessChannel::Create(TwoEnvs());
+  CHECK_THROWS_WITH(std::invalid_argument, channel->SetSpin(-1, 0), ">= 0");
+  CHECK_EQ(channel->parent_spin_us(), 0);
+  channel->SetSpin(1000, 200);
+  CHECK_EQ(channel->parent_spin_us(), 1000);
+  CHECK_EQ(channel->worker_spin_us(), 200);
+  pid_t pid = StartWorker(*channel, 5.0);  // wakes only when rung (or when it spins)
+  for (int round = 0; round < 2000; ++round) {
+    const int env = round % 2;
+    const int32_t a = 10 + round % 1000;  // (3, 7 and 9 mean something to the worker)
+    std::memcpy(channel->action_area(env), &a, 4);
+    CHECK(channel->Request(env, ChannelCommand::kStep));
+    CHECK_EQ(StateInt(*channel, env), 2 * static_cast<int64_t>(a));
+    CHECK_EQ(channel->reward(env), static_cast<double>(a));
+    // A gap well past the worker's budget now and then: it goes to sleep, and the next request's
+    // ring must wake it (the adaptive spin then sleeps at once, until a wait is short again).
+    if (round % 500 == 499) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const int32_t die = 9;
+  std::memcpy(channel->action_area(1), &die, 4);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(pp::WorkerDiedError, channel->Request(1, ChannelCommand::kStep), "has died");
+  CHECK_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  waitpid(pid, nullptr, 0);
+  pid = StartWorker(*channel);
+  const int32_t a = 11;
+  std::memcpy(channel->action_area(1), &a, 4);
+  CHECK(channel->Request(1, ChannelCommand::kStep));
+  CHECK_EQ(StateInt(*channel, 1), 22);
+  channel->SetSpin(0, 0);  // off again: the plain sleeping waits
+  CHECK(channel->Request(0, ChannelCommand::kStep));
   channel->Shutdown();
   waitpid(pid, nullptr, 0);
 }

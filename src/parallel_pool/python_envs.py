@@ -26,20 +26,31 @@ identical semantics by construction, and the conformance tests run over both.
   wake-up each way per worker, not one per env: measured on the 2-core host, a futex round trip
   between two processes costs ~8-25 us against ~7-13 us for a ``CartPole-v1`` step in Python, which
   per-env hand-offs (the design before) paid on every step.
-- **Threads and workers.** A pool thread that posted a run of jobs sleeps (on a futex) while the
-  workers run them. ``num_workers`` processes hold the envs round robin (env ``i`` on worker
+- **Threads and workers.** A pool thread that posted a run of jobs waits while the workers run
+  them. ``num_workers`` processes hold the envs round robin (env ``i`` on worker
   ``i % num_workers``): several envs per process, and one wake-up serves every request pending for
   them. The default is one worker per CPU but one (at least one, at most ``num_envs``): the parent
   needs a core of its own, for the caller's loop and for the pool's threads that carry each batch's
-  actions and results. The pool has ``_THREADS_PER_WORKER`` threads per worker by default (at most
-  one per env): in async mode one thread's posted batch runs while the other (or the caller, in
-  ``recv``) posts the next, so the worker always finds work queued. Both defaults were measured on
-  the 2-core host with per-env hand-offs (``CartPole-v1`` and ``LunarLander-v3`` at 8, 32 and 64
-  envs, sync and async): one worker beat two in every case, up to 2x for the cheap CartPole, and
-  two threads per worker beat one, four (10-25% slower) and one per env (2x slower). With batch
-  hand-offs the session's host was too loaded (load average 7-14 on 2 cores) to rank them again:
-  one thread per worker, and two workers for the costly LunarLander, won some cells and lost others;
+  actions and results. In sync mode the pool has one thread by default, the caller's: it posts
+  every worker's part of the batch, rings each worker once and collects the rows (a second thread
+  only split the batch into two hand-offs per worker: CartPole-v1 x 8 ran at ~45k steps/s with two
+  against ~75k with one, on the 2-core host). In async mode it has ``_THREADS_PER_WORKER`` threads
+  per worker (at most one per env): one thread's posted batch runs while the other (or the caller,
+  in ``recv``) posts the next, so the worker always finds work queued (measured with per-env
+  hand-offs: two per worker beat one, four (10-25% slower) and one per env (2x slower)).
   ``num_workers=`` and ``num_threads=`` choose them per pool.
+- **Spinning.** A futex wake-up costs a system call on each side and, on a VM, an inter-processor
+  interrupt whose latency (tens of microseconds) is longer than a batch of cheap steps. So a waiting
+  thread of the pool first polls the shared word for up to ``_SPIN_PARENT_US`` (its batch's
+  result), and an idle worker for up to ``_SPIN_WORKER_US`` (its next request), each only when its
+  last wait of that kind ended within that budget: a worker behind a policy that takes
+  milliseconds, or a batch of a slow env, sleeps at once and wastes nothing. A spinner must have a
+  core to itself, or it takes the time of the process it waits for (measured: LunarLander-v3 x 8
+  on two workers and the caller, all spinning on 2 cores, ran at 6k steps/s, 16k without), so ``spin=None`` (the default) spins only when the
+  pool's threads and its workers together fit the CPUs the process may run on (sync mode with the
+  default workers and thread: yes); ``spin=True``/``False`` forces it. With it, CartPole-v1 x 8 in
+  sync mode went from ~75k to ~140k steps/s on the 2-core host (PufferLib's busy-waiting
+  Multiprocessing: ~130k). ``benchmarks/BENCHMARKS.md`` has the recorded runs.
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
   ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
   per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
@@ -134,6 +145,7 @@ PYTHON_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 # make_python's kwargs besides the pool options every task takes.
 PYTHON_DEFAULTS: dict[str, Any] = {
     "num_workers": 0, "max_episode_steps": None, "render_mode": None, "info_keys": None, "info_pickle": False,
+    "spin": None,
 }
 # info_pickle=True: bytes per env for the pickled info entries (a few dozen small entries).
 _PICKLE_BYTES = 4096
@@ -149,6 +161,21 @@ _JOIN_S = 2.0
 _START_S = 120.0
 # The pool's default threads per worker process (see "Threads and workers" above for the measurements).
 _THREADS_PER_WORKER = 2
+
+
+# Spin budgets (ProcessChannel.SetSpin), in microseconds: the parent's, awaiting a worker's batch
+# (bounded by the batch's own time), and a worker's, waiting for its next request (the CPU a wrong
+# guess wastes per batch).
+_SPIN_PARENT_US = 1000
+_SPIN_WORKER_US = 200
+
+
+def _spin_budgets(spin: bool | None, num_threads: int, num_workers: int) -> tuple[int, int]:
+    """The channel's spin budgets for ``spin`` (None: spin when every thread of the pool that may
+    wait on a worker and every worker has a CPU of its own)."""
+    if spin is None:
+        spin = num_threads + num_workers <= len(os.sched_getaffinity(0))
+    return (_SPIN_PARENT_US, _SPIN_WORKER_US) if spin else (0, 0)
 
 
 def default_num_workers(num_envs: int) -> int:
@@ -706,10 +733,16 @@ class PythonEnvSource:
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
         num_workers = min(num_workers, len(env_fns)) if num_workers else default_num_workers(len(env_fns))
+        spin = extra["spin"]
+        if spin is not None and not isinstance(spin, bool):
+            raise TypeError(f"spin must be None (chosen from the CPUs), True or False, got {spin!r}")
         if pool["num_threads"] == 0:
-            # A thread sleeps while a worker steps the batch it posted: two per worker keep every
-            # worker fed (the next batch posted while it steps one), without more wake-ups.
-            pool["num_threads"] = min(len(env_fns), _THREADS_PER_WORKER * num_workers)
+            sync = pool["batch_size"] in (None, len(env_fns))
+            # Sync: the caller alone posts every worker's part of the batch and collects it (a second
+            # thread only splits the batch into two hand-offs per worker). Async: a thread sleeps
+            # while a worker steps the batch it posted: two per worker keep every worker fed (the
+            # next batch posted while it steps one), without more wake-ups.
+            pool["num_threads"] = 1 if sync else min(len(env_fns), _THREADS_PER_WORKER * num_workers)
         pool["num_envs"] = len(env_fns)
         env_kwargs = pool["env_kwargs"]
         pool["env_kwargs"] = None  # given to the factories; the native pool sees one spec
@@ -720,7 +753,7 @@ class PythonEnvSource:
         # Types to infer: every key (None), or some named keys (a list).
         workers = WorkerGroup(env_fns, num_workers, probe_info=not isinstance(info_keys, dict))
         try:
-            native, spec = self._start(workers, pool, info_keys, pickle_bytes)
+            native, spec = self._start(workers, pool, info_keys, pickle_bytes, spin)
         except BaseException:
             workers.close()
             raise
@@ -756,7 +789,7 @@ class PythonEnvSource:
         return env_fns
 
     def _start(self, workers: WorkerGroup, pool: dict[str, Any], info_keys: Any,
-               pickle_bytes: int) -> tuple[Any, EnvSpec]:
+               pickle_bytes: int, spin: bool | None) -> tuple[Any, EnvSpec]:
         reports = workers.start()
         first = reports[0]
         _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id, probed = first
@@ -795,6 +828,9 @@ class PythonEnvSource:
         )
         pool["num_threads"] = native.num_threads
         pool["num_workers"] = workers.num_workers
+        budgets = _spin_budgets(spin, native.num_threads, workers.num_workers)
+        channel.set_spin(*budgets)
+        pool["spin"] = budgets != (0, 0)
         pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
         pool["info_keys"] = {key: (field["shape"], field["dtype"]) for key, field, _ in info}
         pool["info_pickle"] = pickle_bytes - _PICKLE_HEADER if pickle_bytes else 0  # bytes for the pickle
