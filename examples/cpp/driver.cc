@@ -120,6 +120,8 @@ void RunSync(const pp::Registry& registry, const std::string& task_id, int steps
 }
 
 // Async mode: batches of 2 of the 4 envs, whichever finish first; each is sent its next action.
+// At least `batches` batches, and on until every env has come back twice: an env whose step
+// was preempted (a loaded machine) may miss many batches of quick steps, but is never lost.
 void RunAsync(const pp::Registry& registry, const std::string& task_id, int batches) {
   constexpr int kBatch = 2;
   auto pool = MakePool(registry, task_id, kBatch);
@@ -128,7 +130,9 @@ void RunAsync(const pp::Registry& registry, const std::string& task_id, int batc
   pool->Reset(ids.data(), kNumEnvs, {});
   std::vector<int> results(kNumEnvs, 0);
   std::vector<const std::byte*> actions;
-  for (int b = 0; b < batches; ++b) {
+  constexpr int kMaxBatches = 1'000'000;
+  int b = 0;
+  for (; b < kMaxBatches && (b < batches || *std::min_element(results.begin(), results.end()) < 2); ++b) {
     pp::Batch batch(pool->layout(), pool->Recv(-1.0), kBatch);
     const int32_t* env_ids = batch.Get<int32_t>("info:env_id");
     std::vector<int32_t> done(env_ids, env_ids + batch.rows());
@@ -139,7 +143,7 @@ void RunAsync(const pp::Registry& registry, const std::string& task_id, int batc
   std::string counts = "[";
   for (int i = 0; i < kNumEnvs; ++i) counts += (i ? ", " : "") + std::to_string(results[static_cast<std::size_t>(i)]);
   std::printf("{\"task\": \"%s\", \"mode\": \"async\", \"batches\": %d, \"batch_size\": %d, \"results_per_env\": %s}\n",
-              task_id.c_str(), batches, kBatch, (counts + "]").c_str());
+              task_id.c_str(), b, kBatch, (counts + "]").c_str());
   pool->Close();
 }
 
