@@ -303,9 +303,10 @@ void ProcessChannel::Await(int env_id) {
   SlotHeader& s = slot(env_id);
   const int64_t budget = int64_t{1000} * parent_spin_us_.load(std::memory_order_relaxed);
   if (budget > 0) {
-    auto finished = [&s] {
+    std::atomic<bool>& dead = dead_[static_cast<std::size_t>(worker)];
+    auto finished = [&s, &dead] {
       const uint32_t state = s.state.load(std::memory_order_acquire);
-      return state == kDone || state == kIdle;
+      return state == kDone || state == kIdle || dead.load(std::memory_order_acquire);
     };
     if (finished()) return;  // no wait: nothing to learn about how long waits take
     std::atomic<int64_t>& last = last_await_ns_[static_cast<std::size_t>(worker)];
