@@ -597,13 +597,16 @@ def test_spin_is_chosen_from_the_cpus_and_can_be_forced(monkeypatch) -> None:
     from parallel_pool import python_envs
 
     # Spinning only when every thread that may wait on a worker, and every worker, has a CPU.
-    for cpus, threads, workers, spins in [(2, 1, 1, True), (2, 2, 1, False), (1, 1, 1, False), (4, 1, 3, True),
-                                          (4, 6, 3, False)]:
+    # Async: the caller waits in recv besides the pool's workers (num_threads - 1, at least one).
+    for cpus, threads, workers, sync, spins in [
+        (2, 1, 1, True, True), (2, 2, 1, True, False), (1, 1, 1, True, False), (4, 1, 3, True, True),
+        (2, 1, 1, False, False), (4, 2, 2, False, True), (4, 2, 3, False, False), (4, 6, 3, False, False),
+    ]:
         monkeypatch.setattr(python_envs.os, "sched_getaffinity", lambda pid, cpus=cpus: set(range(cpus)))
-        budgets = python_envs._spin_budgets(None, threads, workers)
-        assert (budgets != (0, 0)) == spins, (cpus, threads, workers)
-    assert python_envs._spin_budgets(True, 8, 8) == (python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US)
-    assert python_envs._spin_budgets(False, 1, 1) == (0, 0)
+        budgets = python_envs._spin_budgets(None, threads, workers, sync)
+        assert (budgets != (0, 0)) == spins, (cpus, threads, workers, sync)
+    assert python_envs._spin_budgets(True, 8, 8, False) == (python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US)
+    assert python_envs._spin_budgets(False, 1, 1, True) == (0, 0)
     with pytest.raises(TypeError, match="spin must be None"):
         parallel_pool.make_python([cartpole] * 2, spin=1)
     monkeypatch.setattr(python_envs.os, "sched_getaffinity", lambda pid: {0, 1})

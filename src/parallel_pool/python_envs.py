@@ -46,9 +46,11 @@ identical semantics by construction, and the conformance tests run over both.
   last wait of that kind ended within that budget: a worker behind a policy that takes
   milliseconds, or a batch of a slow env, sleeps at once and wastes nothing. A spinner must have a
   core to itself, or it takes the time of the process it waits for (measured: LunarLander-v3 x 8
-  on two workers and the caller, all spinning on 2 cores, ran at 6k steps/s, 16k without), so ``spin=None`` (the default) spins only when the
-  pool's threads and its workers together fit the CPUs the process may run on (sync mode with the
-  default workers and thread: yes); ``spin=True``/``False`` forces it. With it, CartPole-v1 x 8 in
+  on two workers and the caller, all spinning on 2 cores, ran at 6k steps/s, 16k without), so
+  ``spin=None`` (the default) spins only when the pool's threads that may wait on a worker (in
+  async mode the caller in ``recv`` too) and its workers together fit the CPUs the process may run
+  on (sync mode with the default workers and thread: yes; async mode on 2 CPUs: no);
+  ``spin=True``/``False`` forces it. With it, CartPole-v1 x 8 in
   sync mode went from ~75k to ~140k steps/s on the 2-core host (PufferLib's busy-waiting
   Multiprocessing: ~130k). ``benchmarks/BENCHMARKS.md`` has the recorded runs.
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
@@ -170,11 +172,14 @@ _SPIN_PARENT_US = 1000
 _SPIN_WORKER_US = 200
 
 
-def _spin_budgets(spin: bool | None, num_threads: int, num_workers: int) -> tuple[int, int]:
+def _spin_budgets(spin: bool | None, num_threads: int, num_workers: int, sync: bool) -> tuple[int, int]:
     """The channel's spin budgets for ``spin`` (None: spin when every thread of the pool that may
-    wait on a worker and every worker has a CPU of its own)."""
+    wait on a worker and every worker has a CPU of its own). The threads that may wait: the pool's
+    ``num_threads`` in sync mode (the caller is one of them); in async mode its workers (at least
+    one) and also the caller, in ``recv``."""
     if spin is None:
-        spin = num_threads + num_workers <= len(os.sched_getaffinity(0))
+        waiting = num_threads if sync else max(1, num_threads - 1) + 1
+        spin = waiting + num_workers <= len(os.sched_getaffinity(0))
     return (_SPIN_PARENT_US, _SPIN_WORKER_US) if spin else (0, 0)
 
 
@@ -828,7 +833,8 @@ class PythonEnvSource:
         )
         pool["num_threads"] = native.num_threads
         pool["num_workers"] = workers.num_workers
-        budgets = _spin_budgets(spin, native.num_threads, workers.num_workers)
+        sync = pool["batch_size"] in (None, pool["num_envs"])
+        budgets = _spin_budgets(spin, native.num_threads, workers.num_workers, sync)
         channel.set_spin(*budgets)
         pool["spin"] = budgets != (0, 0)
         pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
