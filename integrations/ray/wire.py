@@ -313,6 +313,9 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
 
 
 def _views(buffer: np.ndarray, tree_slots: list[Slot]) -> list[np.ndarray]:
+    """Each slot's array, viewing ``buffer`` (the frame's data) at its padded offset."""
+    if _native is not None and tree_slots:  # ~1 us per array less than three NumPy calls each
+        return _native._dp_views(buffer, *_dtypes_shapes(tree_slots))
     arrays, offset = [], 0
     for slot in tree_slots:
         arrays.append(buffer[offset:offset + slot.nbytes].view(np.dtype(slot.dtype)).reshape(slot.shape))
@@ -347,6 +350,17 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
 
 
 _slot_sizes: dict[bytes, list[int]] = {}
+_slot_layouts: dict[int, tuple[list[np.dtype], list[tuple[int, ...]], list[Slot]]] = {}
+
+
+def _dtypes_shapes(tree_slots: list[Slot]) -> tuple[list[np.dtype], list[tuple[int, ...]]]:
+    """The slots' dtypes and shapes, cached by the slot list (one per cached skeleton; the cache
+    holds the list, so its id is not reused while the entry lives)."""
+    layout = _slot_layouts.get(id(tree_slots))
+    if layout is None or layout[2] is not tree_slots:
+        layout = ([np.dtype(slot.dtype) for slot in tree_slots], [slot.shape for slot in tree_slots], tree_slots)
+        _remember(_slot_layouts, id(tree_slots), layout)
+    return layout[0], layout[1]
 
 
 def _sizes(skeleton: bytes, tree_slots: list[Slot]) -> list[int]:

@@ -85,7 +85,11 @@ Failure Transfer(int fd, std::vector<iovec>& pieces, bool sending, double timeou
     msghdr msg{};
     msg.msg_iov = pieces.data() + first;
     msg.msg_iovlen = std::min(kMaxPieces, pieces.size() - first);
-    const ssize_t n = sending ? sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) : recvmsg(fd, &msg, MSG_DONTWAIT);
+    // Without a timeout the call blocks (on a blocking socket: the node waiting for its next
+    // request, one system call where a try, EAGAIN and poll would be three); with one, it never
+    // blocks and poll bounds the wait.
+    const int wait = timeout_s < 0 ? 0 : MSG_DONTWAIT;
+    const ssize_t n = sending ? sendmsg(fd, &msg, MSG_NOSIGNAL | wait) : recvmsg(fd, &msg, wait);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -340,7 +344,7 @@ py::object Decode(py::handle tree, const py::list& arrays, py::handle slot_type)
     for (Py_ssize_t i = 0; i < size; ++i) {
       PyTuple_SET_ITEM(out.ptr(), i, Decode(PyTuple_GET_ITEM(value, i), arrays, slot_type).release().ptr());
     }
-    return std::move(out);
+    return out;
   }
   if (PyList_CheckExact(value)) {
     const Py_ssize_t size = PyList_GET_SIZE(value);
@@ -348,7 +352,7 @@ py::object Decode(py::handle tree, const py::list& arrays, py::handle slot_type)
     for (Py_ssize_t i = 0; i < size; ++i) {
       PyList_SET_ITEM(out.ptr(), i, Decode(PyList_GET_ITEM(value, i), arrays, slot_type).release().ptr());
     }
-    return std::move(out);
+    return out;
   }
   if (PyDict_CheckExact(value)) {
     py::dict out;
@@ -358,15 +362,36 @@ py::object Decode(py::handle tree, const py::list& arrays, py::handle slot_type)
     while (PyDict_Next(value, &pos, &k, &v)) {
       if (PyDict_SetItem(out.ptr(), k, Decode(v, arrays, slot_type).ptr()) != 0) throw py::error_already_set();
     }
-    return std::move(out);
+    return out;
   }
   return py::reinterpret_borrow<py::object>(tree);
+}
+
+// A received frame's arrays: array i views `buffer` (the frame's data) at its padded offset, with
+// dtypes[i] and shapes[i]; no copy. Each view keeps the buffer alive and is writable as it is.
+py::list Views(const py::array& buffer, const py::list& dtypes, const py::list& shapes) {
+  if (dtypes.size() != shapes.size()) throw py::value_error("dtypes and shapes differ in length");
+  auto* base = static_cast<char*>(const_cast<void*>(buffer.data()));
+  const auto total = static_cast<std::size_t>(buffer.nbytes());
+  py::list out(dtypes.size());
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    const auto dtype = py::reinterpret_borrow<py::dtype>(dtypes[i]);
+    const auto shape = shapes[i].cast<std::vector<py::ssize_t>>();
+    std::size_t nbytes = static_cast<std::size_t>(dtype.itemsize());
+    for (const py::ssize_t dim : shape) nbytes *= static_cast<std::size_t>(dim);
+    if (offset > total || nbytes > total - offset) throw py::value_error("the frame is shorter than its arrays");
+    out[i] = py::array(dtype, shape, {}, base + offset, buffer);
+    offset += Padded(nbytes);
+  }
+  return out;
 }
 
 }  // namespace
 
 void RegisterDataPlane(py::module_& m) {
   m.def("_dp_flatten", &FlattenMessage, py::arg("message"));
+  m.def("_dp_views", &Views, py::arg("buffer"), py::arg("dtypes"), py::arg("shapes"));
   m.def("_dp_decode", &Decode, py::arg("tree"), py::arg("arrays"), py::arg("slot_type"));
   m.def("_dp_send", &SendFrame, py::arg("fd"), py::arg("kind"), py::arg("skeleton"), py::arg("extra"),
         py::arg("arrays"), py::arg("timeout"));
