@@ -154,7 +154,8 @@ def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[
     # The nodes' pool threads run at this process's nice value, as the local pool's do (under
     # `nice -n -20` both sides get -20; left at make_distributed's default 0 they would compete
     # with the machine's other work at a lower priority than the local pool).
-    dist_kwargs: dict[str, Any] = {**kwargs, "niceness": os.getpriority(os.PRIO_PROCESS, 0)}
+    dist_kwargs: dict[str, Any] = {**kwargs, "niceness": os.getpriority(os.PRIO_PROCESS, 0),
+                                   "num_threads_per_node": args.threads_per_node}
     if mode in ("async", "async-node"):
         local = parallel_pool.make(task, num_envs=2 * n, batch_size=n, num_threads=2, **kwargs)
         per_node = n if mode == "async-node" else n // 2  # async-node: a whole node per recv
@@ -225,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout-steps", type=int, default=32, help="K: steps per rollout")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per timed measurement")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per cell")
+    parser.add_argument("--threads-per-node", type=int, default=None,
+                        help="each node pool's threads (default: the node's CPUs as Ray reports them, 1 here)")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -236,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray.cluster_utils import Cluster
 
-    print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, 1 thread each) vs one local pool "
+    threads = args.threads_per_node or 1
+    print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, {threads} thread(s) each) vs one local pool "
           f"(2n envs, 2 threads); {os.cpu_count()} CPUs; {args.rounds} interleaved rounds of {args.seconds} s; "
           f"rollout K={args.rollout_steps}; load average {os.getloadavg()[0]:.1f} at start")
     cluster = Cluster(initialize_head=True, head_node_args={

@@ -140,7 +140,7 @@ class _sigint_held:  # noqa: N801 - used as a function: `with _sigint_held():`
 
     def __enter__(self) -> None:
         global _held_depth
-        self.outer = not _held_depth and threading.current_thread() is threading.main_thread()
+        self.outer = not _held_depth and threading.get_ident() == _MAIN_THREAD_ID
         if not self.outer:
             return
         self.received: list[int] = []
@@ -158,6 +158,7 @@ class _sigint_held:  # noqa: N801 - used as a function: `with _sigint_held():`
 
 
 _SIGINT = int(signal.SIGINT)
+_MAIN_THREAD_ID = threading.main_thread().ident  # (current_thread() is main_thread(): ~1 us a call)
 
 
 @dataclass
