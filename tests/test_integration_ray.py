@@ -276,6 +276,13 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
         with pytest.raises(TimeoutError):
             wire.read_frame(b)
         assert 0.15 < time.monotonic() - start < 5
+        # A frame that stops halfway: TimeoutError too (a Python socket's timeout counts per call;
+        # here per wait without progress).
+        a.sendall(wire._PREFIX.pack(100, 0, 0, 64) + bytes(8))  # 64 bytes of data promised, 8 sent
+        start = time.monotonic()
+        with pytest.raises(TimeoutError):
+            wire.read_frame(b)
+        assert 0.15 < time.monotonic() - start < 5
         a.sendall(b"\x01\x00")  # part of a prefix, then the peer goes
         a.close()
         with pytest.raises(ConnectionResetError):
