@@ -19,8 +19,15 @@ and reports the median of the rounds' ratios.
   before ``recv_rollout()`` of the last: each node steps the next segment while the last crosses);
 - the floor: a no-op Ray actor call, and a data-plane round trip of a 1-env CartPole step.
 
+``--profile``: the data plane's CPU per batch without Ray (docs/ray.md's profile): two processes
+serve ``PoolActor`` over the data plane on this machine, the driver is a ``DistributedPool`` wired
+to them by hand; it reports the driver's CPU per sync call or async batch (``time.thread_time``)
+and each node's data-plane thread's CPU per frame beyond the env work (the pool's calls timed on
+that thread), for every task and n given.
+
 Usage:
     python benchmarks/bench_ray.py                                  # the issue's cells, ~8 minutes
+    python benchmarks/bench_ray.py --profile                        # the CPU per batch, ~1 minute
     python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
 """
 
@@ -154,7 +161,8 @@ def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[
     # The nodes' pool threads run at this process's nice value, as the local pool's do (under
     # `nice -n -20` both sides get -20; left at make_distributed's default 0 they would compete
     # with the machine's other work at a lower priority than the local pool).
-    dist_kwargs: dict[str, Any] = {**kwargs, "niceness": os.getpriority(os.PRIO_PROCESS, 0)}
+    dist_kwargs: dict[str, Any] = {**kwargs, "niceness": os.getpriority(os.PRIO_PROCESS, 0),
+                                   "num_threads_per_node": args.threads_per_node}
     if mode in ("async", "async-node"):
         local = parallel_pool.make(task, num_envs=2 * n, batch_size=n, num_threads=2, **kwargs)
         per_node = n if mode == "async-node" else n // 2  # async-node: a whole node per recv
@@ -216,6 +224,107 @@ def _floor(seconds: float) -> tuple[float, float]:
     return 1e3 * noop, 1e3 * step
 
 
+def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
+    """A node of ``--profile``: one PoolActor on this machine, serving its data plane; on SIGUSR1
+    prints (the data-plane thread's CPU, the pool calls' CPU on it) in seconds."""
+    import json
+    import signal
+    import sys
+
+    import ray.util
+
+    ray.util.get_node_ip_address = lambda: "127.0.0.1"  # no Ray: the actor's address is this machine's
+    from parallel_pool.integrations.ray.actor import PoolActor
+
+    actor = PoolActor(task, offset, {"num_envs": n, "batch_size": batch, "num_threads": 1, "seed": offset},
+                      os.getpriority(os.PRIO_PROCESS, 0))
+    env_cpu = [0.0]
+
+    def timed(call: Any) -> Any:
+        def run(*a: Any, **kw: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return call(*a, **kw)
+            finally:
+                env_cpu[0] += time.thread_time() - start
+        return run
+
+    for name in ("step", "send", "recv", "reset_as_step", "async_reset"):
+        setattr(actor._env, name, timed(getattr(actor._env, name)))
+    host, port, token = actor.open_data_plane()
+    assert actor._server is not None
+    clock = time.pthread_getcpuclockid(actor._server.ident)  # type: ignore[arg-type]
+    signal.signal(signal.SIGUSR1, lambda *_: print(json.dumps([time.clock_gettime(clock), env_cpu[0]]), flush=True))
+    print(json.dumps([host, port, token.hex()]), flush=True)
+    while actor._server.is_alive():
+        actor._server.join(0.1)
+    sys.exit(0)
+
+
+def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
+    """The CPU of ``calls`` sync calls (``mode`` "sync") or async batches of ``n/2`` ("async") on 2
+    nodes of ``n`` envs, without Ray: per call or batch, the driver's and each node's data-plane
+    thread's beyond the pool's own calls."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from parallel_pool.integrations.ray import distributed
+
+    batch = n if mode == "sync" else n // 2
+    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(batch)],
+                              stdout=subprocess.PIPE, text=True) for i in range(2)]
+
+    def node_cpu() -> list[list[float]]:
+        out = []
+        for p in procs:
+            p.send_signal(signal.SIGUSR1)
+            out.append(json.loads(p.stdout.readline()))  # type: ignore[union-attr]
+        return out
+
+    try:
+        addresses = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
+        # The driver's object as make_distributed builds it, with links to these two processes.
+        pool = object.__new__(distributed.DistributedPool)
+        pool.__dict__.update(task_id=task, num_envs_per_node=n, batch_size_per_node=batch, is_async=mode != "sync",
+                             restart=False, call_timeout=60.0, niceness=0, restarts=[], _closed=False,
+                             _policy_ref=None, _weights_ref=None, _recv_sequence=0, _sync_pending=None,
+                             _sync_behind=[], num_envs=2 * n, batch_size=batch if mode != "sync" else 2 * n, _nodes=[])
+        for i, (host, port, token) in enumerate(addresses):
+            node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=np.zeros(n, dtype=bool))
+            node.link = distributed._Link(host, port, bytes.fromhex(token), 60.0)
+            pool._nodes.append(node)
+        actions = _actions(parallel_pool.make_gymnasium(task, num_envs=1).single_action_space, 2 * n)
+        if mode == "sync":
+            pool.reset()
+
+            def run() -> None:
+                pool.step(actions)
+        else:
+            pool.async_reset()
+
+            def run() -> None:
+                info = pool.recv()[4]
+                pool.send(actions[:batch], info["env_id"])
+        for _ in range(10):
+            run()
+        before, start = node_cpu(), time.thread_time()
+        for _ in range(calls):
+            run()
+        driver = (time.thread_time() - start) / calls
+        after = node_cpu()
+        for node in pool._nodes:
+            node.link.close()  # type: ignore[union-attr]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    # Per async batch only one node frames; the nodes' CPU per batch is their sum over the calls.
+    nodes = [((b[0] - a[0]) - (b[1] - a[1])) / calls for a, b in zip(before, after)]
+    return {"task": task, "n": n, "mode": mode, "driver_us": driver * 1e6, "node_us": [x * 1e6 for x in nodes]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["Pong-v5", "Ant-v5"])
@@ -225,7 +334,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout-steps", type=int, default=32, help="K: steps per rollout")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per timed measurement")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per cell")
+    parser.add_argument("--threads-per-node", type=int, default=None,
+                        help="each node pool's threads (default: the node's CPUs as Ray reports them, 1 here)")
+    parser.add_argument("--profile", action="store_true", help="the data plane's CPU per batch, without Ray")
+    parser.add_argument("--profile-node", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--calls", type=int, default=300, help="--profile: calls (or batches) timed per cell")
     args = parser.parse_args(argv)
+    if args.profile_node:
+        task, offset, n, batch = args.profile_node
+        _profile_node(task, int(offset), int(n), int(batch))
+    if args.profile:
+        print("# CPU per sync call (2 nodes) or per async batch (one node's n/2 envs), without Ray; "
+              f"load average {os.getloadavg()[0]:.1f} at start")
+        print("| task | n | mode | driver (us) | node data-plane thread beyond the pool (us, each node) |")
+        print("|---|---:|---|---:|---|")
+        for task in args.tasks:
+            for n in args.num_envs:
+                for mode in ("sync", "async"):
+                    r = _profile(task, n, mode, args.calls)
+                    nodes = ", ".join(f"{x:.0f}" for x in r["node_us"])
+                    print(f"| {task} | {n} | {mode} | {r['driver_us']:.0f} | {nodes} |", flush=True)
+        print(f"# load average {os.getloadavg()[0]:.1f} at the end")
+        return 0
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     temp_root = tempfile.mkdtemp(prefix="rt-", dir="/tmp")  # short: Unix socket paths are limited
@@ -236,7 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray.cluster_utils import Cluster
 
-    print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, 1 thread each) vs one local pool "
+    threads = args.threads_per_node or 1
+    print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, {threads} thread(s) each) vs one local pool "
           f"(2n envs, 2 threads); {os.cpu_count()} CPUs; {args.rounds} interleaved rounds of {args.seconds} s; "
           f"rollout K={args.rollout_steps}; load average {os.getloadavg()[0]:.1f} at start")
     cluster = Cluster(initialize_head=True, head_node_args={

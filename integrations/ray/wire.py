@@ -28,6 +28,13 @@ from typing import Any
 
 import numpy as np
 
+try:  # the native data plane (native/python/dataplane.cc); the Python one below is its reference
+    from parallel_pool import _native as _native_module
+
+    _native: Any = _native_module if hasattr(_native_module, "_dp_send") else None
+except ImportError:  # pragma: no cover - the package is always built with it
+    _native = None
+
 __all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame"]
 
 _PREFIX = struct.Struct("<IIIQxxxx")  # kind, skeleton length, extra length, data length
@@ -106,6 +113,7 @@ def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
 # Skeletons already pickled (by structure) and unpickled (by bytes), a few dozen at most.
 _encoded: dict[Any, bytes] = {}
 _decoded: dict[bytes, tuple[Any, list[Slot]]] = {}
+_encoded_by_key: dict[bytes, bytes] = {}  # the native walk's structure key -> skeleton
 _CACHE_SIZE = 64
 
 
@@ -140,14 +148,20 @@ def parse_skeleton(skeleton: bytes) -> tuple[Any, list[Slot]]:
 
 def decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
     """The message of ``skeleton`` (unpickled) with each ``Slot`` replaced by its array."""
+    if _native is not None:  # the same walk in C++ (17 calls and ~20 us per Ant batch in Python)
+        return _native._dp_decode(skeleton, list(arrays), Slot)
+    return _decode(skeleton, arrays)
+
+
+def _decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
     if isinstance(skeleton, Slot):
         return arrays[skeleton.index]
     if isinstance(skeleton, tuple):
-        return tuple(decode(v, arrays) for v in skeleton)
+        return tuple(_decode(v, arrays) for v in skeleton)
     if isinstance(skeleton, list):
-        return [decode(v, arrays) for v in skeleton]
+        return [_decode(v, arrays) for v in skeleton]
     if isinstance(skeleton, dict):
-        return {k: decode(v, arrays) for k, v in skeleton.items()}
+        return {k: _decode(v, arrays) for k, v in skeleton.items()}
     return skeleton
 
 
@@ -171,8 +185,13 @@ def slots(skeleton: Any) -> list[Slot]:
 
 def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
-    skeleton, arrays = encode(message)
     extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
+    if _native is not None:
+        # The native path: the message walked, and every piece sent, in C++ without the GIL.
+        skeleton, arrays = _native_encode(message)
+        _native._dp_send(sock.fileno(), kind, skeleton, extra_bytes, arrays, _timeout(sock))
+        return
+    skeleton, arrays = encode(message)
     pieces: list[Any] = [b"", skeleton, extra_bytes]
     data_len = 0
     for array in arrays:
@@ -184,6 +203,27 @@ def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any =
         data_len += _padded(array.nbytes)
     pieces[0] = _PREFIX.pack(kind, len(skeleton), len(extra_bytes), data_len)
     _send_pieces(sock, [p for p in pieces if len(p)])
+
+
+def _native_encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
+    """``encode(message)``, with the walk done in C++: ``_dp_flatten`` gives the arrays (in slot
+    order) and a key naming the structure, under which the skeleton is cached; a message it cannot
+    key (one holding a scalar, an object array, a strided array) goes through ``encode``."""
+    flat = _native._dp_flatten(message)
+    if flat is None:
+        return encode(message)
+    key, arrays = flat
+    skeleton = _encoded_by_key.get(key)
+    if skeleton is None:
+        skeleton, arrays = encode(message)
+        _remember(_encoded_by_key, key, skeleton)
+    return skeleton, arrays
+
+
+def _timeout(sock: socket.socket) -> float:
+    """The socket's timeout for the native calls: per call without progress, -1 for none."""
+    timeout = sock.gettimeout()
+    return -1.0 if timeout is None else timeout
 
 
 def _send_pieces(sock: socket.socket, pieces: list[Any]) -> None:
@@ -225,15 +265,19 @@ def _recv_exact_many(sock: socket.socket, views: list[memoryview]) -> None:
 
 
 # ``into(skeleton bytes, slots)``: a writable byte view per slot (``slot.nbytes`` long) to receive
-# that array into (the merged arrays of a sync step), or None to receive the frame into a buffer of
-# its own.
-Destinations = Callable[[bytes, list[Slot]], "list[memoryview] | None"]
+# that array into (the merged arrays of a sync step), or ``(targets, offsets)`` (slot ``i`` into
+# ``targets[i]`` from byte ``offsets[i]``), or None to receive the frame into a buffer of its own.
+Destinations = Callable[[bytes, list[Slot]], "list[memoryview] | tuple[list[Any], list[int]] | None"]
 
 
 def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
     """Reads one whole frame. Its arrays view one new contiguous buffer (no copy after the socket),
     or, when ``into`` gives destinations, are received there (``message`` is then None: the
-    caller, which owns the destinations, builds it)."""
+    caller, which owns the destinations, builds it). ``into`` may also return ``(targets,
+    offsets)``: slot ``i`` is received into ``targets[i]`` at byte ``offsets[i]`` (the native path's
+    spelling of a row block, with no view made per array)."""
+    if _native is not None:
+        return _read_frame_native(sock, into)
     prefix = bytearray(_PREFIX.size)
     _recv_exact(sock, memoryview(prefix))
     kind, skeleton_len, extra_len, data_len = _PREFIX.unpack(prefix)
@@ -251,6 +295,8 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
     tree, tree_slots = parse_skeleton(skeleton)
     targets = into(skeleton, tree_slots) if into is not None and tree_slots else None
     if targets is not None:
+        if isinstance(targets, tuple):  # (targets, offsets)
+            targets = [memoryview(t).cast("B")[o:o + slot.nbytes] for t, o, slot in zip(*targets, tree_slots)]
         pad = memoryview(bytearray(_ALIGN))
         views: list[memoryview] = []
         for target, slot in zip(targets, tree_slots):
@@ -263,8 +309,64 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
         buffer = np.empty(data_len, dtype=np.uint8)
         if data_len:
             _recv_exact(sock, buffer.data)
+    return Frame(kind, decode(tree, _views(buffer, tree_slots)), extra, skeleton)
+
+
+def _views(buffer: np.ndarray, tree_slots: list[Slot]) -> list[np.ndarray]:
+    """Each slot's array, viewing ``buffer`` (the frame's data) at its padded offset."""
+    if _native is not None and tree_slots:  # ~1 us per array less than three NumPy calls each
+        return _native._dp_views(buffer, *_dtypes_shapes(tree_slots))
     arrays, offset = [], 0
     for slot in tree_slots:
         arrays.append(buffer[offset:offset + slot.nbytes].view(np.dtype(slot.dtype)).reshape(slot.shape))
         offset += _padded(slot.nbytes)
-    return Frame(kind, decode(tree, arrays), extra, skeleton)
+    return arrays
+
+
+def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
+    """``read_frame`` through the native calls: the prefix, then the head and the data in one
+    scatter read (or, with ``into``, the head, then the data straight into the destinations)."""
+    fd, timeout = sock.fileno(), _timeout(sock)
+    if into is None:
+        kind, skeleton, extra_bytes, buffer = _native._dp_recv_frame(fd, timeout)
+        tree, tree_slots = parse_skeleton(skeleton)
+        extra = pickle.loads(extra_bytes) if extra_bytes else None
+        return Frame(kind, decode(tree, _views(buffer, tree_slots)), extra, skeleton)
+    kind, skeleton, extra_bytes, data_len = _native._dp_recv_head(fd, timeout)
+    extra = pickle.loads(extra_bytes) if extra_bytes else None
+    tree, tree_slots = parse_skeleton(skeleton)
+    targets = into(skeleton, tree_slots) if tree_slots else None
+    if targets is not None:
+        if isinstance(targets, tuple):
+            targets, offsets = targets
+        else:
+            offsets = [0] * len(targets)
+        _native._dp_recv_into(fd, list(targets), offsets, _sizes(skeleton, tree_slots), data_len, timeout)
+        return Frame(kind, None, extra, skeleton)
+    buffer = np.empty(data_len, dtype=np.uint8)
+    if data_len:
+        _native._dp_recv_into(fd, [buffer], [0], [data_len], data_len, timeout)
+    return Frame(kind, decode(tree, _views(buffer, tree_slots)), extra, skeleton)
+
+
+_slot_sizes: dict[bytes, list[int]] = {}
+_slot_layouts: dict[int, tuple[list[np.dtype], list[tuple[int, ...]], list[Slot]]] = {}
+
+
+def _dtypes_shapes(tree_slots: list[Slot]) -> tuple[list[np.dtype], list[tuple[int, ...]]]:
+    """The slots' dtypes and shapes, cached by the slot list (one per cached skeleton; the cache
+    holds the list, so its id is not reused while the entry lives)."""
+    layout = _slot_layouts.get(id(tree_slots))
+    if layout is None or layout[2] is not tree_slots:
+        layout = ([np.dtype(slot.dtype) for slot in tree_slots], [slot.shape for slot in tree_slots], tree_slots)
+        _remember(_slot_layouts, id(tree_slots), layout)
+    return layout[0], layout[1]
+
+
+def _sizes(skeleton: bytes, tree_slots: list[Slot]) -> list[int]:
+    """Each slot's byte count, cached by the skeleton (a list built once per task)."""
+    sizes = _slot_sizes.get(skeleton)
+    if sizes is None:
+        sizes = [slot.nbytes for slot in tree_slots]
+        _remember(_slot_sizes, skeleton, sizes)
+    return sizes

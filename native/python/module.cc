@@ -925,6 +925,8 @@ py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::
 void RegisterPygameTextHooks(py::module_& m);
 // process_bindings.cc: the Python-env backend's channel.
 void RegisterProcessChannel(py::module_& m);
+// dataplane.cc: the Ray layer's frame I/O (integrations/ray/wire.py).
+void RegisterDataPlane(py::module_& m);
 #ifdef PP_WITH_XLA
 // xla_ffi.cc: _xla_targets(), the XLA custom-call handlers of xla().
 void RegisterXlaTargets(py::module_& m);
@@ -1022,6 +1024,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));
   // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
   RegisterPygameTextHooks(m);
+  RegisterDataPlane(m);
 #ifdef PP_WITH_XLA
   RegisterXlaTargets(m);
 #endif

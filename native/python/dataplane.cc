@@ -1,0 +1,404 @@
+// The Ray layer's data plane in C++ (integrations/ray/wire.py keeps the format and the control):
+// a frame's arrays found, sent with sendmsg and received into their destinations without the GIL.
+//
+// Why native: per frame, the Python version walked the message, built one memoryview per piece,
+// looped over sendmsg/recvmsg_into results and made one view per destination row block: ~0.1 ms
+// of CPU on each side of every batch, taken from the envs on cores the nodes share with the driver.
+// Here a frame is one flatten (a walk over a few dozen objects), a sendmsg of every piece, and a
+// recv of the prefix and one scatter read of the rest. The wire format is wire.py's: a 24-byte
+// prefix <IIIQxxxx (kind, skeleton length, extra length, data length), the skeleton, the extra,
+// then each array's bytes padded to 8.
+#include <poll.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace pp {
+namespace {
+
+constexpr std::size_t kPrefixSize = 24;
+constexpr std::size_t kAlign = 8;
+// sendmsg/recvmsg take at most IOV_MAX (1024 on Linux) pieces per call; longer frames go in parts.
+constexpr std::size_t kMaxPieces = 512;
+const char kPad[kAlign] = {};
+thread_local char pad_sink[kAlign];  // where a received frame's padding goes (never read)
+
+std::size_t Padded(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// The error a socket operation raises in Python, as the socket module would raise it: OSError
+// subclasses by errno, TimeoutError when the socket's timeout passed, ConnectionResetError when
+// the peer closed the stream mid-frame.
+enum class Failure { kNone, kErrno, kTimeout, kClosed };
+
+[[noreturn]] void Raise(Failure failure, int err) {
+  if (failure == Failure::kTimeout) {
+    PyErr_SetString(PyExc_TimeoutError, "timed out");
+  } else if (failure == Failure::kClosed) {
+    PyErr_SetString(PyExc_ConnectionResetError, "the peer closed the connection");
+  } else {
+    errno = err;
+    PyErr_SetFromErrno(PyExc_OSError);
+  }
+  throw py::error_already_set();
+}
+
+// Waits until fd is ready for `events`; the timeout counts from the last progress, as a Python
+// socket's timeout counts per call. timeout_s < 0: no timeout. EINTR is retried: a signal is
+// handled by Python after the frame (the driver holds SIGINT while a frame moves).
+Failure WaitReady(int fd, short events, double timeout_s, int& err) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s < 0 ? 0 : timeout_s);
+  while (true) {
+    int wait_ms = -1;
+    if (timeout_s >= 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      wait_ms = static_cast<int>(std::max<int64_t>(0, left.count() + 1));
+    }
+    pollfd p{fd, events, 0};
+    const int r = poll(&p, 1, wait_ms);
+    if (r > 0) return Failure::kNone;  // ready, or an error the next call reports
+    if (r == 0) return Failure::kTimeout;
+    if (errno != EINTR) {
+      err = errno;
+      return Failure::kErrno;
+    }
+  }
+}
+
+// Moves every byte of `pieces` (sending, or receiving into them), advancing over partial
+// transfers. Runs without the GIL.
+Failure Transfer(int fd, std::vector<iovec>& pieces, bool sending, double timeout_s, int& err) {
+  std::size_t first = 0;
+  while (first < pieces.size() && pieces[first].iov_len == 0) ++first;
+  while (first < pieces.size()) {
+    msghdr msg{};
+    msg.msg_iov = pieces.data() + first;
+    msg.msg_iovlen = std::min(kMaxPieces, pieces.size() - first);
+    // Without a timeout the call blocks (on a blocking socket: the node waiting for its next
+    // request, one system call where a try, EAGAIN and poll would be three); with one, it never
+    // blocks and poll bounds the wait.
+    const int wait = timeout_s < 0 ? 0 : MSG_DONTWAIT;
+    const ssize_t n = sending ? sendmsg(fd, &msg, MSG_NOSIGNAL | wait) : recvmsg(fd, &msg, wait);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        const Failure f = WaitReady(fd, sending ? POLLOUT : POLLIN, timeout_s, err);
+        if (f != Failure::kNone) return f;
+        continue;
+      }
+      err = errno;
+      return Failure::kErrno;
+    }
+    if (n == 0 && !sending) return Failure::kClosed;
+    auto left = static_cast<std::size_t>(n);
+    while (left > 0) {
+      iovec& piece = pieces[first];
+      if (left >= piece.iov_len) {
+        left -= piece.iov_len;
+        piece.iov_len = 0;
+        ++first;
+      } else {
+        piece.iov_base = static_cast<char*>(piece.iov_base) + left;
+        piece.iov_len -= left;
+        left = 0;
+      }
+    }
+    while (first < pieces.size() && pieces[first].iov_len == 0) ++first;
+  }
+  return Failure::kNone;
+}
+
+void TransferOrRaise(int fd, std::vector<iovec>& pieces, bool sending, double timeout_s) {
+  int err = 0;
+  Failure failure;
+  {
+    py::gil_scoped_release release;
+    failure = Transfer(fd, pieces, sending, timeout_s, err);
+  }
+  if (failure != Failure::kNone) Raise(failure, err);
+}
+
+// A buffer held for the length of one call (the GIL is released while its bytes move).
+class HeldBuffer {
+ public:
+  HeldBuffer(PyObject* object, bool writable) {
+    if (PyObject_GetBuffer(object, &view_, writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS) !=
+        0) {
+      throw py::error_already_set();
+    }
+  }
+  HeldBuffer(const HeldBuffer&) = delete;
+  HeldBuffer& operator=(const HeldBuffer&) = delete;
+  HeldBuffer(HeldBuffer&& other) noexcept : view_(other.view_) { other.view_.obj = nullptr; }
+  ~HeldBuffer() {
+    if (view_.obj != nullptr) PyBuffer_Release(&view_);
+  }
+  char* data() const { return static_cast<char*>(view_.buf); }
+  std::size_t size() const { return static_cast<std::size_t>(view_.len); }
+
+ private:
+  Py_buffer view_{};
+};
+
+// The message's arrays (depth first, tuples, lists and dicts in order: wire.encode's slot order)
+// and a key naming its structure (containers, dict keys, each array's dtype and shape), or None
+// when the message holds anything else (a scalar, an object array, a strided array, a non-str
+// key): wire.encode then walks it in Python and pickles what it holds.
+bool Flatten(py::handle value, std::string& key, py::list& arrays) {
+  if (value.is_none()) {
+    key += 'N';
+    return true;
+  }
+  if (PyTuple_CheckExact(value.ptr()) || PyList_CheckExact(value.ptr())) {
+    const bool tuple = PyTuple_CheckExact(value.ptr());
+    const Py_ssize_t size = tuple ? PyTuple_GET_SIZE(value.ptr()) : PyList_GET_SIZE(value.ptr());
+    key += tuple ? 't' : 'l';
+    key += std::to_string(size);
+    key += '(';
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      PyObject* item = tuple ? PyTuple_GET_ITEM(value.ptr(), i) : PyList_GET_ITEM(value.ptr(), i);
+      if (!Flatten(item, key, arrays)) return false;
+    }
+    key += ')';
+    return true;
+  }
+  if (PyDict_CheckExact(value.ptr())) {
+    key += 'd';
+    key += std::to_string(PyDict_GET_SIZE(value.ptr()));
+    key += '(';
+    PyObject* k;
+    PyObject* v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(value.ptr(), &pos, &k, &v)) {
+      if (!PyUnicode_CheckExact(k)) return false;
+      Py_ssize_t length = 0;
+      const char* text = PyUnicode_AsUTF8AndSize(k, &length);
+      if (text == nullptr) throw py::error_already_set();
+      key += std::to_string(length);
+      key += ':';
+      key.append(text, static_cast<std::size_t>(length));
+      if (!Flatten(v, key, arrays)) return false;
+    }
+    key += ')';
+    return true;
+  }
+  if (py::isinstance<py::array>(value)) {
+    const auto array = py::reinterpret_borrow<py::array>(value);
+    const py::dtype dtype = array.dtype();
+    if (dtype.kind() == 'O' || !(array.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) return false;
+    key += 'a';
+    key += py::str(dtype.attr("str")).cast<std::string>();
+    key += '[';
+    for (py::ssize_t i = 0; i < array.ndim(); ++i) {
+      key += std::to_string(array.shape(i));
+      key += ',';
+    }
+    key += ']';
+    arrays.append(value);
+    return true;
+  }
+  return false;
+}
+
+py::object FlattenMessage(py::handle message) {
+  std::string key;
+  py::list arrays;
+  if (!Flatten(message, key, arrays)) return py::none();
+  return py::make_tuple(py::bytes(key), arrays);
+}
+
+void PackPrefix(char* out, uint32_t kind, uint32_t skeleton_len, uint32_t extra_len, uint64_t data_len) {
+  std::memset(out, 0, kPrefixSize);
+  std::memcpy(out, &kind, 4);  // little-endian: this is x86-64 and aarch64 Linux only
+  std::memcpy(out + 4, &skeleton_len, 4);
+  std::memcpy(out + 8, &extra_len, 4);
+  std::memcpy(out + 12, &data_len, 8);
+}
+
+// One frame: the prefix, the skeleton, the extra and every array (from its own memory), padded.
+void SendFrame(int fd, uint32_t kind, const py::bytes& skeleton, const py::bytes& extra, const py::list& arrays,
+               double timeout_s) {
+  std::vector<HeldBuffer> held;
+  held.reserve(arrays.size());
+  uint64_t data_len = 0;
+  for (py::handle array : arrays) {
+    held.emplace_back(array.ptr(), false);
+    data_len += Padded(held.back().size());
+  }
+  char prefix[kPrefixSize];
+  const std::string_view skeleton_view = skeleton;
+  const std::string_view extra_view = extra;
+  PackPrefix(prefix, kind, static_cast<uint32_t>(skeleton_view.size()), static_cast<uint32_t>(extra_view.size()),
+             data_len);
+  std::vector<iovec> pieces;
+  pieces.reserve(3 + 2 * held.size());
+  pieces.push_back({prefix, kPrefixSize});
+  pieces.push_back({const_cast<char*>(skeleton_view.data()), skeleton_view.size()});
+  pieces.push_back({const_cast<char*>(extra_view.data()), extra_view.size()});
+  for (const HeldBuffer& buffer : held) {
+    pieces.push_back({buffer.data(), buffer.size()});
+    const std::size_t pad = Padded(buffer.size()) - buffer.size();
+    if (pad) pieces.push_back({const_cast<char*>(kPad), pad});
+  }
+  TransferOrRaise(fd, pieces, true, timeout_s);
+}
+
+struct Prefix {
+  uint32_t kind, skeleton_len, extra_len;
+  uint64_t data_len;
+};
+
+Prefix ReadPrefix(int fd, double timeout_s) {
+  char raw[kPrefixSize];
+  std::vector<iovec> pieces{{raw, kPrefixSize}};
+  TransferOrRaise(fd, pieces, false, timeout_s);
+  Prefix p;
+  std::memcpy(&p.kind, raw, 4);
+  std::memcpy(&p.skeleton_len, raw + 4, 4);
+  std::memcpy(&p.extra_len, raw + 8, 4);
+  std::memcpy(&p.data_len, raw + 12, 8);
+  return p;
+}
+
+// A whole frame into new memory: (kind, skeleton, extra, data as a uint8 array), the head and the
+// data in one scatter read after the prefix.
+py::tuple RecvFrame(int fd, double timeout_s) {
+  const Prefix p = ReadPrefix(fd, timeout_s);
+  py::bytes skeleton(nullptr, 0);
+  py::bytes extra(nullptr, 0);
+  PyObject* raw_skeleton = PyBytes_FromStringAndSize(nullptr, p.skeleton_len);
+  if (raw_skeleton == nullptr) throw py::error_already_set();
+  skeleton = py::reinterpret_steal<py::bytes>(raw_skeleton);
+  PyObject* raw_extra = PyBytes_FromStringAndSize(nullptr, p.extra_len);
+  if (raw_extra == nullptr) throw py::error_already_set();
+  extra = py::reinterpret_steal<py::bytes>(raw_extra);
+  py::array_t<uint8_t> data(static_cast<py::ssize_t>(p.data_len));
+  std::vector<iovec> pieces{{PyBytes_AS_STRING(raw_skeleton), p.skeleton_len},
+                            {PyBytes_AS_STRING(raw_extra), p.extra_len},
+                            {data.mutable_data(), p.data_len}};
+  TransferOrRaise(fd, pieces, false, timeout_s);
+  return py::make_tuple(p.kind, skeleton, extra, data);
+}
+
+// The prefix and head of a frame (kind, skeleton, extra, data length); the data is then read by
+// RecvInto, into destinations chosen from the skeleton.
+py::tuple RecvHead(int fd, double timeout_s) {
+  const Prefix p = ReadPrefix(fd, timeout_s);
+  std::string head(p.skeleton_len + p.extra_len, '\0');
+  std::vector<iovec> pieces{{head.data(), head.size()}};
+  TransferOrRaise(fd, pieces, false, timeout_s);
+  return py::make_tuple(p.kind, py::bytes(head.data(), p.skeleton_len),
+                        py::bytes(head.data() + p.skeleton_len, p.extra_len), p.data_len);
+}
+
+// A frame's data into destinations: array i's bytes (sizes[i]) into targets[i] at byte offsets[i]
+// (a node's rows of the merged arrays), each followed by its padding. Checked against each
+// target's size, and against the frame's data length.
+void RecvInto(int fd, const py::list& targets, const std::vector<std::size_t>& offsets,
+              const std::vector<std::size_t>& sizes, uint64_t data_len, double timeout_s) {
+  if (targets.size() != offsets.size() || targets.size() != sizes.size()) {
+    throw py::value_error("targets, offsets and sizes differ in length");
+  }
+  std::vector<HeldBuffer> held;
+  held.reserve(targets.size());
+  std::vector<iovec> pieces;
+  pieces.reserve(2 * targets.size());
+  uint64_t total = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    held.emplace_back(targets[i].ptr(), true);
+    if (offsets[i] > held.back().size() || sizes[i] > held.back().size() - offsets[i]) {
+      throw py::value_error("a destination is smaller than its array");
+    }
+    pieces.push_back({held.back().data() + offsets[i], sizes[i]});
+    const std::size_t pad = Padded(sizes[i]) - sizes[i];
+    if (pad) pieces.push_back({pad_sink, pad});
+    total += Padded(sizes[i]);
+  }
+  if (total != data_len) throw py::value_error("the destinations do not match the frame's data length");
+  TransferOrRaise(fd, pieces, false, timeout_s);
+}
+
+// wire.decode: the skeleton's tree (exact tuples, lists and dicts, as wire.encode builds it) with
+// each Slot (an instance of slot_type) replaced by arrays[slot.index]; anything else kept as is.
+py::object Decode(py::handle tree, const py::list& arrays, py::handle slot_type) {
+  PyObject* value = tree.ptr();
+  if (Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(slot_type.ptr())) {
+    const auto index = tree.attr("index").cast<py::ssize_t>();
+    if (index < 0 || static_cast<std::size_t>(index) >= arrays.size()) throw py::index_error("slot index out of range");
+    return arrays[static_cast<std::size_t>(index)];
+  }
+  if (PyTuple_CheckExact(value)) {
+    const Py_ssize_t size = PyTuple_GET_SIZE(value);
+    py::tuple out(size);
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      PyTuple_SET_ITEM(out.ptr(), i, Decode(PyTuple_GET_ITEM(value, i), arrays, slot_type).release().ptr());
+    }
+    return out;
+  }
+  if (PyList_CheckExact(value)) {
+    const Py_ssize_t size = PyList_GET_SIZE(value);
+    py::list out(size);
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      PyList_SET_ITEM(out.ptr(), i, Decode(PyList_GET_ITEM(value, i), arrays, slot_type).release().ptr());
+    }
+    return out;
+  }
+  if (PyDict_CheckExact(value)) {
+    py::dict out;
+    PyObject* k;
+    PyObject* v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(value, &pos, &k, &v)) {
+      if (PyDict_SetItem(out.ptr(), k, Decode(v, arrays, slot_type).ptr()) != 0) throw py::error_already_set();
+    }
+    return out;
+  }
+  return py::reinterpret_borrow<py::object>(tree);
+}
+
+// A received frame's arrays: array i views `buffer` (the frame's data) at its padded offset, with
+// dtypes[i] and shapes[i]; no copy. Each view keeps the buffer alive and is writable as it is.
+py::list Views(const py::array& buffer, const py::list& dtypes, const py::list& shapes) {
+  if (dtypes.size() != shapes.size()) throw py::value_error("dtypes and shapes differ in length");
+  auto* base = static_cast<char*>(const_cast<void*>(buffer.data()));
+  const auto total = static_cast<std::size_t>(buffer.nbytes());
+  py::list out(dtypes.size());
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    const auto dtype = py::reinterpret_borrow<py::dtype>(dtypes[i]);
+    const auto shape = shapes[i].cast<std::vector<py::ssize_t>>();
+    std::size_t nbytes = static_cast<std::size_t>(dtype.itemsize());
+    for (const py::ssize_t dim : shape) nbytes *= static_cast<std::size_t>(dim);
+    if (offset > total || nbytes > total - offset) throw py::value_error("the frame is shorter than its arrays");
+    out[i] = py::array(dtype, shape, {}, base + offset, buffer);
+    offset += Padded(nbytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterDataPlane(py::module_& m) {
+  m.def("_dp_flatten", &FlattenMessage, py::arg("message"));
+  m.def("_dp_views", &Views, py::arg("buffer"), py::arg("dtypes"), py::arg("shapes"));
+  m.def("_dp_decode", &Decode, py::arg("tree"), py::arg("arrays"), py::arg("slot_type"));
+  m.def("_dp_send", &SendFrame, py::arg("fd"), py::arg("kind"), py::arg("skeleton"), py::arg("extra"),
+        py::arg("arrays"), py::arg("timeout"));
+  m.def("_dp_recv_frame", &RecvFrame, py::arg("fd"), py::arg("timeout"));
+  m.def("_dp_recv_head", &RecvHead, py::arg("fd"), py::arg("timeout"));
+  m.def("_dp_recv_into", &RecvInto, py::arg("fd"), py::arg("targets"), py::arg("offsets"), py::arg("sizes"),
+        py::arg("data_len"), py::arg("timeout"));
+}
+
+}  // namespace pp
