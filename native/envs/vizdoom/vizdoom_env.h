@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -514,6 +515,13 @@ class VizdoomEnv : public Env {
       const std::string iwad = game->getDoomGamePath();
       const std::string base = iwad.substr(iwad.find_last_of('/') + 1);
       game->setDoomGamePath(o_.vizdoom_dir + "/" + (base.empty() ? std::string("freedoom2.wad") : base));
+      // freedoom1 is a Doom-1 IWAD (maps E1M1 ... E4M9). A scenario that names no map gets
+      // libvizdoom's default, MAP01, which it lacks: the engine still starts, but every
+      // new_episode() sends "map map01", which fails, and libvizdoom repeats it for ever (the vizdoom
+      // package's new_episode() hangs the same way on freedoom1.cfg). Its first map instead.
+      std::string map = game->getDoomMap();
+      std::transform(map.begin(), map.end(), map.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (base == "freedoom1.wad" && map == "map01") game->setDoomMap("E1M1");
       game->setScreenFormat(o_.channels == 1 ? ::vizdoom::GRAY8 : ::vizdoom::RGB24);
       game->setWindowVisible(false);
       game->setSoundEnabled(false);
