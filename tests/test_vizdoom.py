@@ -11,7 +11,10 @@ bit: the Atari family's resizer) and stacked; at an episode's end, when the engi
 the frame is zeros (as vizdoom's Gymnasium wrapper).
 
 A multi-player game is a host and joiners on localhost (ViZDoom's multi-player examples); the
-oracle starts the same processes with the same arguments from threads, one per player.
+oracle starts the same processes with the same arguments from threads, one per player, and drives
+them as the family does: every tic of every player in turn, host first (not each player's
+make_action(a, frame_skip) at once, which the vizdoom package itself cannot repeat: see the
+multi-player section below).
 """
 
 from __future__ import annotations
@@ -332,11 +335,22 @@ NET_TURN_S = 0.2
 
 
 def free_port() -> int:
+    """A free UDP port below the kernel's ephemeral range, as the family picks its hosts' ports: no
+    joiner's engine (they bind port 0) can take it before the oracle's host binds it."""
+    import random
     import socket
 
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        high = int(f.read().split()[0]) - 1
+    for _ in range(1000):
+        port = random.randint(10000, high)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free UDP port")
 
 
 class NetOracle:

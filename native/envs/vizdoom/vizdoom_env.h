@@ -1,5 +1,5 @@
 // One ViZDoom game per env (one engine process per player, as libvizdoom runs it), with EnvPool's
-// preprocessing: frame skip, grey or RGB, OpenCV's INTER_AREA resize, frame stack; multi-player.
+// preprocessing (frame skip, grey/RGB, INTER_AREA resize, stack); multi-player: a net game in turn.
 #pragma once
 
 #include <ViZDoom.h>
@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -203,24 +204,36 @@ inline EnvSpec MakeVizdoomSpec(const Config& config) {
   return spec;
 }
 
-// A free UDP port on localhost for a multi-player game's host: the kernel picks one no other
-// socket holds, so pools and tests running at once do not collide (the engine binds it next).
+// The lowest port the kernel hands out to a socket bound to port 0 (ip_local_port_range).
+inline int EphemeralPortLow() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return (range >> low) && low > 0 ? low : 32768;  // Linux's default
+}
+
+// A free UDP port on localhost for a multi-player game's host. Below the kernel's ephemeral range,
+// so that no socket bound to port 0 (every joiner's engine binds one) can take it between this
+// check and the host's bind; each call of a process tries the next port of a cycle started at a
+// random one, so pools of one process never pick the same port and pools of different processes
+// (parallel tests) do only by a chance of about one in 20000.
 inline int FreeUdpPort() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick a port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
+  constexpr int kLowest = 10000;  // above the well-known and most registered services
+  static std::atomic<uint32_t> next{std::random_device{}()};
+  const int high = EphemeralPortLow() - 1;
+  if (high - kLowest < 1000) throw std::runtime_error("ViZDoom: no UDP port range below the ephemeral one");
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = kLowest + static_cast<int>(next.fetch_add(1) % static_cast<uint32_t>(high - kLowest + 1));
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick a port");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);  // the engine binds INADDR_ANY
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (free) return port;
   }
-  ::close(fd);
-  if (port <= 0) throw std::runtime_error("ViZDoom: cannot pick a free UDP port");
-  return port;
+  throw std::runtime_error("ViZDoom: cannot find a free UDP port");
 }
 
 // Runs fn(player) for every player of a game, each player on a persistent thread of its own, so
