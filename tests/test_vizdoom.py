@@ -308,9 +308,10 @@ def test_kwargs_and_spaces() -> None:
 # process each, exchanging tic commands over UDP. Driven the plain way (every player's
 # make_action(a, 4) at once from its own thread, as ViZDoom's examples drive one player per
 # process), the vizdoom package ALONE is not reproducible: measured on this host with the same
-# seed and actions, 2 runs of 60 steps of the multi_duel deathmatch stalled at step 0 in 3 of 3
-# runs, and stepping one tic per call with both players at once (advance_action(1) from two threads,
-# what Sample Factory does) diverged between runs at steps 223 and 96 of 300. The cause, from the
+# seed and actions, make_action(a, 4) of both players at once stalled at step 0 in 3 of 3 runs of
+# the multi scenario, and one tic per call with both players at once (advance_action(1) from two
+# threads, what Sample Factory does) ran 300 steps of multi_duel in 3 of 3 runs, but two of them
+# diverged from the first at steps 223 and 96. The cause, from the
 # engines' own -debugfile logs: the host never adjusts its clock, but every joiner does (ZDoom's
 # d_net.cpp NetUpdate, "the key player does not adapt"): it makes one tic command more when the
 # host's newest command has arrived by the time it checks, and one fewer after 4 checks at which it
