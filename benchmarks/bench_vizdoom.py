@@ -16,9 +16,10 @@ for num_envs 4 and 8, of:
 
 The segments of all methods of one (task, num_envs) run interleaved in a rotating order, each
 method reporting its median; random actions from a fixed generator; episodes end and reset as in
-training. Prints markdown tables and the ratios (ours / each reference). Multi-player (``Multi-v1``
-with ``max_num_players=2``) is not benchmarked: its net games stall within tens of steps (see
-tests/test_vizdoom.py), so no steady rate exists to measure.
+training. Prints markdown tables and the ratios (ours / each reference). Multi-player
+(``max_num_players=2``) is not in these tables: EnvPool 1.2.5 has no multi-player ViZDoom, and the
+vizdoom package's own way to drive a net game (each player's make_action(a, 4) at once) is not
+reproducible and stalls (tests/test_vizdoom.py); ours drives its tics in turn (VizdoomEnv::NetTic).
 
 EnvPool is not a dependency: put an environment holding envpool 1.2.5 on the path, e.g.
 ``PYTHONPATH=/path/to/venv-envpool/lib/python3.11/site-packages`` (the envpool rows are skipped

@@ -1,5 +1,5 @@
 // One ViZDoom game per env (one engine process per player, as libvizdoom runs it), with EnvPool's
-// preprocessing: frame skip, grey or RGB, OpenCV's INTER_AREA resize, frame stack; multi-player.
+// preprocessing (frame skip, grey/RGB, INTER_AREA resize, stack); multi-player: a net game in turn.
 #pragma once
 
 #include <ViZDoom.h>
@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -43,6 +45,13 @@ constexpr int64_t kDefaultMaxEpisodeSteps = 525;
 constexpr int kMaxCombinedButtons = 12;
 // The most players of one game (ViZDoom's engine supports 16; per-step scratch arrays use this).
 constexpr int kMaxPlayers = 16;
+// A multi-player episode starts after this many no-op tics of every player in turn (NetTic): a
+// joiner more than one tic command ahead of the host drops one per 4 tics, so 8 bring any state
+// new_episode leaves to the one every episode then continues from.
+constexpr int kSettleTics = 8;
+// How long a player's tic may take before the next player's starts anyway (NetTic): a tic takes
+// about a millisecond; a host that needs the joiner's next command never finishes alone.
+constexpr std::chrono::milliseconds kNetTurn{200};
 
 // Every config key of a ViZDoom task, with EnvPool's defaults where EnvPool has the key.
 inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vizdoom_dir) {
@@ -195,33 +204,51 @@ inline EnvSpec MakeVizdoomSpec(const Config& config) {
   return spec;
 }
 
-// A free UDP port on localhost for a multi-player game's host: the kernel picks one no other
-// socket holds, so pools and tests running at once do not collide (the engine binds it next).
-inline int FreeUdpPort() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick a port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  if (port <= 0) throw std::runtime_error("ViZDoom: cannot pick a free UDP port");
-  return port;
+// The lowest port the kernel hands out to a socket bound to port 0 (ip_local_port_range).
+inline int EphemeralPortLow() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return (range >> low) && low > 0 ? low : 32768;  // Linux's default
 }
 
-// Runs fn(player) for every player at once, player 0 on the calling thread and the others on one
-// persistent thread each: a multi-player game advances only when every player's engine is driven
-// (the host waits for the joiners' tics). Rethrows the first exception after all have returned.
+// A free UDP port on localhost for a multi-player game's host. Below the kernel's ephemeral range,
+// so that no socket bound to port 0 (every joiner's engine binds one) can take it between this
+// check and the host's bind; each call of a process tries the next port of a cycle started at a
+// random one, so pools of one process never pick the same port and pools of different processes
+// (parallel tests) do only by a chance of about one in 20000.
+inline int FreeUdpPort() {
+  constexpr int kLowest = 10000;  // above the well-known and most registered services
+  static std::atomic<uint32_t> next{std::random_device{}()};
+  const int high = EphemeralPortLow() - 1;
+  if (high - kLowest < 1000) throw std::runtime_error("ViZDoom: no UDP port range below the ephemeral one");
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = kLowest + static_cast<int>(next.fetch_add(1) % static_cast<uint32_t>(high - kLowest + 1));
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick a port");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);  // the engine binds INADDR_ANY
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (free) return port;
+  }
+  throw std::runtime_error("ViZDoom: cannot find a free UDP port");
+}
+
+// Runs fn(player) for every player of a game, each player on a persistent thread of its own, so
+// that the caller can wait for one player with a time limit. Run starts every player at once (a
+// net game's init and new episode: the host waits for the joiners). RunInTurn starts player p once
+// player p - 1 has returned or `turn` has passed, whichever is first: a net game's tics, whose
+// order decides the game (see VizdoomEnv::NetTic). Both rethrow the first exception after every
+// player has returned.
 class PlayerThreads {
  public:
-  explicit PlayerThreads(int num_players) : errors_(static_cast<std::size_t>(num_players)) {
-    for (int p = 1; p < num_players; ++p) threads_.emplace_back([this, p] { Loop(p); });
+  explicit PlayerThreads(int num_players)
+      : started_(static_cast<std::size_t>(num_players), 0),
+        done_(static_cast<std::size_t>(num_players), true),
+        errors_(static_cast<std::size_t>(num_players)) {
+    for (int p = 0; p < num_players; ++p) threads_.emplace_back([this, p] { Loop(p); });
   }
   ~PlayerThreads() {
     {
@@ -234,21 +261,18 @@ class PlayerThreads {
   PlayerThreads(const PlayerThreads&) = delete;
   PlayerThreads& operator=(const PlayerThreads&) = delete;
 
-  void Run(const std::function<void(int)>& fn) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      fn_ = &fn;
-      pending_ = static_cast<int>(threads_.size());
-      ++generation_;
-    }
-    start_.notify_all();
-    try {
-      fn(0);
-    } catch (...) {
-      errors_[0] = std::current_exception();
-    }
+  void Run(const std::function<void(int)>& fn) { RunInTurn(fn, std::chrono::nanoseconds(0)); }
+
+  void RunInTurn(const std::function<void(int)>& fn, std::chrono::nanoseconds turn) {
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    fn_ = &fn;
+    std::fill(done_.begin(), done_.end(), false);
+    for (std::size_t p = 0; p < threads_.size(); ++p) {
+      ++started_[p];
+      start_.notify_all();
+      if (turn.count() > 0) done_cv_.wait_for(lock, turn, [&] { return done_[p]; });
+    }
+    done_cv_.wait(lock, [this] { return std::all_of(done_.begin(), done_.end(), [](bool d) { return d; }); });
     fn_ = nullptr;
     for (auto& e : errors_) {
       if (e) {
@@ -261,32 +285,34 @@ class PlayerThreads {
 
  private:
   void Loop(int p) {
+    const auto i = static_cast<std::size_t>(p);
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      start_.wait(lock, [&] { return stop_ || started_[i] != seen; });
       if (stop_) return;
-      seen = generation_;
+      seen = started_[i];
       const std::function<void(int)>* fn = fn_;
       lock.unlock();
       try {
         (*fn)(p);
       } catch (...) {
-        errors_[static_cast<std::size_t>(p)] = std::current_exception();
+        errors_[i] = std::current_exception();  // read only after done_[i], under the lock
       }
       lock.lock();
-      if (--pending_ == 0) done_.notify_all();
+      done_[i] = true;
+      done_cv_.notify_all();
     }
   }
 
   std::mutex mu_;
-  std::condition_variable start_, done_;
+  std::condition_variable start_, done_cv_;
   const std::function<void(int)>* fn_ = nullptr;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
+  std::vector<uint64_t> started_;  // per player: how many calls were started
+  std::vector<bool> done_;         // per player: the current call has returned
   bool stop_ = false;
   std::vector<std::exception_ptr> errors_;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_;  // last: started once the rest is constructed
 };
 
 // Calls on_expiry (from its own thread) when a call armed with Arm() is not disarmed within the
@@ -397,6 +423,13 @@ class VizdoomEnv : public Env {
       players_[p].game->setSeed(static_cast<unsigned int>(episode_seed_));
       players_[p].game->newEpisode();
     });
+    if (o_.num_players > 1) {
+      // The players' engines ran new_episode's tics at once, so a joiner may end it out of step
+      // with the host (see NetTic): kSettleTics no-op tics in turn bring the game to the state
+      // from which every episode goes the same way; the episode's first screen is after them.
+      for (auto& pl : players_) pl.game->setAction(std::vector<double>(actions_[0].size(), 0.0));
+      for (int k = 0; k < kSettleTics; ++k) NetTic(/*update=*/k == kSettleTics - 1);
+    }
     Slot slot = Allocate(o_.num_players);
     for (int p = 0; p < o_.num_players; ++p) {
       Player& pl = players_[p];
@@ -409,13 +442,28 @@ class VizdoomEnv : public Env {
 
   StepResult Step(const Action& action) override {
     const int64_t* chosen = action.Get<int64_t>(action_field_);  // in range: checked by the core
-    Drive([&](int p) {
-      Player& pl = players_[p];
-      // A dead player of a multi-player game respawns before acting, as ViZDoom's examples do.
-      if (o_.num_players > 1 && pl.game->isPlayerDead()) pl.game->respawnPlayer();
-      pl.reward =
-          pl.game->makeAction(actions_[static_cast<std::size_t>(chosen[p])], static_cast<unsigned int>(o_.frame_skip));
-    });
+    if (o_.num_players == 1) {
+      Drive([&](int /*p*/) {
+        Player& pl = players_[0];
+        pl.reward = pl.game->makeAction(actions_[static_cast<std::size_t>(chosen[0])],
+                                        static_cast<unsigned int>(o_.frame_skip));
+      });
+    } else {
+      // frame_skip tics, each one tic of every player in turn (NetTic), the players' states
+      // updated on the last (as make_action(a, frame_skip) does), or on the tic that reaches the
+      // episode timeout. An end the engine decides inside a step (the host's +timelimit or
+      // +fraglimit, a level exit) stops the step without an update: its reward is 0.
+      for (int p = 0; p < o_.num_players; ++p) {
+        players_[p].game->setAction(actions_[static_cast<std::size_t>(chosen[p])]);
+      }
+      ::vizdoom::DoomGame& host = *players_[0].game;
+      bool updated = false;
+      for (int k = 0; k < o_.frame_skip && !host.isEpisodeFinished(); ++k) {
+        updated = k == o_.frame_skip - 1 || TimeoutAtNextTic(host);
+        NetTic(updated);
+      }
+      for (auto& pl : players_) pl.reward = updated ? pl.game->getLastReward() : 0.0;
+    }
     ::vizdoom::DoomGame& host = *players_[0].game;
     const bool finished = host.isEpisodeFinished();
     const bool timeout = finished && host.isEpisodeTimeoutReached();
@@ -480,6 +528,13 @@ class VizdoomEnv : public Env {
       const std::string iwad = game->getDoomGamePath();
       const std::string base = iwad.substr(iwad.find_last_of('/') + 1);
       game->setDoomGamePath(o_.vizdoom_dir + "/" + (base.empty() ? std::string("freedoom2.wad") : base));
+      // freedoom1 is a Doom-1 IWAD (maps E1M1 ... E4M9). A scenario that names no map gets
+      // libvizdoom's default, MAP01, which it lacks: the engine still starts, but every
+      // new_episode() sends "map map01", which fails, and libvizdoom repeats it for ever (the vizdoom
+      // package's new_episode() hangs the same way on freedoom1.cfg). Its first map instead.
+      std::string map = game->getDoomMap();
+      std::transform(map.begin(), map.end(), map.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (base == "freedoom1.wad" && map == "map01") game->setDoomMap("E1M1");
       game->setScreenFormat(o_.channels == 1 ? ::vizdoom::GRAY8 : ::vizdoom::RGB24);
       game->setWindowVisible(false);
       game->setSoundEnabled(false);
@@ -490,7 +545,10 @@ class VizdoomEnv : public Env {
         // episode keeps it: the first episode's seed is set before init too.
         game->setSeed(static_cast<unsigned int>(episode_seed_));
         game->addGameArgs(p == 0 ? HostArgs(port) : JoinArgs(port));
-        game->addGameArgs("+name Player" + std::to_string(p) + " +colorset " + std::to_string(p));
+        // A dead player's screen shows the deathmatch scoreboard, whose ping column is the measured
+        // network latency (wall-clock times of packets): never the same twice. Not drawn.
+        game->addGameArgs("+name Player" + std::to_string(p) + " +colorset " + std::to_string(p) +
+                          " +sb_deathmatch_enable 0");
       }
       if (!o_.game_args.empty()) game->addGameArgs(o_.game_args);
       players_[p].game = std::move(game);
@@ -519,9 +577,11 @@ class VizdoomEnv : public Env {
     return pattern;
   }
 
+  // A deathmatch; a dead player respawns by itself viz_respawn_delay (1 s) after its death
+  // (sv_forcerespawn), not by respawn_player(), whose tics of one engine alone would stall a net game.
   std::string HostArgs(int port) const {
     return "-host " + std::to_string(o_.num_players) + " -port " + std::to_string(port) +
-           " +viz_connect_timeout 60 -deathmatch +sv_spawnfarthest 1";
+           " +viz_connect_timeout 60 -deathmatch +sv_spawnfarthest 1 +sv_forcerespawn 1";
   }
   static std::string JoinArgs(int port) {
     return "-join 127.0.0.1 -port " + std::to_string(port) + " +viz_connect_timeout 60";
@@ -531,14 +591,18 @@ class VizdoomEnv : public Env {
   // engine_timeout seconds (a multi-player game's engines can stall waiting for each other's
   // network tics, and nothing in libvizdoom times out), the watchdog kills them, which ends the
   // waits (libvizdoom sees its engine exit), and the call raises. The game restarts at the next reset.
-  void Drive(const std::function<void(int)>& fn) {
+  void Drive(const std::function<void(int)>& fn, std::chrono::nanoseconds turn = std::chrono::nanoseconds(0)) {
     if (o_.engine_timeout > 0 && !watchdog_) {
       watchdog_ = std::make_unique<Watchdog>(std::chrono::seconds(o_.engine_timeout), [this] { KillEngines(); });
     }
     if (watchdog_) watchdog_->Arm();
     std::exception_ptr error;
     try {
-      ForEachPlayer(fn);
+      if (threads_) {
+        threads_->RunInTurn(fn, turn);
+      } else {
+        fn(0);
+      }
     } catch (...) {
       error = std::current_exception();
     }
@@ -578,12 +642,33 @@ class VizdoomEnv : public Env {
     }
   }
 
-  void ForEachPlayer(const std::function<void(int)>& fn) {
-    if (threads_) {
-      threads_->Run(fn);
-    } else {
-      fn(0);
-    }
+  // One tic of a multi-player game: every player's advance_action(1, update), the host's first,
+  // each next player's once the one before has returned or kNetTurn has passed.
+  //
+  // Why not every player's make_action(a, frame_skip) at once, as the vizdoom package is used
+  // alone: a joiner's engine (ZDoom's d_net.cpp NetUpdate, for every player but the host, the
+  // "arbitrator") keeps its clock in step with the host's by making one tic command more
+  // (gametime--) when the host's latest command has arrived by the time it checks, and one fewer
+  // (skiptics) after 4 checks at which it had not. Driven at once, the host's packet arrives before
+  // or after the joiner's check as the OS schedules them: which tic a joiner's action lands on,
+  // and how many tics an engine runs per make_action, change from run to run (tests/
+  // test_vizdoom.py has the measurements), and a joiner that has fallen to the host's command
+  // count makes both engines wait for each other's next command for ever (the stalls).
+  //
+  // In turn, the host's packet of this tic has always arrived at a joiner's check, so the joiner
+  // settles one command ahead of the host and stays there: no adjustment, the host never waits
+  // for the joiner, and every run gives the same game. From a state the settling tics have not
+  // reached yet (after new_episode, whose tics run at once), the host cannot finish its tic
+  // alone: the turn passes after kNetTurn, the joiner's check then sees the host's command and
+  // makes the command that puts it ahead.
+  void NetTic(bool update) {
+    Drive([&](int p) { players_[p].game->advanceAction(1, update); }, kNetTurn);
+  }
+
+  // Whether the next tic reaches the episode timeout (isEpisodeTimeoutReached after it).
+  static bool TimeoutAtNextTic(::vizdoom::DoomGame& game) {
+    const unsigned int timeout = game.getEpisodeTimeout();
+    return timeout > 0 && game.getEpisodeTime() + 1 >= game.getEpisodeStartTime() + timeout;
   }
 
   // The player's current screen, resized, pushed onto its stack (every slot on a reset). A
