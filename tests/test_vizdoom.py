@@ -268,7 +268,10 @@ def test_every_scenario_aligned(stem: str) -> None:
     args = "-deathmatch" if stem in ("cig", "multi_duel") else ""
     for gray, combined in [(True, False), (False, len(reference_buttons(stem)) <= 8)]:
         checked = align_single(stem, 300, gray=gray, combined=combined, seed=7, game_args=args)
-        assert checked["steps"] >= 290
+        # Every one of the 300 steps was compared: as a step, or as the reset step after an episode
+        # end (predict_position's episodes are short: 16 of its 300 steps were resets).
+        assert checked["steps"] + checked["episodes"] - 1 == 300, checked
+        assert checked["steps"] >= 250, checked
 
 
 def reference_buttons(stem: str) -> list[Any]:
