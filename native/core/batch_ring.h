@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "output_block.h"
+#include "spin.h"
 
 namespace pp {
 
@@ -93,20 +94,10 @@ class BatchRing {
     ready_cv_.notify_all();
   }
 
-  // Spins (with pause) for up to kSpinMicros until ready() holds; returns whether it did. A futex
-  // wake-up is an inter-processor interrupt on a VM, often longer than the last env step.
+  // Spins for up to kSpinMicros until ready() holds (core/spin.h); returns whether it did.
   template <typename Ready>
   static bool SpinUntil(Ready ready) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
-    for (;;) {
-      for (int i = 0; i < 64; ++i) {
-        if (ready()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-    }
+    return pp::SpinUntil(std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros), ready);
   }
   static constexpr int kSpinMicros = 50;
 

@@ -14,6 +14,9 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <optional>
+
+#include "spin.h"
 
 namespace pp {
 namespace {
@@ -46,23 +49,10 @@ void FutexWake(std::atomic<uint32_t>* word, int n) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, n, nullptr, nullptr, 0);
 }
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using Clock = std::chrono::steady_clock;
 
-// Polls done() for up to `ns` nanoseconds (the clock read every 32 polls); whether it held.
-template <typename Done>
-bool SpinUntil(int64_t start, int64_t ns, Done done) {
-  for (;;) {
-    for (int i = 0; i < 32; ++i) {
-      if (done()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-    if (NowNs() - start >= ns) return false;
-  }
+int64_t NanosSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
 }
 
 timespec ToTimespec(double seconds) {
@@ -310,9 +300,12 @@ void ProcessChannel::Await(int env_id) {
     };
     if (finished()) return;  // no wait: nothing to learn about how long waits take
     std::atomic<int64_t>& last = last_await_ns_[static_cast<std::size_t>(worker)];
-    const int64_t start = NowNs();
-    if (last.load(std::memory_order_relaxed) > budget || !SpinUntil(start, budget, finished)) AwaitSleeping(env_id);
-    last.store(NowNs() - start, std::memory_order_relaxed);
+    const Clock::time_point start = Clock::now();
+    if (last.load(std::memory_order_relaxed) > budget ||
+        !SpinUntil(start + std::chrono::nanoseconds(budget), finished)) {
+      AwaitSleeping(env_id);
+    }
+    last.store(NanosSince(start), std::memory_order_relaxed);
     return;
   }
   AwaitSleeping(env_id);
@@ -379,7 +372,7 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
   const Header& h = header();
   const timespec timeout = ToTimespec(timeout_s);
   int64_t& last_idle = last_idle_ns_.at(static_cast<std::size_t>(worker));
-  int64_t idle_since = -1;  // when this wait first found no request
+  std::optional<Clock::time_point> idle_since;  // when this wait first found no request
   for (;;) {
     if (h.shutdown.load(std::memory_order_acquire) != 0) return false;
     const uint32_t seen = w.doorbell.load(std::memory_order_seq_cst);
@@ -391,21 +384,17 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
       }
     }
     if (!out->empty()) {
-      if (idle_since >= 0) last_idle = NowNs() - idle_since;
+      if (idle_since) last_idle = NanosSince(*idle_since);
       return true;
     }
     const int64_t budget = int64_t{1000} * h.worker_spin_us.load(std::memory_order_relaxed);
     if (budget > 0) {
-      const int64_t now = NowNs();
-      if (idle_since < 0) idle_since = now;
+      if (!idle_since) idle_since = Clock::now();
       // A request bumps the doorbell after it is visible: a changed doorbell means a scan finds it.
-      if (last_idle <= budget && now - idle_since < budget &&
-          SpinUntil(
-              now, budget - (now - idle_since),
-              [&] {
-                return w.doorbell.load(std::memory_order_acquire) != seen ||
-                       h.shutdown.load(std::memory_order_relaxed) != 0;
-              })) {
+      if (last_idle <= budget && SpinUntil(*idle_since + std::chrono::nanoseconds(budget), [&] {
+            return w.doorbell.load(std::memory_order_acquire) != seen ||
+                   h.shutdown.load(std::memory_order_relaxed) != 0;
+          })) {
         continue;
       }
     }

@@ -741,8 +741,8 @@ class PythonEnvSource:
         spin = extra["spin"]
         if spin is not None and not isinstance(spin, bool):
             raise TypeError(f"spin must be None (chosen from the CPUs), True or False, got {spin!r}")
+        sync = pool["batch_size"] in (None, len(env_fns))
         if pool["num_threads"] == 0:
-            sync = pool["batch_size"] in (None, len(env_fns))
             # Sync: the caller alone posts every worker's part of the batch and collects it (a second
             # thread only splits the batch into two hand-offs per worker). Async: a thread sleeps
             # while a worker steps the batch it posted: two per worker keep every worker fed (the
@@ -758,7 +758,7 @@ class PythonEnvSource:
         # Types to infer: every key (None), or some named keys (a list).
         workers = WorkerGroup(env_fns, num_workers, probe_info=not isinstance(info_keys, dict))
         try:
-            native, spec = self._start(workers, pool, info_keys, pickle_bytes, spin)
+            native, spec = self._start(workers, pool, info_keys, pickle_bytes, spin, sync)
         except BaseException:
             workers.close()
             raise
@@ -794,7 +794,7 @@ class PythonEnvSource:
         return env_fns
 
     def _start(self, workers: WorkerGroup, pool: dict[str, Any], info_keys: Any,
-               pickle_bytes: int, spin: bool | None) -> tuple[Any, EnvSpec]:
+               pickle_bytes: int, spin: bool | None, sync: bool) -> tuple[Any, EnvSpec]:
         reports = workers.start()
         first = reports[0]
         _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id, probed = first
@@ -833,7 +833,6 @@ class PythonEnvSource:
         )
         pool["num_threads"] = native.num_threads
         pool["num_workers"] = workers.num_workers
-        sync = pool["batch_size"] in (None, pool["num_envs"])
         budgets = _spin_budgets(spin, native.num_threads, workers.num_workers, sync)
         channel.set_spin(*budgets)
         pool["spin"] = budgets != (0, 0)
