@@ -80,3 +80,31 @@ def test_ratio_checks_and_table() -> None:
     assert table[0] == "| ratio | 8 envs | 32 envs |"
     assert table[2] == "| A parallel_pool sync / envpool sync | 1.20x | 1.19x |"
     assert table[3] == "| B parallel_pool sync / envpool sync | - | - |"
+
+
+def test_warm_up_rate_is_not_taken_from_a_slow_first_call() -> None:
+    """A runner whose first call carries a one-time cost (an async pool's resets): the rate that
+    sizes the timed segments comes from a batch of several calls, not from that one call."""
+    import time
+
+    from parallel_pool_bench.runners import Runner
+
+    class FirstCallSlow(Runner):
+        steps_per_call = 1
+
+        def __init__(self) -> None:
+            self.made = 0
+
+        def run(self, calls: int) -> None:
+            for _ in range(calls):
+                time.sleep(0.2 if self.made == 0 else 0.002)
+                self.made += 1
+
+        def close(self) -> None:
+            pass
+
+    runner = FirstCallSlow()
+    rate = parallel_pool_bench.warm_up(runner)
+    assert runner.made >= 1 + parallel_pool_bench.timing.WARMUP_MIN_CALLS
+    # Calls of 2 ms: about 500 per second (well above the 5 a rate from the first call gives).
+    assert rate > 100

@@ -596,15 +596,18 @@ def test_default_workers_leave_the_parent_a_core_and_threads_by_mode(monkeypatch
 def test_spin_is_chosen_from_the_cpus_and_can_be_forced(monkeypatch) -> None:
     from parallel_pool import python_envs
 
-    # Spinning only when every thread that may wait on a worker, and every worker, has a CPU.
-    # Async: the caller waits in recv besides the pool's workers (num_threads - 1, at least one).
-    for cpus, threads, workers, sync, spins in [
-        (2, 1, 1, True, True), (2, 2, 1, True, False), (1, 1, 1, True, False), (4, 1, 3, True, True),
-        (2, 1, 1, False, False), (4, 2, 2, False, True), (4, 2, 3, False, False), (4, 6, 3, False, False),
+    # The pool's threads spin only when every thread that may wait on a worker, and every worker,
+    # has a CPU (async: the caller waits in recv besides the pool's num_threads - 1 workers, at
+    # least one); the workers spin when they fit the CPUs beside one core for the parent.
+    parent, worker = python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US
+    for cpus, threads, workers, sync, budgets in [
+        (2, 1, 1, True, (parent, worker)), (2, 2, 1, True, (0, worker)), (1, 1, 1, True, (0, 0)),
+        (4, 1, 3, True, (parent, worker)), (2, 1, 1, False, (0, worker)), (2, 2, 1, False, (0, worker)),
+        (2, 2, 2, False, (0, 0)), (4, 2, 2, False, (parent, worker)), (4, 2, 3, False, (0, worker)),
+        (4, 6, 3, False, (0, worker)), (4, 8, 4, False, (0, 0)),
     ]:
         monkeypatch.setattr(python_envs.os, "sched_getaffinity", lambda pid, cpus=cpus: set(range(cpus)))
-        budgets = python_envs._spin_budgets(None, threads, workers, sync)
-        assert (budgets != (0, 0)) == spins, (cpus, threads, workers, sync)
+        assert python_envs._spin_budgets(None, threads, workers, sync) == budgets, (cpus, threads, workers, sync)
     assert python_envs._spin_budgets(True, 8, 8, False) == (python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US)
     assert python_envs._spin_budgets(False, 1, 1, True) == (0, 0)
     with pytest.raises(TypeError, match="spin must be None"):
@@ -614,6 +617,13 @@ def test_spin_is_chosen_from_the_cpus_and_can_be_forced(monkeypatch) -> None:
     try:
         assert env.spec.config["spin"] is True
         assert env.workers._channel.spin == (python_envs._SPIN_PARENT_US, python_envs._SPIN_WORKER_US)
+    finally:
+        env.close()
+    # Async on 2 CPUs: the caller, the pool's thread and the worker do not fit, the worker alone does.
+    env = parallel_pool.make_python([cartpole] * 2, seed=0, batch_size=1)
+    try:
+        assert env.spec.config["spin"] is True
+        assert env.workers._channel.spin == (0, python_envs._SPIN_WORKER_US)
     finally:
         env.close()
     env = parallel_pool.make_python([cartpole] * 2, seed=0, spin=False)

@@ -47,12 +47,17 @@ identical semantics by construction, and the conformance tests run over both.
   milliseconds, or a batch of a slow env, sleeps at once and wastes nothing. A spinner must have a
   core to itself, or it takes the time of the process it waits for (measured: LunarLander-v3 x 8
   on two workers and the caller, all spinning on 2 cores, ran at 6k steps/s, 16k without), so
-  ``spin=None`` (the default) spins only when the pool's threads that may wait on a worker (in
-  async mode the caller in ``recv`` too) and its workers together fit the CPUs the process may run
-  on (sync mode with the default workers and thread: yes; async mode on 2 CPUs: no);
-  ``spin=True``/``False`` forces it. With it, CartPole-v1 x 8 in
-  sync mode went from ~75k to ~140k steps/s on the 2-core host (PufferLib's busy-waiting
-  Multiprocessing: ~130k). ``benchmarks/BENCHMARKS.md`` has the recorded runs.
+  ``spin=None`` (the default) lets the pool's threads spin only when they (in async mode the
+  caller in ``recv`` too) and its workers together fit the CPUs the process may run on (sync mode
+  with the default workers and thread: yes; async mode on 2 CPUs: no), and the workers spin when
+  they fit the CPUs beside one core for the parent (the default worker count always does: a worker
+  spins only while it has nothing to do, and the parent's threads then need one core at most);
+  ``spin=True``/``False`` forces both sides on or off (``spec.config["spin"]`` says whether
+  either side spins). With both, CartPole-v1 x 8 in sync mode went from ~75k to ~140k steps/s on
+  the 2-core host (PufferLib's busy-waiting Multiprocessing: ~130k); with the workers' spin alone,
+  async mode with batches of n/2 went from ~68k / 115k / 120k to ~97k / 127k / 136k steps/s at 8 /
+  32 / 64 envs (five pools of each, interleaved; medians). ``benchmarks/BENCHMARKS.md`` has the
+  recorded runs.
 - **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
   ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
   per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
@@ -173,13 +178,20 @@ _SPIN_WORKER_US = 200
 
 
 def _spin_budgets(spin: bool | None, num_threads: int, num_workers: int, sync: bool) -> tuple[int, int]:
-    """The channel's spin budgets for ``spin`` (None: spin when every thread of the pool that may
-    wait on a worker and every worker has a CPU of its own). The threads that may wait: the pool's
-    ``num_threads`` in sync mode (the caller is one of them); in async mode its workers (at least
-    one) and also the caller, in ``recv``."""
+    """The channel's spin budgets (parent's, workers') for ``spin``. None: each side spins only
+    where its spinners have CPUs of their own. The pool's threads (awaiting a worker's batch) spin
+    when they, the workers and, in async mode, the caller fit the CPUs: the threads that may wait
+    are the pool's ``num_threads`` in sync mode (the caller is one of them); in async mode its
+    workers (at least one) and also the caller, in ``recv``. The workers (awaiting their next
+    request) spin when they fit the CPUs beside one core for the parent: a worker spins only while
+    it has nothing to do, and the parent's threads, while the workers run, need one core at most
+    (they post, wait and copy; the caller's policy)."""
     if spin is None:
+        cpus = len(os.sched_getaffinity(0))
         waiting = num_threads if sync else max(1, num_threads - 1) + 1
-        spin = waiting + num_workers <= len(os.sched_getaffinity(0))
+        parent = waiting + num_workers <= cpus
+        worker = num_workers + 1 <= cpus
+        return (_SPIN_PARENT_US if parent else 0, _SPIN_WORKER_US if worker else 0)
     return (_SPIN_PARENT_US, _SPIN_WORKER_US) if spin else (0, 0)
 
 
