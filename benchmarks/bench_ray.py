@@ -19,6 +19,10 @@ and reports the median of the rounds' ratios.
   before ``recv_rollout()`` of the last: each node steps the next segment while the last crosses);
 - the floor: a no-op Ray actor call, and a data-plane round trip of a 1-env CartPole step.
 
+``--trace``: where a batch's wall time goes, on the Ray cluster, local and distributed interleaved:
+per batch the wall time, the user and system CPU and the context switches of the driver, of each
+node's process and of Ray's own processes, and the machine's idle cores (docs/ray.md, fourth round).
+
 ``--profile``: the data plane's CPU per batch without Ray (docs/ray.md's profile): two processes
 serve ``PoolActor`` over the data plane on this machine, the driver is a ``DistributedPool`` wired
 to them by hand; it reports the driver's CPU per sync call or async batch (``time.thread_time``)
@@ -28,6 +32,7 @@ that thread), for every task and n given.
 Usage:
     python benchmarks/bench_ray.py                                  # the issue's cells, ~8 minutes
     python benchmarks/bench_ray.py --profile                        # the CPU per batch, ~1 minute
+    python benchmarks/bench_ray.py --trace --num-envs 8 --modes sync async --rounds 2   # per-process CPU
     python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
 """
 
@@ -155,6 +160,20 @@ def _actions(space: Any, rows: int, seed: int = 0) -> np.ndarray:
 
 def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[float], list[float]]:
     """(local steps/s per round, distributed steps/s per round) for one cell, interleaved."""
+    local, dist, runs = _pair(task, n, mode, args)
+    local_rates, dist_rates = [], []
+    try:
+        for _ in range(args.rounds):
+            local_rates.append(_rate(runs[0], args.seconds))
+            dist_rates.append(_rate(runs[1], args.seconds))
+    finally:
+        local.close()
+        dist.close()
+    return local_rates, dist_rates
+
+
+def _pair(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[Any, Any, tuple[Any, Any]]:
+    """The local pool, the distributed one, and a batch loop for each (``_rate``'s ``run_batches``)."""
     from parallel_pool.integrations.ray import make_distributed
 
     kwargs: dict[str, Any] = {"seed": 0}
@@ -186,15 +205,95 @@ def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[
             in_flight = 2 if mode == "rollout2" else 1
             runs = (_local_rollout(local, policy, args.rollout_steps),
                     _dist_rollout(dist, args.rollout_steps, in_flight))
-    local_rates, dist_rates = [], []
+    return local, dist, runs
+
+
+def _proc_times(pid: int) -> tuple[float, float, int, int]:
+    """(user s, system s, voluntary, involuntary context switches) of a process, all its threads."""
+    tick = os.sysconf("SC_CLK_TCK")
     try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        voluntary = involuntary = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches"):
+                            voluntary += int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches"):
+                            involuntary += int(line.split()[1])
+            except FileNotFoundError:  # a thread that ended
+                pass
+        return int(fields[11]) / tick, int(fields[12]) / tick, voluntary, involuntary
+    except FileNotFoundError:
+        return 0.0, 0.0, 0, 0
+
+
+def _idle_seconds() -> float:
+    """The machine's idle (and iowait) CPU seconds since boot, all cores."""
+    with open("/proc/stat") as f:
+        values = [int(x) for x in f.readline().split()[1:]]
+    return (values[3] + values[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _traced(run_batches: Callable[[int], int], seconds: float, groups: dict[str, list[int]]) -> dict[str, Any]:
+    """Per batch over ``seconds``: wall time, each group's user and system CPU and context switches
+    (voluntary: it waited; involuntary: it was preempted), the machine's idle cores."""
+    run_batches(3)
+    pids = [pid for group in groups.values() for pid in group]
+    before, idle, start = {pid: _proc_times(pid) for pid in pids}, _idle_seconds(), time.perf_counter()
+    batches = 0
+    while time.perf_counter() - start < seconds:
+        run_batches(5)
+        batches += 5
+    wall = time.perf_counter() - start
+    after, idle = {pid: _proc_times(pid) for pid in pids}, _idle_seconds() - idle
+    out: dict[str, Any] = {"wall_us": wall / batches * 1e6, "idle_cores": idle / wall}
+    for name, group in groups.items():
+        sums = [sum(after[pid][k] - before[pid][k] for pid in group) / batches for k in range(4)]
+        out[name] = (sums[0] * 1e6, sums[1] * 1e6, sums[2], sums[3])
+    return out
+
+
+def _ray_pids(exclude: list[int]) -> list[int]:
+    """Ray's own processes on this machine (raylets, GCS, idle workers, ...), by their command line."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in exclude:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"ray" in cmd and (b"raylet" in cmd or b"gcs_server" in cmd or b"ray/" in cmd or b"ray::" in cmd):
+            found.append(int(entry))
+    return found
+
+
+def _trace(task: str, n: int, mode: str, args: argparse.Namespace) -> None:
+    """``--trace``: where a batch's wall time goes, local pool and distributed one interleaved: per
+    batch, the wall time and each process's CPU (user/system) and context switches, and how many of
+    the machine's cores idled. Wall time not covered by CPU is latency (wake-ups, waits)."""
+    local, dist, runs = _pair(task, n, mode, args)
+    try:
+        nodes = [info["pid"] for info in dist.actor_info()]
+        groups = {"driver": [os.getpid()], **{f"node{i}": [pid] for i, pid in enumerate(nodes)},
+                  "ray": _ray_pids([os.getpid(), *nodes])}
+        rows = int(local.batch_size)
+        dist_rows = int(dist.batch_size) if mode not in ("rollout", "rollout2") else int(dist.num_envs)
         for _ in range(args.rounds):
-            local_rates.append(_rate(runs[0], args.seconds))
-            dist_rates.append(_rate(runs[1], args.seconds))
+            for name, run, per in (("local", runs[0], rows), ("dist", runs[1], dist_rows)):
+                r = _traced(run, args.seconds, groups)
+                parts = "; ".join(f"{g} {u:.0f}+{s:.0f} us, {v:.2f}/{i:.2f} cs" for g, (u, s, v, i) in
+                                  ((g, r[g]) for g in groups))
+                print(f"{task} n={n} {mode} {name}: {r['wall_us']:.0f} us per batch of {per} rows "
+                      f"({r['wall_us'] / per:.1f} us/row), idle cores {r['idle_cores']:.2f}; "
+                      f"CPU user+sys, voluntary/involuntary switches per batch: {parts}", flush=True)
     finally:
         local.close()
         dist.close()
-    return local_rates, dist_rates
 
 
 def _floor(seconds: float) -> tuple[float, float]:
@@ -339,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="the data plane's CPU per batch, without Ray")
     parser.add_argument("--profile-node", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=300, help="--profile: calls (or batches) timed per cell")
+    parser.add_argument("--trace", action="store_true",
+                        help="per batch: wall time, each process's CPU and context switches, idle cores (on Ray)")
     args = parser.parse_args(argv)
     if args.profile_node:
         task, offset, n, batch = args.profile_node
@@ -377,10 +478,13 @@ def main(argv: list[str] | None = None) -> int:
         cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes(timeout=60)
         ray.init(address=cluster.address, log_to_driver=False)
-        noop_ms, step_ms = _floor(args.seconds)
+        noop_ms, step_ms = _floor(args.seconds) if not args.trace else (0.0, 0.0)
         for task in args.tasks:
             for n in args.num_envs:
                 for mode in args.modes:
+                    if args.trace:
+                        _trace(task, n, mode, args)
+                        continue
                     local, dist = _cell(task, n, mode, args)
                     ratio = statistics.median(d / lo for d, lo in zip(dist, local))
                     rows.append((task, n, mode, local, dist, ratio))
@@ -391,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
         cluster.shutdown()
         os.chdir(saved_cwd)
         shutil.rmtree(temp_root, ignore_errors=True)
+    if args.trace:
+        return 0
 
     print()
     print(f"no-op Ray actor call: {noop_ms:.2f} ms; data-plane round trip (1-env CartPole step per node, 2 nodes): "
