@@ -23,6 +23,10 @@ and reports the median of the rounds' ratios.
 per batch the wall time, the user and system CPU and the context switches of the driver, of each
 node's process and of Ray's own processes, and the machine's idle cores (docs/ray.md, fourth round).
 
+``--timeline``: where a sync call's wall time goes, on ``--profile``'s two processes: timestamps on
+both sides (the request's way to each node, the pool's step, the node's work after it, the frame's
+send and read, the driver's time between calls, the nodes' imbalance).
+
 ``--profile``: the data plane's CPU per batch without Ray (docs/ray.md's profile): two processes
 serve ``PoolActor`` over the data plane on this machine, the driver is a ``DistributedPool`` wired
 to them by hand; it reports the driver's CPU per sync call or async batch (``time.thread_time``)
@@ -33,6 +37,7 @@ Usage:
     python benchmarks/bench_ray.py                                  # the issue's cells, ~8 minutes
     python benchmarks/bench_ray.py --profile                        # the CPU per batch, ~1 minute
     python benchmarks/bench_ray.py --trace --num-envs 8 --modes sync async --rounds 2   # per-process CPU
+    python benchmarks/bench_ray.py --timeline --num-envs 8 --calls 1000           # a sync call's parts
     python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
 """
 
@@ -350,6 +355,8 @@ def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
 
     for name in ("step", "send", "recv", "reset_as_step", "async_reset"):
         setattr(actor._env, name, timed(getattr(actor._env, name)))
+    if os.environ.get("PP_BENCH_TIMELINE"):
+        _log_node_timeline(actor)
     host, port, token = actor.open_data_plane()
     assert actor._server is not None
     clock = time.pthread_getcpuclockid(actor._server.ident)  # type: ignore[arg-type]
@@ -360,6 +367,163 @@ def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
     sys.exit(0)
 
 
+def _log_node_timeline(actor: Any) -> None:
+    """``--timeline``'s node side: a timestamp (``time.perf_counter``, one clock for every process
+    of the machine) when each frame has been read, around the pool's step, and around each frame's
+    send; printed as JSON (and cleared) on SIGUSR2."""
+    import json
+    import signal
+    import sys
+
+    from parallel_pool.integrations.ray import actor as actor_module
+    from parallel_pool.integrations.ray import wire
+
+    log: list[tuple[str, float]] = []
+    read_frame, send_frame, step = wire.read_frame, wire.send_frame, actor._env.step
+
+    def logged_read(*a: Any, **kw: Any) -> Any:
+        frame = read_frame(*a, **kw)
+        log.append(("read", time.perf_counter()))
+        return frame
+
+    def logged_send(*a: Any, **kw: Any) -> None:
+        log.append(("send0", time.perf_counter()))
+        send_frame(*a, **kw)
+        log.append(("send1", time.perf_counter()))
+
+    def logged_step(*a: Any, **kw: Any) -> Any:
+        log.append(("step0", time.perf_counter()))
+        try:
+            return step(*a, **kw)
+        finally:
+            log.append(("step1", time.perf_counter()))
+
+    actor_module.wire = type("LoggedWire", (), {"read_frame": staticmethod(logged_read),
+                                                "send_frame": staticmethod(logged_send)})
+    actor._env.step = logged_step
+
+    def dump(*_: Any) -> None:
+        sys.stdout.write(json.dumps(log) + "\n")
+        sys.stdout.flush()
+        log.clear()
+
+    signal.signal(signal.SIGUSR2, dump)
+
+
+def _timeline(task: str, n: int, calls: int) -> None:
+    """``--timeline``: where the wall time of a sync call goes, without Ray (``--profile``'s two node
+    processes, timestamps on both sides): per call, the medians (and p90) of the request's way to
+    each node, the pool's step, the node's work after it, the frame's send, the driver's read of
+    it, and the driver's time between calls; the two nodes' imbalance. What is not the step is the
+    layer's wall cost per call."""
+    import json
+    import signal
+    import statistics
+    import subprocess
+    import sys
+
+    from parallel_pool.integrations.ray import distributed
+
+    env = {**os.environ, "PP_BENCH_TIMELINE": "1"}
+    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(n)],
+                              stdout=subprocess.PIPE, text=True, env=env) for i in range(2)]
+    events: list[tuple[str, int, float]] = []
+    link_class = distributed._Link
+    request, read = link_class.request, link_class.read
+    try:
+        pool = _wired_pool(task, n, n, [json.loads(p.stdout.readline()) for p in procs])  # type: ignore[union-attr]
+        index = {id(node.link): node.index for node in pool._nodes}
+
+        def logged_request(link: Any, *a: Any, **kw: Any) -> None:
+            request(link, *a, **kw)
+            events.append(("request", index[id(link)], time.perf_counter()))
+
+        def logged_read(link: Any, *a: Any, **kw: Any) -> Any:
+            frame = read(link, *a, **kw)
+            events.append(("read", index[id(link)], time.perf_counter()))
+            return frame
+
+        link_class.request, link_class.read = logged_request, logged_read  # type: ignore[method-assign]
+        actions = _actions(parallel_pool.make_gymnasium(task, num_envs=1).single_action_space, 2 * n)
+        pool.reset()
+        for _ in range(20):
+            pool.step(actions)
+        for p in procs:
+            p.send_signal(signal.SIGUSR2)
+            p.stdout.readline()  # type: ignore[union-attr]
+        events.clear()
+        starts = []
+        for _ in range(calls):
+            starts.append(time.perf_counter())
+            pool.step(actions)
+        starts.append(time.perf_counter())
+        logs = []
+        for p in procs:
+            p.send_signal(signal.SIGUSR2)
+            logs.append(json.loads(p.stdout.readline()))  # type: ignore[union-attr]
+        for node in pool._nodes:
+            node.link.close()  # type: ignore[union-attr]
+    finally:
+        link_class.request, link_class.read = request, read  # type: ignore[method-assign]
+        for p in procs:
+            p.kill()
+            p.wait()
+    # Per call and node: the driver's request and read times, the node's read, step and send times.
+    driver: list[dict[tuple[str, int], float]] = [{} for _ in range(calls)]
+    call = -1
+    for kind, node_index, t in events:
+        while call + 1 < calls and t >= starts[call + 1]:
+            call += 1
+        driver[call].setdefault((kind, node_index), t)
+    frames = []
+    for log in logs:
+        rows: list[dict[str, float]] = []
+        for kind, t in log:
+            if kind == "read":
+                rows.append({})
+            if rows:
+                rows[-1].setdefault(kind, t)
+        frames.append(rows)
+    parts: dict[str, list[float]] = {k: [] for k in ("to node", "pool step", "after step", "send", "driver read",
+                                                   "driver between calls", "imbalance", "call")}
+    for c in range(min(calls, *(len(f) for f in frames)) - 1):
+        for i in range(2):
+            f = frames[i][c]
+            parts["to node"].append(f["read"] - driver[c][("request", i)])
+            parts["pool step"].append(f["step1"] - f["step0"])
+            parts["after step"].append(f["send0"] - f["step1"])
+            parts["send"].append(f["send1"] - f["send0"])
+            parts["driver read"].append(driver[c][("read", i)] - f["send0"])
+        parts["imbalance"].append(abs(frames[0][c]["step1"] - frames[1][c]["step1"]))
+        parts["driver between calls"].append(min(driver[c + 1][("request", i)] for i in range(2))
+                                             - max(driver[c][("read", i)] for i in range(2)))
+        parts["call"].append(starts[c + 1] - starts[c])
+    print(f"# {task} n={n} sync, 2 nodes without Ray, {calls} calls; load average {os.getloadavg()[0]:.1f}")
+    print("| part (us) | median | mean | p90 |")
+    print("|---|---:|---:|---:|")
+    for name, values in parts.items():
+        values.sort()
+        print(f"| {name} | {statistics.median(values) * 1e6:.0f} | {statistics.mean(values) * 1e6:.0f} | "
+              f"{values[int(0.9 * len(values))] * 1e6:.0f} |")
+
+
+def _wired_pool(task: str, n: int, batch: int, addresses: list[Any]) -> Any:
+    """The driver's object as make_distributed builds it, with links to the node processes at
+    ``addresses`` (``--profile``'s nodes), without Ray."""
+    from parallel_pool.integrations.ray import distributed
+
+    pool = object.__new__(distributed.DistributedPool)
+    pool.__dict__.update(task_id=task, num_envs_per_node=n, batch_size_per_node=batch, is_async=batch < n,
+                         restart=False, call_timeout=60.0, niceness=0, restarts=[], _closed=False,
+                         _policy_ref=None, _weights_ref=None, _recv_sequence=0, _sync_pending=None,
+                         _sync_behind=[], num_envs=2 * n, batch_size=batch if batch < n else 2 * n, _nodes=[])
+    for i, (host, port, token) in enumerate(addresses):
+        node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=np.zeros(n, dtype=bool))
+        node.link = distributed._Link(host, port, bytes.fromhex(token), 60.0)
+        pool._nodes.append(node)
+    return pool
+
+
 def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
     """The CPU of ``calls`` sync calls (``mode`` "sync") or async batches of ``n/2`` ("async") on 2
     nodes of ``n`` envs, without Ray: per call or batch, the driver's and each node's data-plane
@@ -368,8 +532,6 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
     import signal
     import subprocess
     import sys
-
-    from parallel_pool.integrations.ray import distributed
 
     batch = n if mode == "sync" else n // 2
     procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(batch)],
@@ -383,17 +545,7 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
         return out
 
     try:
-        addresses = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
-        # The driver's object as make_distributed builds it, with links to these two processes.
-        pool = object.__new__(distributed.DistributedPool)
-        pool.__dict__.update(task_id=task, num_envs_per_node=n, batch_size_per_node=batch, is_async=mode != "sync",
-                             restart=False, call_timeout=60.0, niceness=0, restarts=[], _closed=False,
-                             _policy_ref=None, _weights_ref=None, _recv_sequence=0, _sync_pending=None,
-                             _sync_behind=[], num_envs=2 * n, batch_size=batch if mode != "sync" else 2 * n, _nodes=[])
-        for i, (host, port, token) in enumerate(addresses):
-            node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=np.zeros(n, dtype=bool))
-            node.link = distributed._Link(host, port, bytes.fromhex(token), 60.0)
-            pool._nodes.append(node)
+        pool = _wired_pool(task, n, batch, [json.loads(p.stdout.readline()) for p in procs])  # type: ignore[union-attr]
         actions = _actions(parallel_pool.make_gymnasium(task, num_envs=1).single_action_space, 2 * n)
         if mode == "sync":
             pool.reset()
@@ -438,12 +590,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="the data plane's CPU per batch, without Ray")
     parser.add_argument("--profile-node", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=300, help="--profile: calls (or batches) timed per cell")
+    parser.add_argument("--timeline", action="store_true",
+                        help="where a sync call's wall time goes, without Ray (timestamps on both sides)")
     parser.add_argument("--trace", action="store_true",
                         help="per batch: wall time, each process's CPU and context switches, idle cores (on Ray)")
     args = parser.parse_args(argv)
     if args.profile_node:
         task, offset, n, batch = args.profile_node
         _profile_node(task, int(offset), int(n), int(batch))
+    if args.timeline:
+        for task in args.tasks:
+            for n in args.num_envs:
+                _timeline(task, n, args.calls)
+        return 0
     if args.profile:
         print("# CPU per sync call (2 nodes) or per async batch (one node's n/2 envs), without Ray; "
               f"load average {os.getloadavg()[0]:.1f} at start")
