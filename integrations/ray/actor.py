@@ -144,14 +144,11 @@ class PoolActor:
         if kind == ASYNC_RESET:
             self.async_reset(extra)
             return True
-        track: bool | None = None  # STEP/RESET: count the episodes after the send (True: a reset)
         try:
             if kind == STEP:
-                track = False
-                result: Any = self._step_untracked(message)
+                result: Any = self.step(message)
             elif kind == RESET:
-                track = True
-                result = self._reset_untracked(extra)
+                result = self.reset(extra)
             elif kind == RECV:
                 # Without a timeout: a native pool's recv() then steps queued envs on this thread
                 # while it waits (it is one of the pool's num_threads: num_threads - 1 workers);
@@ -184,47 +181,33 @@ class PoolActor:
         except EnvError as e:
             # The batch is not lost: it goes as the message, the errors (global ids) as the extra.
             wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
-            if track is False and e.result is not None:  # (a failed reset is not counted: reset())
-                self._track(e.result)
             return True
         except Exception as e:  # a bad action, a closed pool, a timeout: raised on the driver
             wire.send_frame(conn, ERROR, None, (type(e).__name__, str(e)))
             return True
         wire.send_frame(conn, OK, result)
-        if track is not None:
-            self._track(result, reset=track)
         return True
 
     # --- sync ---
     def reset(self, seed: Any = None) -> tuple:
         """Resets every env; returns the reset rows as a step would (reward 0, not done)."""
-        result = self._reset_untracked(seed)
+        try:
+            result = self._globalize(self._env.reset_as_step(seed=seed))
+        except EnvError as e:
+            raise self._global_env_error(e) from None
         self._track(result, reset=True)
         return result
 
     def step(self, actions: Any) -> tuple:
         try:
-            result = self._step_untracked(actions)
-        except EnvError as error:
+            result = self._globalize(self._env.step(actions))
+        except EnvError as e:
+            error = self._global_env_error(e)
             if error.result is not None:
                 self._track(error.result)
-            raise
+            raise error from None
         self._track(result)
         return result
-
-    # (The data plane sends a batch before counting its episodes: the counting, ~10-40 us per
-    # step, is then off the driver's wait. The next request is read only after both.)
-    def _reset_untracked(self, seed: Any) -> tuple:
-        try:
-            return self._globalize(self._env.reset_as_step(seed=seed))
-        except EnvError as e:
-            raise self._global_env_error(e) from None
-
-    def _step_untracked(self, actions: Any) -> tuple:
-        try:
-            return self._globalize(self._env.step(actions))
-        except EnvError as e:
-            raise self._global_env_error(e) from None
 
     # --- async ---
     def async_reset(self, seed: Any = None) -> None:
