@@ -756,9 +756,9 @@ def test_rollout_on_the_nodes_matches_local_stepping(cluster: Cluster) -> None:
 
 def test_episodes_span_steps_and_rollouts(cluster: Cluster) -> None:
     """An episode that starts in sync steps and ends in a rollout is reported whole: the node counts
-    a step's episodes after sending its batch (off the driver's wait), and the rollout goes on from
-    those counts. Each episode's env and length are what one local pool with the same actions gives
-    (``elapsed_step`` at the done row), and its return its length (CartPole pays 1 per step)."""
+    each data-plane step's episodes, and the rollout goes on from those counts. Each episode's env
+    and length are what one local pool with the same actions gives (``elapsed_step`` at the done
+    row), and its return its length (CartPole pays 1 per step)."""
     n, steps, k = 2, 30, 120
     policy = _threshold_policy_class()(0.0)
     pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=5)
