@@ -19,6 +19,14 @@ and reports the median of the rounds' ratios.
   before ``recv_rollout()`` of the last: each node steps the next segment while the last crosses);
 - the floor: a no-op Ray actor call, and a data-plane round trip of a 1-env CartPole step.
 
+``--trace``: where a batch's wall time goes, on the Ray cluster, local and distributed interleaved:
+per batch the wall time, the user and system CPU and the context switches of the driver, of each
+node's process and of Ray's own processes, and the machine's idle cores (docs/ray.md, fourth round).
+
+``--timeline``: where a sync call's wall time goes, on ``--profile``'s two processes: timestamps on
+both sides (the request's way to each node, the pool's step, the node's work after it, the frame's
+send and read, the driver's time between calls, the nodes' imbalance).
+
 ``--profile``: the data plane's CPU per batch without Ray (docs/ray.md's profile): two processes
 serve ``PoolActor`` over the data plane on this machine, the driver is a ``DistributedPool`` wired
 to them by hand; it reports the driver's CPU per sync call or async batch (``time.thread_time``)
@@ -28,6 +36,8 @@ that thread), for every task and n given.
 Usage:
     python benchmarks/bench_ray.py                                  # the issue's cells, ~8 minutes
     python benchmarks/bench_ray.py --profile                        # the CPU per batch, ~1 minute
+    python benchmarks/bench_ray.py --trace --num-envs 8 --modes sync async --rounds 2   # per-process CPU
+    python benchmarks/bench_ray.py --timeline --num-envs 8 --calls 1000           # a sync call's parts
     python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
 """
 
@@ -155,6 +165,20 @@ def _actions(space: Any, rows: int, seed: int = 0) -> np.ndarray:
 
 def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[float], list[float]]:
     """(local steps/s per round, distributed steps/s per round) for one cell, interleaved."""
+    local, dist, runs = _pair(task, n, mode, args)
+    local_rates, dist_rates = [], []
+    try:
+        for _ in range(args.rounds):
+            local_rates.append(_rate(runs[0], args.seconds))
+            dist_rates.append(_rate(runs[1], args.seconds))
+    finally:
+        local.close()
+        dist.close()
+    return local_rates, dist_rates
+
+
+def _pair(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[Any, Any, tuple[Any, Any]]:
+    """The local pool, the distributed one, and a batch loop for each (``_rate``'s ``run_batches``)."""
     from parallel_pool.integrations.ray import make_distributed
 
     kwargs: dict[str, Any] = {"seed": 0}
@@ -186,15 +210,95 @@ def _cell(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[list[
             in_flight = 2 if mode == "rollout2" else 1
             runs = (_local_rollout(local, policy, args.rollout_steps),
                     _dist_rollout(dist, args.rollout_steps, in_flight))
-    local_rates, dist_rates = [], []
+    return local, dist, runs
+
+
+def _proc_times(pid: int) -> tuple[float, float, int, int]:
+    """(user s, system s, voluntary, involuntary context switches) of a process, all its threads."""
+    tick = os.sysconf("SC_CLK_TCK")
     try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        voluntary = involuntary = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches"):
+                            voluntary += int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches"):
+                            involuntary += int(line.split()[1])
+            except FileNotFoundError:  # a thread that ended
+                pass
+        return int(fields[11]) / tick, int(fields[12]) / tick, voluntary, involuntary
+    except FileNotFoundError:
+        return 0.0, 0.0, 0, 0
+
+
+def _idle_seconds() -> float:
+    """The machine's idle (and iowait) CPU seconds since boot, all cores."""
+    with open("/proc/stat") as f:
+        values = [int(x) for x in f.readline().split()[1:]]
+    return (values[3] + values[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _traced(run_batches: Callable[[int], int], seconds: float, groups: dict[str, list[int]]) -> dict[str, Any]:
+    """Per batch over ``seconds``: wall time, each group's user and system CPU and context switches
+    (voluntary: it waited; involuntary: it was preempted), the machine's idle cores."""
+    run_batches(3)
+    pids = [pid for group in groups.values() for pid in group]
+    before, idle, start = {pid: _proc_times(pid) for pid in pids}, _idle_seconds(), time.perf_counter()
+    batches = 0
+    while time.perf_counter() - start < seconds:
+        run_batches(5)
+        batches += 5
+    wall = time.perf_counter() - start
+    after, idle = {pid: _proc_times(pid) for pid in pids}, _idle_seconds() - idle
+    out: dict[str, Any] = {"wall_us": wall / batches * 1e6, "idle_cores": idle / wall}
+    for name, group in groups.items():
+        sums = [sum(after[pid][k] - before[pid][k] for pid in group) / batches for k in range(4)]
+        out[name] = (sums[0] * 1e6, sums[1] * 1e6, sums[2], sums[3])
+    return out
+
+
+def _ray_pids(exclude: list[int]) -> list[int]:
+    """Ray's own processes on this machine (raylets, GCS, idle workers, ...), by their command line."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in exclude:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"ray" in cmd and (b"raylet" in cmd or b"gcs_server" in cmd or b"ray/" in cmd or b"ray::" in cmd):
+            found.append(int(entry))
+    return found
+
+
+def _trace(task: str, n: int, mode: str, args: argparse.Namespace) -> None:
+    """``--trace``: where a batch's wall time goes, local pool and distributed one interleaved: per
+    batch, the wall time and each process's CPU (user/system) and context switches, and how many of
+    the machine's cores idled. Wall time not covered by CPU is latency (wake-ups, waits)."""
+    local, dist, runs = _pair(task, n, mode, args)
+    try:
+        nodes = [info["pid"] for info in dist.actor_info()]
+        groups = {"driver": [os.getpid()], **{f"node{i}": [pid] for i, pid in enumerate(nodes)},
+                  "ray": _ray_pids([os.getpid(), *nodes])}
+        rows = int(local.batch_size)
+        dist_rows = int(dist.batch_size) if mode not in ("rollout", "rollout2") else int(dist.num_envs)
         for _ in range(args.rounds):
-            local_rates.append(_rate(runs[0], args.seconds))
-            dist_rates.append(_rate(runs[1], args.seconds))
+            for name, run, per in (("local", runs[0], rows), ("dist", runs[1], dist_rows)):
+                r = _traced(run, args.seconds, groups)
+                parts = "; ".join(f"{g} {u:.0f}+{s:.0f} us, {v:.2f}/{i:.2f} cs" for g, (u, s, v, i) in
+                                  ((g, r[g]) for g in groups))
+                print(f"{task} n={n} {mode} {name}: {r['wall_us']:.0f} us per batch of {per} rows "
+                      f"({r['wall_us'] / per:.1f} us/row), idle cores {r['idle_cores']:.2f}; "
+                      f"CPU user+sys, voluntary/involuntary switches per batch: {parts}", flush=True)
     finally:
         local.close()
         dist.close()
-    return local_rates, dist_rates
 
 
 def _floor(seconds: float) -> tuple[float, float]:
@@ -251,6 +355,8 @@ def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
 
     for name in ("step", "send", "recv", "reset_as_step", "async_reset"):
         setattr(actor._env, name, timed(getattr(actor._env, name)))
+    if os.environ.get("PP_BENCH_TIMELINE"):
+        _log_node_timeline(actor)
     host, port, token = actor.open_data_plane()
     assert actor._server is not None
     clock = time.pthread_getcpuclockid(actor._server.ident)  # type: ignore[arg-type]
@@ -261,6 +367,163 @@ def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
     sys.exit(0)
 
 
+def _log_node_timeline(actor: Any) -> None:
+    """``--timeline``'s node side: a timestamp (``time.perf_counter``, one clock for every process
+    of the machine) when each frame has been read, around the pool's step, and around each frame's
+    send; printed as JSON (and cleared) on SIGUSR2."""
+    import json
+    import signal
+    import sys
+
+    from parallel_pool.integrations.ray import actor as actor_module
+    from parallel_pool.integrations.ray import wire
+
+    log: list[tuple[str, float]] = []
+    read_frame, send_frame, step = wire.read_frame, wire.send_frame, actor._env.step
+
+    def logged_read(*a: Any, **kw: Any) -> Any:
+        frame = read_frame(*a, **kw)
+        log.append(("read", time.perf_counter()))
+        return frame
+
+    def logged_send(*a: Any, **kw: Any) -> None:
+        log.append(("send0", time.perf_counter()))
+        send_frame(*a, **kw)
+        log.append(("send1", time.perf_counter()))
+
+    def logged_step(*a: Any, **kw: Any) -> Any:
+        log.append(("step0", time.perf_counter()))
+        try:
+            return step(*a, **kw)
+        finally:
+            log.append(("step1", time.perf_counter()))
+
+    actor_module.wire = type("LoggedWire", (), {"read_frame": staticmethod(logged_read),
+                                                "send_frame": staticmethod(logged_send)})
+    actor._env.step = logged_step
+
+    def dump(*_: Any) -> None:
+        sys.stdout.write(json.dumps(log) + "\n")
+        sys.stdout.flush()
+        log.clear()
+
+    signal.signal(signal.SIGUSR2, dump)
+
+
+def _timeline(task: str, n: int, calls: int) -> None:
+    """``--timeline``: where the wall time of a sync call goes, without Ray (``--profile``'s two node
+    processes, timestamps on both sides): per call, the medians (and p90) of the request's way to
+    each node, the pool's step, the node's work after it, the frame's send, the driver's read of
+    it, and the driver's time between calls; the two nodes' imbalance. What is not the step is the
+    layer's wall cost per call."""
+    import json
+    import signal
+    import statistics
+    import subprocess
+    import sys
+
+    from parallel_pool.integrations.ray import distributed
+
+    env = {**os.environ, "PP_BENCH_TIMELINE": "1"}
+    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(n)],
+                              stdout=subprocess.PIPE, text=True, env=env) for i in range(2)]
+    events: list[tuple[str, int, float]] = []
+    link_class = distributed._Link
+    request, read = link_class.request, link_class.read
+    try:
+        pool = _wired_pool(task, n, n, [json.loads(p.stdout.readline()) for p in procs])  # type: ignore[union-attr]
+        index = {id(node.link): node.index for node in pool._nodes}
+
+        def logged_request(link: Any, *a: Any, **kw: Any) -> None:
+            request(link, *a, **kw)
+            events.append(("request", index[id(link)], time.perf_counter()))
+
+        def logged_read(link: Any, *a: Any, **kw: Any) -> Any:
+            frame = read(link, *a, **kw)
+            events.append(("read", index[id(link)], time.perf_counter()))
+            return frame
+
+        link_class.request, link_class.read = logged_request, logged_read  # type: ignore[method-assign]
+        actions = _actions(parallel_pool.make_gymnasium(task, num_envs=1).single_action_space, 2 * n)
+        pool.reset()
+        for _ in range(20):
+            pool.step(actions)
+        for p in procs:
+            p.send_signal(signal.SIGUSR2)
+            p.stdout.readline()  # type: ignore[union-attr]
+        events.clear()
+        starts = []
+        for _ in range(calls):
+            starts.append(time.perf_counter())
+            pool.step(actions)
+        starts.append(time.perf_counter())
+        logs = []
+        for p in procs:
+            p.send_signal(signal.SIGUSR2)
+            logs.append(json.loads(p.stdout.readline()))  # type: ignore[union-attr]
+        for node in pool._nodes:
+            node.link.close()  # type: ignore[union-attr]
+    finally:
+        link_class.request, link_class.read = request, read  # type: ignore[method-assign]
+        for p in procs:
+            p.kill()
+            p.wait()
+    # Per call and node: the driver's request and read times, the node's read, step and send times.
+    driver: list[dict[tuple[str, int], float]] = [{} for _ in range(calls)]
+    call = -1
+    for kind, node_index, t in events:
+        while call + 1 < calls and t >= starts[call + 1]:
+            call += 1
+        driver[call].setdefault((kind, node_index), t)
+    frames = []
+    for log in logs:
+        rows: list[dict[str, float]] = []
+        for kind, t in log:
+            if kind == "read":
+                rows.append({})
+            if rows:
+                rows[-1].setdefault(kind, t)
+        frames.append(rows)
+    parts: dict[str, list[float]] = {k: [] for k in ("to node", "pool step", "after step", "send", "driver read",
+                                                   "driver between calls", "imbalance", "call")}
+    for c in range(min(calls, *(len(f) for f in frames)) - 1):
+        for i in range(2):
+            f = frames[i][c]
+            parts["to node"].append(f["read"] - driver[c][("request", i)])
+            parts["pool step"].append(f["step1"] - f["step0"])
+            parts["after step"].append(f["send0"] - f["step1"])
+            parts["send"].append(f["send1"] - f["send0"])
+            parts["driver read"].append(driver[c][("read", i)] - f["send0"])
+        parts["imbalance"].append(abs(frames[0][c]["step1"] - frames[1][c]["step1"]))
+        parts["driver between calls"].append(min(driver[c + 1][("request", i)] for i in range(2))
+                                             - max(driver[c][("read", i)] for i in range(2)))
+        parts["call"].append(starts[c + 1] - starts[c])
+    print(f"# {task} n={n} sync, 2 nodes without Ray, {calls} calls; load average {os.getloadavg()[0]:.1f}")
+    print("| part (us) | median | mean | p90 |")
+    print("|---|---:|---:|---:|")
+    for name, values in parts.items():
+        values.sort()
+        print(f"| {name} | {statistics.median(values) * 1e6:.0f} | {statistics.mean(values) * 1e6:.0f} | "
+              f"{values[int(0.9 * len(values))] * 1e6:.0f} |")
+
+
+def _wired_pool(task: str, n: int, batch: int, addresses: list[Any]) -> Any:
+    """The driver's object as make_distributed builds it, with links to the node processes at
+    ``addresses`` (``--profile``'s nodes), without Ray."""
+    from parallel_pool.integrations.ray import distributed
+
+    pool = object.__new__(distributed.DistributedPool)
+    pool.__dict__.update(task_id=task, num_envs_per_node=n, batch_size_per_node=batch, is_async=batch < n,
+                         restart=False, call_timeout=60.0, niceness=0, restarts=[], _closed=False,
+                         _policy_ref=None, _weights_ref=None, _recv_sequence=0, _sync_pending=None,
+                         _sync_behind=[], num_envs=2 * n, batch_size=batch if batch < n else 2 * n, _nodes=[])
+    for i, (host, port, token) in enumerate(addresses):
+        node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=np.zeros(n, dtype=bool))
+        node.link = distributed._Link(host, port, bytes.fromhex(token), 60.0)
+        pool._nodes.append(node)
+    return pool
+
+
 def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
     """The CPU of ``calls`` sync calls (``mode`` "sync") or async batches of ``n/2`` ("async") on 2
     nodes of ``n`` envs, without Ray: per call or batch, the driver's and each node's data-plane
@@ -269,8 +532,6 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
     import signal
     import subprocess
     import sys
-
-    from parallel_pool.integrations.ray import distributed
 
     batch = n if mode == "sync" else n // 2
     procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(batch)],
@@ -284,17 +545,7 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
         return out
 
     try:
-        addresses = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
-        # The driver's object as make_distributed builds it, with links to these two processes.
-        pool = object.__new__(distributed.DistributedPool)
-        pool.__dict__.update(task_id=task, num_envs_per_node=n, batch_size_per_node=batch, is_async=mode != "sync",
-                             restart=False, call_timeout=60.0, niceness=0, restarts=[], _closed=False,
-                             _policy_ref=None, _weights_ref=None, _recv_sequence=0, _sync_pending=None,
-                             _sync_behind=[], num_envs=2 * n, batch_size=batch if mode != "sync" else 2 * n, _nodes=[])
-        for i, (host, port, token) in enumerate(addresses):
-            node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=np.zeros(n, dtype=bool))
-            node.link = distributed._Link(host, port, bytes.fromhex(token), 60.0)
-            pool._nodes.append(node)
+        pool = _wired_pool(task, n, batch, [json.loads(p.stdout.readline()) for p in procs])  # type: ignore[union-attr]
         actions = _actions(parallel_pool.make_gymnasium(task, num_envs=1).single_action_space, 2 * n)
         if mode == "sync":
             pool.reset()
@@ -339,10 +590,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="the data plane's CPU per batch, without Ray")
     parser.add_argument("--profile-node", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=300, help="--profile: calls (or batches) timed per cell")
+    parser.add_argument("--timeline", action="store_true",
+                        help="where a sync call's wall time goes, without Ray (timestamps on both sides)")
+    parser.add_argument("--trace", action="store_true",
+                        help="per batch: wall time, each process's CPU and context switches, idle cores (on Ray)")
     args = parser.parse_args(argv)
     if args.profile_node:
         task, offset, n, batch = args.profile_node
         _profile_node(task, int(offset), int(n), int(batch))
+    if args.timeline:
+        for task in args.tasks:
+            for n in args.num_envs:
+                _timeline(task, n, args.calls)
+        return 0
     if args.profile:
         print("# CPU per sync call (2 nodes) or per async batch (one node's n/2 envs), without Ray; "
               f"load average {os.getloadavg()[0]:.1f} at start")
@@ -377,10 +637,13 @@ def main(argv: list[str] | None = None) -> int:
         cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes(timeout=60)
         ray.init(address=cluster.address, log_to_driver=False)
-        noop_ms, step_ms = _floor(args.seconds)
+        noop_ms, step_ms = _floor(args.seconds) if not args.trace else (0.0, 0.0)
         for task in args.tasks:
             for n in args.num_envs:
                 for mode in args.modes:
+                    if args.trace:
+                        _trace(task, n, mode, args)
+                        continue
                     local, dist = _cell(task, n, mode, args)
                     ratio = statistics.median(d / lo for d, lo in zip(dist, local))
                     rows.append((task, n, mode, local, dist, ratio))
@@ -391,6 +654,8 @@ def main(argv: list[str] | None = None) -> int:
         cluster.shutdown()
         os.chdir(saved_cwd)
         shutil.rmtree(temp_root, ignore_errors=True)
+    if args.trace:
+        return 0
 
     print()
     print(f"no-op Ray actor call: {noop_ms:.2f} ms; data-plane round trip (1-env CartPole step per node, 2 nodes): "

@@ -754,6 +754,41 @@ def test_rollout_on_the_nodes_matches_local_stepping(cluster: Cluster) -> None:
         local.close()
 
 
+def test_episodes_span_steps_and_rollouts(cluster: Cluster) -> None:
+    """An episode that starts in sync steps and ends in a rollout is reported whole: the node counts
+    each data-plane step's episodes, and the rollout goes on from those counts. Each episode's env
+    and length are what one local pool with the same actions gives (``elapsed_step`` at the done
+    row), and its return its length (CartPole pays 1 per step)."""
+    n, steps, k = 2, 30, 120
+    policy = _threshold_policy_class()(0.0)
+    pool = make_distributed("CartPole-v1", num_envs_per_node=n, seed=5)
+    local = parallel_pool.make("CartPole-v1", num_envs=n * NUM_NODES, seed=5)
+    try:
+        pool.reset()
+        obs, _ = local.reset()
+        for _ in range(steps):  # through the data plane, as sync steps
+            actions = policy(obs)[0]
+            stepped = pool.step(actions)[0]
+            obs = local.step(actions)[0]
+            np.testing.assert_array_equal(stepped, obs)
+        pool.set_policy(policy)
+        segment, episodes = pool.rollout(k)
+        expected: list[tuple[int, int]] = []
+        spans = False  # an episode that ended in the rollout and began before it
+        for t in range(k):
+            obs, _, terminated, truncated, info = local.step(policy(obs)[0])
+            for i in np.flatnonzero(terminated | truncated):
+                expected.append((int(i), int(info["elapsed_step"][i])))
+                spans |= int(info["elapsed_step"][i]) > t + 1
+        assert spans and expected
+        assert sorted(zip(episodes["env_id"].tolist(), episodes["length"].tolist())) == sorted(expected)
+        np.testing.assert_array_equal(episodes["return"], episodes["length"])
+        np.testing.assert_array_equal(segment["next_obs"], obs)
+    finally:
+        pool.close()
+        local.close()
+
+
 def test_rollout_with_a_torch_policy(cluster: Cluster) -> None:
     """A torch module is called on tensors (no gradients); load_state_dict takes new weights."""
     import torch  # the rllib extra's (the test extra installs it)
