@@ -13,8 +13,9 @@ Measures, side by side in one run on this machine (segments of the methods inter
 
 for Gymnasium's pure-Python ``CartPole-v1`` (cheap: overhead-bound) and ``LunarLander-v3``
 (Box2D, costly: throughput-bound), at 8, 32 and 64 envs; then checks the issue's target (each
-Python-backend mode >= 1.5x AsyncVectorEnv at every size; and each mode against PufferLib's same
-mode) and optionally appends everything to a JSON file.
+Python-backend mode >= 1.5x AsyncVectorEnv at every size), lists each mode against PufferLib's same
+mode (ahead or behind; the issue asks for that comparison and sets its ratio for AsyncVectorEnv)
+and optionally appends everything to a JSON file.
 
 Usage:
     python benchmarks/bench_python_envs.py                          # ~3-4 minutes on 2 cores
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     record["throughput"] = result.to_json()
 
     checks: list[tuple[str, bool, str]] = []
+    against_puffer: list[tuple[str, float, str]] = []
     rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
     for task in args.tasks:
         for n in args.num_envs:
@@ -85,15 +87,23 @@ def main(argv: list[str] | None = None) -> int:
                 if ours is None or theirs is None:
                     continue  # PufferLib not installed, or no async batch for it at this size
                 ratio = ours / theirs
-                name = f"{bench.METHODS[method]}, {task}, {n} envs >= {TARGET:g}x {bench.METHODS[puffer]}"
-                checks.append((name, ratio >= TARGET, f"{ours:,.0f} vs {theirs:,.0f} steps/s = {ratio:.2f}x"))
+                name = f"{bench.METHODS[method]}, {task}, {n} envs vs {bench.METHODS[puffer]}"
+                against_puffer.append((name, ratio, f"{ours:,.0f} vs {theirs:,.0f} steps/s = {ratio:.2f}x"))
     if checks:
         print()
-        print("## Targets")
+        print(f"## Targets (the issue's: >= {TARGET:g}x AsyncVectorEnv)")
         print()
         for name, ok, detail in checks:
             print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
+    if against_puffer:
+        # The issue asks for the comparison with PufferLib (recorded); its 1.5x is AsyncVectorEnv's.
+        print()
+        print("## Against PufferLib (ahead: >= 1.0x; the issue's 1.5x shown for reference)")
+        print()
+        for name, ratio, detail in against_puffer:
+            print(f"- {'ahead' if ratio >= 1.0 else 'BEHIND'}{', >= 1.5x' if ratio >= TARGET else ''}: {name}: {detail}")
     record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
+    record["against_pufferlib"] = [{"cell": n, "ratio": r, "detail": d} for n, r, d in against_puffer]
     if args.json:
         bench.write_json(args.json, record, append=True)
         print(f"\nappended to {args.json}", file=sys.stderr)

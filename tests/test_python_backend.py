@@ -593,6 +593,83 @@ def test_default_workers_leave_the_parent_a_core_and_threads_by_mode(monkeypatch
             env.close()
 
 
+class BusyCartPole(gym.Wrapper):
+    """CartPole whose every step also burns ``busy_s`` of CPU time: a costly env."""
+
+    def __init__(self, busy_s: float = 2e-4) -> None:
+        super().__init__(cartpole())
+        self.busy_s = busy_s
+
+    def step(self, action: Any) -> Any:
+        start = time.thread_time()
+        while time.thread_time() - start < self.busy_s:
+            pass
+        return self.env.step(action)
+
+
+def raising_step_cartpole() -> gym.Env:
+    return CountingEnv(raise_on_step=1)
+
+
+def test_sync_workers_follow_the_spare_envs_step_time(monkeypatch, rng: np.random.Generator) -> None:
+    """Sync mode, default worker count: a worker on every CPU when each one's share of a batch of
+    the spare env's steps is long (the steps then outweigh wake-ups of workers that cannot spin),
+    else one per CPU but one (spinning hand-offs); the workers not needed end before they build
+    envs. A given num_workers, declared info keys (no spare env) and async mode keep the default."""
+    from parallel_pool import python_envs
+
+    share = python_envs._SHARE_FOR_EVERY_CPU_S
+    for cpus, num_envs, step_s, expected in [
+        (2, 8, 6e-6, 1), (2, 32, 6e-6, 1), (2, 64, 6e-6, 1), (2, 8, 25e-6, 1), (2, 32, 25e-6, 2),
+        (2, 2, 2 * share, 2), (2, 2, share / 2, 1), (2, 1, 1.0, 1), (2, 64, None, 1), (1, 64, 1.0, 1),
+        (4, 8, 6e-6, 3), (4, 8, 1e-3, 4), (4, 3, 1e-3, 3),
+    ]:
+        monkeypatch.setattr(python_envs.os, "cpu_count", lambda cpus=cpus: cpus)
+        assert python_envs.sync_num_workers(num_envs, step_s) == expected, (cpus, num_envs, step_s)
+    monkeypatch.setattr(python_envs.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(python_envs.os, "sched_getaffinity", lambda pid: {0, 1})
+    import multiprocessing
+
+    # A costly env: two workers, neither side spinning (3 processes on 2 CPUs), the same
+    # transitions as SyncVectorEnv; the spare env's step time is the busy wait and more.
+    env = parallel_pool.make_python([BusyCartPole] * 4, seed=5)
+    gvec = SyncVectorEnv([BusyCartPole] * 4)
+    try:
+        assert env.workers.num_workers == 2 and env.spec.config["num_workers"] == 2
+        assert env.workers.probed_step_s >= 2e-4
+        assert env.spec.config["spin"] is False
+        assert sorted(p.pid for p in multiprocessing.active_children()) == sorted(env.workers.pids)
+        np.testing.assert_array_equal(env.reset()[0], gvec.reset(seed=5)[0])
+        for _ in range(40):
+            action = rng.integers(0, 2, 4)
+            for ours, theirs in zip(env.step(action)[:4], gvec.step(action)[:4], strict=True):
+                np.testing.assert_array_equal(ours, theirs)
+    finally:
+        env.close()
+        gvec.close()
+    # A cheap env: one worker, spinning; the second process started for the choice has ended.
+    env = parallel_pool.make_python([cartpole] * 4, seed=0)
+    try:
+        assert env.workers.num_workers == 1 and env.spec.config["spin"] is True
+        assert 0 < env.workers.probed_step_s < 1e-4
+        assert [p.pid for p in multiprocessing.active_children()] == env.workers.pids
+    finally:
+        env.close()
+    for kwargs in ({"num_workers": 1}, {"info_keys": {}}, {"batch_size": 2}):
+        env = parallel_pool.make_python([BusyCartPole] * 4, seed=0, **kwargs)
+        try:
+            assert env.workers.num_workers == 1 and env.workers.probed_step_s is None, kwargs
+        finally:
+            env.close()
+    # A spare env whose step raises is not timed: the default stands, and the pool works.
+    env = parallel_pool.make_python([raising_step_cartpole] * 4, seed=0)
+    try:
+        assert env.workers.num_workers == 1 and env.workers.probed_step_s is None
+        env.reset()
+    finally:
+        env.close()
+
+
 def test_spin_is_chosen_from_the_cpus_and_can_be_forced(monkeypatch) -> None:
     from parallel_pool import python_envs
 

@@ -31,7 +31,19 @@ identical semantics by construction, and the conformance tests run over both.
   ``i % num_workers``): several envs per process, and one wake-up serves every request pending for
   them. The default is one worker per CPU but one (at least one, at most ``num_envs``): the parent
   needs a core of its own, for the caller's loop and for the pool's threads that carry each batch's
-  actions and results. In sync mode the pool has one thread by default, the caller's: it posts
+  actions and results. Except in sync mode for a costly env: there the parent waits while the
+  workers step, so a worker on every CPU gains when each worker's share of a batch outweighs the
+  wake-ups of workers that then cannot spin (below). Worker 0 times steps of its spare env (the one
+  it builds for the info keys, below; CPU time, the fastest of a few windows of 50 steps, 50 ms at
+  most) before any worker builds its envs, and the pool takes a worker per CPU when
+  ``num_envs / cpus`` steps take at least ``_SHARE_FOR_EVERY_CPU_S`` (250 us), else one per CPU but
+  one (the extra process, started for the choice, ends before it builds anything). Measured on the
+  2-core host, sync, two workers against one: LunarLander-v3 (~25 us a step) x 64 46k against 30k
+  steps/s, x 32 36-40k against 30k, x 16 33k against 30k, x 8 28k against 31k; CartPole-v1 (~6 us)
+  x 64 126k-214k (median 136k-173k over runs: wake-ups of three processes on two cores vary)
+  against ~141k, x 32 103k against 136k. The threshold keeps the choice where it clearly gains.
+  ``num_workers=`` (no timing), declared ``info_keys`` (no spare env) and async mode keep the
+  default. In sync mode the pool has one thread by default, the caller's: it posts
   every worker's part of the batch, rings each worker once and collects the rows (a second thread
   only split the batch into two hand-offs per worker: CartPole-v1 x 8 ran at ~45k steps/s with two
   against ~75k with one, on the 2-core host). In async mode it has ``_THREADS_PER_WORKER`` threads
@@ -129,6 +141,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import time
 import traceback
 import weakref
 from collections.abc import Callable, Sequence
@@ -168,6 +181,14 @@ _JOIN_S = 2.0
 _START_S = 120.0
 # The pool's default threads per worker process (see "Threads and workers" above for the measurements).
 _THREADS_PER_WORKER = 2
+# Sync mode, default worker count: a worker on every CPU (none spinning) rather than on every CPU but
+# one (spinning) when each worker's share of a batch takes at least this long (seconds of steps of the
+# spare env, timed in CPU time); see "Threads and workers" above for the measurements.
+_SHARE_FOR_EVERY_CPU_S = 250e-6
+# The spare env's steps are timed in windows of this many steps, for up to this much CPU time (_time_steps).
+_COST_PROBE_S = 0.05
+_COST_PROBE_STEPS = 50
+_COST_PROBE_WINDOWS = 4
 
 
 # Spin budgets (ProcessChannel.SetSpin), in microseconds: the parent's, awaiting a worker's batch
@@ -198,6 +219,21 @@ def _spin_budgets(spin: bool | None, num_threads: int, num_workers: int, sync: b
 def default_num_workers(num_envs: int) -> int:
     """The default worker count: one per CPU but one (the parent's core), at least 1, at most ``num_envs``."""
     return max(1, min(num_envs, (os.cpu_count() or 1) - 1))
+
+
+def _every_cpu_workers(num_envs: int) -> int:
+    return max(1, min(num_envs, os.cpu_count() or 1))
+
+
+def sync_num_workers(num_envs: int, step_s: float | None) -> int:
+    """The default worker count of a sync pool whose env steps take ``step_s`` seconds (None: not
+    known): one per CPU when each worker's share of a batch then takes at least
+    ``_SHARE_FOR_EVERY_CPU_S``, so that the steps outweigh the wake-ups of workers that cannot spin,
+    else ``default_num_workers`` (a core left to the parent, whose hand-offs then spin)."""
+    few, every = default_num_workers(num_envs), _every_cpu_workers(num_envs)
+    if step_s is None or every == few:
+        return few
+    return every if num_envs / every * step_s >= _SHARE_FOR_EVERY_CPU_S else few
 
 
 def _as_dtype(dtype: Any, what: str) -> np.dtype:
@@ -478,17 +514,23 @@ def _info_entry_type(value: Any) -> tuple[str, tuple[int, ...]] | None:
     return dtype.name, shape
 
 
-def _probe_info(env_fn: Callable[[], gymnasium.Env]) -> dict[str, tuple[str, tuple[int, ...]]]:
+def _probe_info(env_fn: Callable[[], gymnasium.Env], time_steps: bool = False
+                ) -> tuple[dict[str, tuple[str, tuple[int, ...]]], float | None]:
     """The typed-row info keys of a spare env from ``env_fn``: those of its first reset's and step's
-    info (an env that raises there gives what it gave before)."""
+    info (an env that raises there gives what it gave before); and, with ``time_steps``, the CPU time
+    of one of its steps (None: not timed, or it raised), over up to ``_COST_PROBE_STEPS`` further
+    steps or ``_COST_PROBE_S`` (sampled actions, resets at episode ends included)."""
     found: dict[str, tuple[str, tuple[int, ...]]] = {}
+    step_s = None
     env = env_fn()
     try:
         _, info = env.reset(seed=0)
         infos = [info]
         env.action_space.seed(0)
+        stepped = False
         try:
             infos.append(env.step(env.action_space.sample())[4])
+            stepped = True
         except Exception:  # noqa: S110 (a step that raises has no info to give)
             pass
         for info in infos:
@@ -496,6 +538,8 @@ def _probe_info(env_fn: Callable[[], gymnasium.Env]) -> dict[str, tuple[str, tup
                 kind = _info_entry_type(value)
                 if kind is not None and isinstance(key, str) and key not in ENGINE_INFO_KEYS:
                     found.setdefault(key, kind)
+        if time_steps and stepped:
+            step_s = _time_steps(env)
     except Exception:  # noqa: S110 (a reset that raises has no info to give)
         pass
     finally:
@@ -503,24 +547,59 @@ def _probe_info(env_fn: Callable[[], gymnasium.Env]) -> dict[str, tuple[str, tup
             env.close()
         except Exception:  # noqa: S110
             pass
-    return found
+    return found, step_s
 
 
-def _worker_main(conn: Connection, worker: int, env_ids: list[int], payload: bytes, probe_info: bool = False) -> None:
-    """A worker process: builds its envs, reports their spaces (and, with ``probe_info``, the info
-    keys of a spare env), attaches to the channel, serves it."""
+def _time_steps(env: gymnasium.Env) -> float:
+    """The CPU time of one step of ``env`` (reset first), actions sampled beforehand: the fastest of
+    ``_COST_PROBE_WINDOWS`` windows of up to ``_COST_PROBE_STEPS`` steps (resets at episode ends
+    included) after as many untimed ones, within ``_COST_PROBE_S`` in all (a fresh process's first
+    steps run on cold caches and lazy set-ups). CPU time is read per window (a system call: ~1 us,
+    a fifth of a CartPole-v1 step); the wall clock bounds the probe."""
+    actions = [env.action_space.sample() for _ in range(16)]
+    env.reset()
+    deadline = time.perf_counter() + _COST_PROBE_S
+    best = float("inf")
+    for window in range(_COST_PROBE_WINDOWS + 1):
+        start = time.thread_time()
+        steps = 0
+        while steps < _COST_PROBE_STEPS:
+            _, _, terminated, truncated, _ = env.step(actions[steps % len(actions)])
+            if terminated or truncated:
+                env.reset()
+            steps += 1
+            if time.perf_counter() > deadline:
+                break
+        over = time.perf_counter() > deadline
+        if window > 0 or over:
+            best = min(best, (time.thread_time() - start) / steps)
+        if over:
+            break
+    return best
+
+
+def _worker_main(conn: Connection, worker: int, probe: bytes | None = None, time_steps: bool = False) -> None:
+    """A worker process. With ``probe`` (a pickled env factory), it first reports the info keys of
+    a spare env from it (and, with ``time_steps``, the time of one of its steps); then it is told
+    which envs to build (or to exit), builds them, reports their spaces, attaches to the channel and
+    serves it."""
     # Ctrl-C reaches the whole process group: it is the parent's to handle (it closes the pool).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        if probe is not None:
+            conn.send(("probed", *_probe_info(cloudpickle.loads(probe), time_steps)))
+        message = conn.recv()
+        if message[0] != "build":
+            return
+        _, env_ids, payload = message
         env_fns = cloudpickle.loads(payload)
         envs = [fn() for fn in env_fns]
         render_shape = _probe_render_shape(envs[0])
         env0 = envs[0]
         spec = getattr(env0, "spec", None)
-        info_types = _probe_info(env_fns[0]) if probe_info else None
         conn.send(("spaces", env0.observation_space, env0.action_space, render_shape, env0.render_mode,
                    getattr(spec, "max_episode_steps", None), getattr(spec, "reward_threshold", None),
-                   getattr(spec, "id", None), info_types))
+                   getattr(spec, "id", None)))
         message = conn.recv()
         if message[0] != "attach":
             return
@@ -585,15 +664,17 @@ class WorkerGroup:
     """
 
     def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], num_workers: int,
-                 probe_info: bool = False) -> None:
-        num_envs = len(env_fns)
-        self._probe_info = probe_info  # worker 0 reports the info keys of a spare env (first start only)
-        self.num_workers = max(1, min(num_workers, num_envs))
-        # Round robin: env i on worker i % num_workers. The pool's threads take jobs in env order, so
-        # consecutive jobs go to different workers, which all stay busy with fewer threads than envs.
-        self.worker_of_env = [i % self.num_workers for i in range(num_envs)]
-        self.env_ids: list[list[int]] = [list(range(w, num_envs, self.num_workers)) for w in range(self.num_workers)]
-        self._payloads = [cloudpickle.dumps([env_fns[i] for i in ids]) for ids in self.env_ids]
+                 probe_info: bool = False, choose: Callable[[float | None], int] | None = None) -> None:
+        self._env_fns = list(env_fns)
+        num_envs = len(self._env_fns)
+        # Worker 0 first reports the info keys of a spare env (first start only); with ``choose``,
+        # also the time of one of its steps, from which ``choose`` gives the worker count (at most
+        # num_workers, the processes started): the rest are told to exit before they build envs.
+        self._probe_info = probe_info or choose is not None
+        self._choose = choose
+        self.probed_info: dict[str, tuple[str, tuple[int, ...]]] | None = None
+        self.probed_step_s: float | None = None
+        self._layout(num_workers)
         self._context = multiprocessing.get_context("spawn")
         self._processes: list[Any] = [None] * self.num_workers
         self._conns: list[Connection | None] = [None] * self.num_workers
@@ -604,24 +685,54 @@ class WorkerGroup:
         # Workers of a pool that is dropped without close() still stop (the pool's own finalizer).
         self._finalizer = weakref.finalize(self, WorkerGroup._stop, self._processes, self._conns, [None])
 
+    def _layout(self, num_workers: int) -> None:
+        num_envs = len(self._env_fns)
+        self.num_workers = max(1, min(num_workers, num_envs))
+        # Round robin: env i on worker i % num_workers. The pool's threads take jobs in env order, so
+        # consecutive jobs go to different workers, which all stay busy with fewer threads than envs.
+        self.worker_of_env = [i % self.num_workers for i in range(num_envs)]
+        self.env_ids: list[list[int]] = [list(range(w, num_envs, self.num_workers)) for w in range(self.num_workers)]
+
     # -- start-up --
     def start(self) -> list[tuple]:
         """Starts every worker; returns each one's report (its spaces and render shape)."""
         for w in range(self.num_workers):
-            self._spawn(w)
+            self._spawn(w, first=True)
+        if self._probe_info:
+            _, self.probed_info, self.probed_step_s = self._receive(0, "probing a spare env")
+        if self._choose is not None:
+            chosen = max(1, min(self.num_workers, self._choose(self.probed_step_s)))
+            if chosen < self.num_workers:
+                # Not built anything yet (no envs, no channel): ended at once, not asked.
+                for w in range(chosen, self.num_workers):
+                    self._conns[w].close()
+                    self._processes[w].kill()
+                    self._processes[w].join()
+                del self._processes[chosen:], self._conns[chosen:]
+                self._layout(chosen)
+        for w in range(self.num_workers):
+            self._build(w)
         return [self._report(w) for w in range(self.num_workers)]
 
-    def _spawn(self, w: int) -> None:
+    def _spawn(self, w: int, first: bool = False) -> None:
         parent, child = self._context.Pipe()
-        probe = self._probe_info and w == 0 and not self._first_report
+        probe = cloudpickle.dumps(self._env_fns[0]) if first and w == 0 and self._probe_info else None
         process = self._context.Process(
-            target=_worker_main, args=(child, w, self.env_ids[w], self._payloads[w], probe),
+            target=_worker_main, args=(child, w, probe, self._choose is not None),
             name=f"parallel_pool-python-worker-{w}", daemon=True,
         )
         process.start()
         child.close()
         self._processes[w] = process
         self._conns[w] = parent
+
+    def _build(self, w: int) -> None:
+        conn = self._conns[w]
+        assert conn is not None
+        try:
+            conn.send(("build", self.env_ids[w], cloudpickle.dumps([self._env_fns[i] for i in self.env_ids[w]])))
+        except (OSError, ValueError):
+            pass  # a worker that died: _report says so
 
     def _receive(self, w: int, what: str) -> tuple:
         conn, process = self._conns[w], self._processes[w]
@@ -688,6 +799,7 @@ class WorkerGroup:
             if conn is not None:
                 conn.close()
             self._spawn(w)
+            self._build(w)
             report = self._report(w)
             if report[1:3] != self._first_report[1:3]:
                 raise RuntimeError(f"restarted worker {w} reports other spaces than before")
@@ -749,11 +861,22 @@ class PythonEnvSource:
         num_workers = _check_int("num_workers", extra["num_workers"])
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
-        num_workers = min(num_workers, len(env_fns)) if num_workers else default_num_workers(len(env_fns))
         spin = extra["spin"]
         if spin is not None and not isinstance(spin, bool):
             raise TypeError(f"spin must be None (chosen from the CPUs), True or False, got {spin!r}")
         sync = pool["batch_size"] in (None, len(env_fns))
+        info_keys = _check_info_keys(extra["info_keys"])
+        # Types to infer: every key (None), or some named keys (a list): from a spare env.
+        spare_env = not isinstance(info_keys, dict)
+        choose = None
+        if num_workers:
+            num_workers = min(num_workers, len(env_fns))
+        elif sync and spare_env and _every_cpu_workers(len(env_fns)) > default_num_workers(len(env_fns)):
+            # Sync mode: every CPU or every CPU but one, by the spare env's step time.
+            num_workers = _every_cpu_workers(len(env_fns))
+            choose = lambda step_s, n=len(env_fns): sync_num_workers(n, step_s)  # noqa: E731
+        else:
+            num_workers = default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
             # Sync: the caller alone posts every worker's part of the batch and collects it (a second
             # thread only splits the batch into two hand-offs per worker). Async: a thread sleeps
@@ -765,10 +888,8 @@ class PythonEnvSource:
         pool["env_kwargs"] = None  # given to the factories; the native pool sees one spec
         _check_pool_options(pool)
         pool["env_kwargs"] = env_kwargs  # the pool's config says what its envs were made with
-        info_keys = _check_info_keys(extra["info_keys"])
         pickle_bytes = _check_info_pickle(extra["info_pickle"])
-        # Types to infer: every key (None), or some named keys (a list).
-        workers = WorkerGroup(env_fns, num_workers, probe_info=not isinstance(info_keys, dict))
+        workers = WorkerGroup(env_fns, num_workers, probe_info=spare_env, choose=choose)
         try:
             native, spec = self._start(workers, pool, info_keys, pickle_bytes, spin, sync)
         except BaseException:
@@ -809,7 +930,8 @@ class PythonEnvSource:
                pickle_bytes: int, spin: bool | None, sync: bool) -> tuple[Any, EnvSpec]:
         reports = workers.start()
         first = reports[0]
-        _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id, probed = first
+        _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id = first
+        probed = workers.probed_info
         for w, report in enumerate(reports[1:], start=1):
             if report[1] != obs_space or report[2] != action_space or report[3] != render_shape:
                 raise ValueError(
