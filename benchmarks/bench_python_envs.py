@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         print("## Against PufferLib (ahead: >= 1.0x; the issue's 1.5x shown for reference)")
         print()
         for name, ratio, detail in against_puffer:
-            print(f"- {'ahead' if ratio >= 1.0 else 'BEHIND'}{', >= 1.5x' if ratio >= TARGET else ''}: {name}: {detail}")
+            verdict = ("ahead" if ratio >= 1.0 else "BEHIND") + (f", >= {TARGET:g}x" if ratio >= TARGET else "")
+            print(f"- {verdict}: {name}: {detail}")
     record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
     record["against_pufferlib"] = [{"cell": n, "ratio": r, "detail": d} for n, r, d in against_puffer]
     if args.json:

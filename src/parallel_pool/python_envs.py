@@ -136,6 +136,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import multiprocessing
 import os
@@ -666,7 +667,6 @@ class WorkerGroup:
     def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], num_workers: int,
                  probe_info: bool = False, choose: Callable[[float | None], int] | None = None) -> None:
         self._env_fns = list(env_fns)
-        num_envs = len(self._env_fns)
         # Worker 0 first reports the info keys of a spare env (first start only); with ``choose``,
         # also the time of one of its steps, from which ``choose`` gives the worker count (at most
         # num_workers, the processes started): the rest are told to exit before they build envs.
@@ -704,10 +704,11 @@ class WorkerGroup:
             chosen = max(1, min(self.num_workers, self._choose(self.probed_step_s)))
             if chosen < self.num_workers:
                 # Not built anything yet (no envs, no channel): ended at once, not asked.
-                for w in range(chosen, self.num_workers):
-                    self._conns[w].close()
-                    self._processes[w].kill()
-                    self._processes[w].join()
+                for conn, process in zip(self._conns[chosen:], self._processes[chosen:]):
+                    if conn is not None:
+                        conn.close()
+                    process.kill()
+                    process.join()
                 del self._processes[chosen:], self._conns[chosen:]
                 self._layout(chosen)
         for w in range(self.num_workers):
@@ -874,7 +875,7 @@ class PythonEnvSource:
         elif sync and spare_env and _every_cpu_workers(len(env_fns)) > default_num_workers(len(env_fns)):
             # Sync mode: every CPU or every CPU but one, by the spare env's step time.
             num_workers = _every_cpu_workers(len(env_fns))
-            choose = lambda step_s, n=len(env_fns): sync_num_workers(n, step_s)  # noqa: E731
+            choose = functools.partial(sync_num_workers, len(env_fns))
         else:
             num_workers = default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
