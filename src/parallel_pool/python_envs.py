@@ -669,7 +669,7 @@ class WorkerGroup:
         self._env_fns = list(env_fns)
         # Worker 0 first reports the info keys of a spare env (first start only); with ``choose``,
         # also the time of one of its steps, from which ``choose`` gives the worker count (at most
-        # num_workers, the processes started): the rest are told to exit before they build envs.
+        # num_workers, the processes started): the rest are ended before they build envs.
         self._probe_info = probe_info or choose is not None
         self._choose = choose
         self.probed_info: dict[str, tuple[str, tuple[int, ...]]] | None = None
