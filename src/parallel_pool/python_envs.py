@@ -136,7 +136,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import importlib
 import multiprocessing
 import os
@@ -515,7 +514,7 @@ def _info_entry_type(value: Any) -> tuple[str, tuple[int, ...]] | None:
     return dtype.name, shape
 
 
-def _probe_info(env_fn: Callable[[], gymnasium.Env], time_steps: bool = False
+def _probe_spare_env(env_fn: Callable[[], gymnasium.Env], time_steps: bool = False
                 ) -> tuple[dict[str, tuple[str, tuple[int, ...]]], float | None]:
     """The typed-row info keys of a spare env from ``env_fn``: those of its first reset's and step's
     info (an env that raises there gives what it gave before); and, with ``time_steps``, the CPU time
@@ -588,7 +587,7 @@ def _worker_main(conn: Connection, worker: int, probe: bytes | None = None, time
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         if probe is not None:
-            conn.send(("probed", *_probe_info(cloudpickle.loads(probe), time_steps)))
+            conn.send(("probed", *_probe_spare_env(cloudpickle.loads(probe), time_steps)))
         message = conn.recv()
         if message[0] != "build":
             return
@@ -665,13 +664,14 @@ class WorkerGroup:
     """
 
     def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], num_workers: int,
-                 probe_info: bool = False, choose: Callable[[float | None], int] | None = None) -> None:
+                 probe_info: bool = False, time_steps: bool = False) -> None:
         self._env_fns = list(env_fns)
-        # Worker 0 first reports the info keys of a spare env (first start only); with ``choose``,
-        # also the time of one of its steps, from which ``choose`` gives the worker count (at most
-        # num_workers, the processes started): the rest are ended before they build envs.
-        self._probe_info = probe_info or choose is not None
-        self._choose = choose
+        # Worker 0 first reports the info keys of a spare env (first start only); with
+        # ``time_steps`` (sync mode, default workers: needs ``probe_info``), also the time of one of
+        # its steps, from which ``sync_num_workers`` gives the worker count (at most num_workers,
+        # the processes started): the rest are ended before they build envs.
+        self._probe_info = probe_info
+        self._time_steps = time_steps and probe_info
         self.probed_info: dict[str, tuple[str, tuple[int, ...]]] | None = None
         self.probed_step_s: float | None = None
         self._layout(num_workers)
@@ -692,6 +692,7 @@ class WorkerGroup:
         # consecutive jobs go to different workers, which all stay busy with fewer threads than envs.
         self.worker_of_env = [i % self.num_workers for i in range(num_envs)]
         self.env_ids: list[list[int]] = [list(range(w, num_envs, self.num_workers)) for w in range(self.num_workers)]
+        self._payloads: list[bytes] | None = None  # each worker's env factories, pickled once (_build)
 
     # -- start-up --
     def start(self) -> list[tuple]:
@@ -700,8 +701,8 @@ class WorkerGroup:
             self._spawn(w, first=True)
         if self._probe_info:
             _, self.probed_info, self.probed_step_s = self._receive(0, "probing a spare env")
-        if self._choose is not None:
-            chosen = max(1, min(self.num_workers, self._choose(self.probed_step_s)))
+        if self._time_steps:
+            chosen = max(1, min(self.num_workers, sync_num_workers(len(self._env_fns), self.probed_step_s)))
             if chosen < self.num_workers:
                 # Not built anything yet (no envs, no channel): ended at once, not asked.
                 for conn, process in zip(self._conns[chosen:], self._processes[chosen:]):
@@ -719,7 +720,7 @@ class WorkerGroup:
         parent, child = self._context.Pipe()
         probe = cloudpickle.dumps(self._env_fns[0]) if first and w == 0 and self._probe_info else None
         process = self._context.Process(
-            target=_worker_main, args=(child, w, probe, self._choose is not None),
+            target=_worker_main, args=(child, w, probe, self._time_steps),
             name=f"parallel_pool-python-worker-{w}", daemon=True,
         )
         process.start()
@@ -730,8 +731,10 @@ class WorkerGroup:
     def _build(self, w: int) -> None:
         conn = self._conns[w]
         assert conn is not None
+        if self._payloads is None:
+            self._payloads = [cloudpickle.dumps([self._env_fns[i] for i in ids]) for ids in self.env_ids]
         try:
-            conn.send(("build", self.env_ids[w], cloudpickle.dumps([self._env_fns[i] for i in self.env_ids[w]])))
+            conn.send(("build", self.env_ids[w], self._payloads[w]))
         except (OSError, ValueError):
             pass  # a worker that died: _report says so
 
@@ -869,13 +872,13 @@ class PythonEnvSource:
         info_keys = _check_info_keys(extra["info_keys"])
         # Types to infer: every key (None), or some named keys (a list): from a spare env.
         spare_env = not isinstance(info_keys, dict)
-        choose = None
+        time_steps = False
         if num_workers:
             num_workers = min(num_workers, len(env_fns))
         elif sync and spare_env and _every_cpu_workers(len(env_fns)) > default_num_workers(len(env_fns)):
             # Sync mode: every CPU or every CPU but one, by the spare env's step time.
             num_workers = _every_cpu_workers(len(env_fns))
-            choose = functools.partial(sync_num_workers, len(env_fns))
+            time_steps = True
         else:
             num_workers = default_num_workers(len(env_fns))
         if pool["num_threads"] == 0:
@@ -890,7 +893,7 @@ class PythonEnvSource:
         _check_pool_options(pool)
         pool["env_kwargs"] = env_kwargs  # the pool's config says what its envs were made with
         pickle_bytes = _check_info_pickle(extra["info_pickle"])
-        workers = WorkerGroup(env_fns, num_workers, probe_info=spare_env, choose=choose)
+        workers = WorkerGroup(env_fns, num_workers, probe_info=spare_env, time_steps=time_steps)
         try:
             native, spec = self._start(workers, pool, info_keys, pickle_bytes, spin, sync)
         except BaseException:
