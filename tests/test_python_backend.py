@@ -524,7 +524,10 @@ def _gone(pid: int, within: float = 5.0) -> bool:
 
 
 _PARENT = textwrap.dedent("""
-    import sys, time, numpy as np, parallel_pool
+    import signal, sys, time, numpy as np, parallel_pool
+    # A terminal's Ctrl-C, as a user has it: Python's handler even when SIGINT came in ignored (the
+    # children of a background job inherit SIG_IGN, and Python then installs none).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if __name__ == "__main__":
         env = parallel_pool.make("gymnasium:CartPole-v1", num_envs=4, num_workers=2, seed=0)
         env.reset()

@@ -36,7 +36,10 @@ STEP_SLEEP_US = 1_500_000  # env i's step takes (1 + i % 4) * 1.5 s
 CHILD_TIMEOUT = 240.0
 
 _CHILD_COMMON = """
-import sys, time
+import signal, sys, time
+# A terminal's Ctrl-C, as a user has it: Python's handler even when SIGINT came in ignored (the
+# children of a background job inherit SIG_IGN, and Python then installs none).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 
 def block(name):
