@@ -209,6 +209,40 @@ def test_dict_spaces_round_trip_and_env_spaces_are_kept() -> None:
         env.close()
 
 
+class OneKeyEnv(gym.Env):
+    """A Dict observation of a single key: the flat unpacking path's one-key case."""
+
+    observation_space = spaces.Dict({"x": spaces.Box(-1e9, 1e9, (3,), np.float64)})
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return {"x": np.full(3, 0.0)}, {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.t += 1 + int(action)
+        return {"x": np.full(3, float(self.t))}, 1.0, self.t > 5, False, {}
+
+
+@pytest.mark.parametrize("batch_size", [None, 1])
+def test_a_one_key_dict_observation_is_a_dict_of_that_key(batch_size: int | None) -> None:
+    env = parallel_pool.make_python([OneKeyEnv] * 2, num_workers=1, batch_size=batch_size)
+    try:
+        obs, info = env.reset() if batch_size is None else (env.async_reset(), env.recv())[1][::4]
+        assert list(obs) == ["x"] and obs["x"].shape == (len(info["env_id"]), 3) and not obs["x"].any()
+        if batch_size is None:
+            obs, rew, term, trunc, info = env.step(np.array([0, 1]))
+            np.testing.assert_array_equal(obs["x"], [[1.0] * 3, [2.0] * 3])
+        else:
+            env.send(np.array([1]), info["env_id"])
+            obs, rew, term, trunc, info = env.recv()
+            assert list(obs) == ["x"] and obs["x"].shape == (1, 3)
+        assert list(info) == ["env_id", "elapsed_step"]
+    finally:
+        env.close()
+
+
 def test_spec_fields_of_each_space_kind() -> None:
     fields = dict(space_fields(CountingEnv().observation_space, "obs"))
     assert fields["pos"]["name"] == "obs:pos" and fields["pos"]["dtype"] == "float64"

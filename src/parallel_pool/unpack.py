@@ -106,10 +106,20 @@ class Unpacker:
             self._final_masked = [
                 (key, index["final:info:" + key], index["final:info:_" + key]) for key in spec.masked_info_keys
             ]
-        self._simple = (isinstance(self._obs, int) and not self._groups and self._final_mask is None
-                        and not self._masked and self._pickled is None)
-        # The obs array's index on the simple path (-1 when it is not taken).
+        # The flat layout, nearly every native task's: one obs array or a plain dict of them (no
+        # text, not a tuple), and info entries at the top level only. unpack() then takes one path
+        # of C-level calls (itemgetter, zip, dict), with no further Python frame: it runs on every
+        # step and recv, and its cost is a share of a fast env's own step time.
+        self._simple = (not self._tuple_obs and not self._text_keys and not self._groups
+                        and self._final_mask is None and not self._masked and self._pickled is None)
+        # On the flat path: the obs array's index, or -1 and the dict's keys and their getter.
         self._simple_obs = self._obs if isinstance(self._obs, int) else -1
+        self._obs_keys: tuple[str, ...] = ()
+        self._obs_getter: Any = None
+        if not isinstance(self._obs, int):
+            self._obs_keys = tuple(key for key, _ in self._obs)
+            obs_getter = operator.itemgetter(*[i for _, i in self._obs])
+            self._obs_getter = obs_getter if len(self._obs) != 1 else (lambda a, g=obs_getter: (g(a),))
 
     def obs(self, arrays: tuple) -> Any:
         if isinstance(self._obs, int):
@@ -191,9 +201,10 @@ class Unpacker:
 
     def unpack(self, arrays: tuple) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._simple:
-            # One obs array and flat info: the common case, without the general path's branches.
+            # The flat layout (see __init__): the common case, without the general path's branches.
             return (
-                arrays[self._simple_obs],
+                arrays[self._simple_obs] if self._simple_obs >= 0
+                else dict(zip(self._obs_keys, self._obs_getter(arrays))),
                 arrays[self._reward],
                 arrays[self._terminated],
                 arrays[self._truncated],
