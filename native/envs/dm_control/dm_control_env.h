@@ -267,10 +267,11 @@ class DmControlEnv : public Env {
   }
 
  protected:
-  DmControlEnv(const EnvSpec& spec, int env_id, const ModelPtr& compiled, const TaskInfo& info, ObsLayout obs,
-               ObsLayout task_state = {})
+  // `edits_model`: the domain writes into its model (Physics' own_copy).
+  DmControlEnv(const EnvSpec& spec, int env_id, const ModelPtr& compiled, bool edits_model, const TaskInfo& info,
+               ObsLayout obs, ObsLayout task_state = {})
       : Env(spec, env_id),
-        physics_(compiled.get()),
+        physics_(compiled, edits_model),
         m_(physics_.model()),
         d_(physics_.data()),
         n_sub_steps_(NumSubSteps(spec.config, info, compiled->opt.timestep)),

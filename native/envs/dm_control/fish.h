@@ -12,6 +12,7 @@ enum class FishTask { kUpright, kSwim };
 
 class FishEnv final : public SuiteEnv<FishEnv, FishTask> {
  public:
+  static constexpr bool kEditsModel = true;  // the target's position and visibility, per episode
   static constexpr int kNumJoints = 7;
   static TaskInfo Info(Task task) { return {"fish", task == Task::kUpright ? "upright" : "swim", 40, .04}; }
   static ModelPtr Model(const Config& config, Task /*task*/) { return SuiteModel(config, "fish.xml"); }

@@ -55,21 +55,32 @@ inline ModelPtr CompileModel(const std::string& suite_dir, const std::string& xm
   return shared;
 }
 
-// One env's simulation: its own copy of the model (tasks edit theirs: reacher's target size and
-// position, finger's damping, point_mass's gains) and its own mjData.
+// One env's simulation: its own mjData, and its model. A domain that edits its model (reacher's
+// target size and position, finger's damping, point_mass's gains, quadruped's terrain: `own_copy`)
+// gets a full copy of its own. Every other env shares the compiled model's arrays with all envs of
+// the process and owns only a copy of the mjModel struct, so that what the struct itself holds (the
+// options: Reset's forward with actuation off sets a disable flag) stays its own: a suite model is
+// ~12 MB with its textures (cheetah), and many envs stepping one set of arrays share them in cache,
+// as the MuJoCo family's envs do.
 class Physics {
  public:
-  explicit Physics(const mjModel* compiled) : m_(mj_copyModel(nullptr, compiled)), d_(nullptr) {
-    if (m_ == nullptr) throw std::runtime_error("mj_copyModel failed (out of memory?)");
+  Physics(ModelPtr compiled, bool own_copy) : compiled_(std::move(compiled)) {
+    if (own_copy) {
+      m_ = mj_copyModel(nullptr, compiled_.get());
+      if (m_ == nullptr) throw std::runtime_error("mj_copyModel failed (out of memory?)");
+    } else {
+      shared_ = std::make_unique<mjModel>(*compiled_);
+      m_ = shared_.get();
+    }
     d_ = mj_makeData(m_);
     if (d_ == nullptr) {
-      mj_deleteModel(m_);
+      if (!shared_) mj_deleteModel(m_);
       throw std::runtime_error("mj_makeData failed (out of memory?)");
     }
   }
   ~Physics() {
     mj_deleteData(d_);
-    mj_deleteModel(m_);
+    if (!shared_) mj_deleteModel(m_);
   }
   Physics(const Physics&) = delete;
   Physics& operator=(const Physics&) = delete;
@@ -139,8 +150,10 @@ class Physics {
     return i < static_cast<int>(sizeof(kNames) / sizeof(kNames[0])) ? kNames[i] : "mjWARN_UNKNOWN";
   }
 
-  mjModel* m_;
-  mjData* d_;
+  ModelPtr compiled_;
+  std::unique_ptr<mjModel> shared_;  // the struct of a shared model; null when m_ is a full copy
+  mjModel* m_ = nullptr;
+  mjData* d_ = nullptr;
 };
 
 }  // namespace pp::dm_control

@@ -12,6 +12,7 @@ enum class PointMassTask { kEasy, kHard };
 
 class PointMassEnv final : public SuiteEnv<PointMassEnv, PointMassTask> {
  public:
+  static constexpr bool kEditsModel = true;  // the tendons' wrap parameters (its gains), per episode
   static TaskInfo Info(Task task) { return {"point_mass", task == Task::kEasy ? "easy" : "hard", 20, 0}; }
   static ModelPtr Model(const Config& config, Task /*task*/) { return SuiteModel(config, "point_mass.xml"); }
   static ObsLayout Layout(const mjModel& m, Task /*task*/) { return {{"position", {m.nq}}, {"velocity", {m.nv}}}; }

@@ -12,6 +12,7 @@ enum class ReacherTask { kEasy, kHard };
 
 class ReacherEnv final : public SuiteEnv<ReacherEnv, ReacherTask> {
  public:
+  static constexpr bool kEditsModel = true;  // the target's size and position, per episode
   static TaskInfo Info(Task task) { return {"reacher", task == Task::kEasy ? "easy" : "hard", 20, 0}; }
   static ModelPtr Model(const Config& config, Task /*task*/) { return SuiteModel(config, "reacher.xml"); }
   static ObsLayout Layout(const mjModel& m, Task /*task*/) {

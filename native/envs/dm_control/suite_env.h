@@ -16,6 +16,8 @@ namespace pp::dm_control {
 //   static ModelPtr Model(const Config&, Task);                 the compiled (cached) model
 //   static ObsLayout Layout(const mjModel&, Task);              get_observation's keys and shapes
 //   static ObsLayout TaskStateLayout(Task) (optional);          expose_physics_state's task entries
+//   static constexpr bool kEditsModel = true (optional);        it writes into its model: each env
+//                                                               then gets a full copy (Physics)
 template <typename Derived, typename TaskT>
 class SuiteEnv : public DmControlEnv {
  public:
@@ -27,6 +29,7 @@ class SuiteEnv : public DmControlEnv {
                       Derived::TaskStateLayout(task));
   }
   static ObsLayout TaskStateLayout(Task /*task*/) { return {}; }
+  static constexpr bool kEditsModel = false;
 
  protected:
   SuiteEnv(const EnvSpec& spec, int env_id, Task task)
@@ -40,7 +43,7 @@ class SuiteEnv : public DmControlEnv {
 
  private:
   SuiteEnv(const EnvSpec& spec, int env_id, Task task, const ModelPtr& model)
-      : DmControlEnv(spec, env_id, model, Derived::Info(task), Derived::Layout(*model, task),
+      : DmControlEnv(spec, env_id, model, Derived::kEditsModel, Derived::Info(task), Derived::Layout(*model, task),
                      Derived::TaskStateLayout(task)),
         task_(task) {}
 };

@@ -14,6 +14,7 @@ enum class SwimmerTask { kSwimmer6, kSwimmer15 };
 
 class SwimmerEnv final : public SuiteEnv<SwimmerEnv, SwimmerTask> {
  public:
+  static constexpr bool kEditsModel = true;  // the target's geom and light positions, per episode
   static int NumBodies(Task task) { return task == Task::kSwimmer6 ? 6 : 15; }
   static TaskInfo Info(Task task) { return {"swimmer", task == Task::kSwimmer6 ? "swimmer6" : "swimmer15", 30, .03}; }
   static ModelPtr Model(const Config& config, Task task) {
