@@ -13,7 +13,7 @@ enum class FingerTask { kSpin, kTurnEasy, kTurnHard };
 
 class FingerEnv final : public SuiteEnv<FingerEnv, FingerTask> {
  public:
-  static constexpr bool kEditsModel = true;  // its target site and the hinge's damping, per episode
+  static constexpr bool kEditsModel = true;      // its target site and the hinge's damping, per episode
   static constexpr double kSpinVelocity = 15.0;  // _SPIN_VELOCITY
   static constexpr int kMaxAttempts = 1000;      // _set_random_joint_angles' max_attempts
 

@@ -15,7 +15,7 @@ enum class LqrTask { kLqr21, kLqr62 };
 
 class LqrEnv final : public SuiteEnv<LqrEnv, LqrTask> {
  public:
-  static constexpr bool kEditsModel = true;  // the joints' stiffness and damping, per episode
+  static constexpr bool kEditsModel = true;        // the joints' stiffness and damping, per episode
   static constexpr double kControlCostCoef = 0.1;  // _CONTROL_COST_COEF
   static constexpr double kTerminalTol = 1e-6;     // LQRLevel._TERMINAL_TOL
   static constexpr double kStiffnessLow = 15, kStiffnessHigh = 25, kDampingLow = 0, kDampingHigh = 0;

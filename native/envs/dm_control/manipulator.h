@@ -17,7 +17,7 @@ enum class ManipulatorTask { kBringBall, kBringPeg, kInsertBall, kInsertPeg };
 
 class ManipulatorEnv final : public SuiteEnv<ManipulatorEnv, ManipulatorTask> {
  public:
-  static constexpr bool kEditsModel = true;  // the target's body pose, per episode
+  static constexpr bool kEditsModel = true;                // the target's body pose, per episode
   static constexpr double kClose = .01;                    // _CLOSE
   static constexpr double kPInHand = .1, kPInTarget = .1;  // _P_IN_HAND, _P_IN_TARGET
   static constexpr int kNumTouch = 5;                      // _TOUCH_SENSORS

@@ -24,7 +24,7 @@ enum class QuadrupedTask { kWalk, kRun, kFetch, kEscape };
 
 class QuadrupedEnv final : public SuiteEnv<QuadrupedEnv, QuadrupedTask> {
  public:
-  static constexpr bool kEditsModel = true;  // the terrain's height field (escape), per episode
+  static constexpr bool kEditsModel = true;                 // the terrain's height field (escape), per episode
   static constexpr double kRunSpeed = 5, kWalkSpeed = 0.5;  // _RUN_SPEED, _WALK_SPEED
   static constexpr int kMaxAttempts = 10000;                // _find_non_contacting_height's
   static constexpr int kHeightfield = 0;                    // _HEIGHTFIELD_ID

@@ -18,7 +18,7 @@ enum class StackerTask { kStack2, kStack4 };
 class StackerEnv final : public SuiteEnv<StackerEnv, StackerTask> {
  public:
   static constexpr bool kEditsModel = true;  // the target's body position, per episode
-  static constexpr double kClose = .01;  // _CLOSE
+  static constexpr double kClose = .01;      // _CLOSE
   static constexpr int kMaxBoxes = 4;
 
   static int NumBoxes(Task task) { return task == Task::kStack2 ? 2 : 4; }
