@@ -16,12 +16,6 @@ from parallel_pool.spec import EnvSpec
 from parallel_pool.unpack import Unpacker
 
 
-def check_timeout(timeout: Any) -> None:
-    """Refuses a recv timeout other than None or a number of seconds >= 0."""
-    if not isinstance(timeout, (int, float)) or timeout < 0:
-        raise ValueError(f"timeout must be None or a non-negative number of seconds, got {timeout!r}")
-
-
 class BasePoolEnv:
     """A batch of ``num_envs`` envs of one task, stepped by a native thread pool.
 
@@ -179,8 +173,8 @@ class BasePoolEnv:
         self._native.send(action, env_id)
 
     def _recv_arrays(self, timeout: float | None) -> tuple:
-        if timeout is not None:
-            check_timeout(timeout)
+        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout < 0):
+            raise ValueError(f"timeout must be None or a non-negative number of seconds, got {timeout!r}")
         arrays, errors = self._native.recv(timeout)
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=False))

@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import VectorEnv
 
-from parallel_pool.base import BasePoolEnv, check_timeout
+from parallel_pool.base import BasePoolEnv
 from parallel_pool.errors import EnvError
 from parallel_pool.options import gymnasium_autoreset_mode
 
@@ -95,13 +95,7 @@ class GymnasiumEnv(BasePoolEnv, VectorEnv, gymnasium.Env):  # type: ignore[misc]
         Raises ``RuntimeError`` instead of blocking for ever when fewer than ``batch_size`` envs are
         in flight.
         """
-        # The hot path of async stepping: kept flat on purpose, as step() (one Python frame here).
-        if timeout is not None:
-            check_timeout(timeout)
-        arrays, errors = self._native.recv(timeout)
-        if errors:
-            raise EnvError(errors, self._unpack(arrays))
-        return self._unpack(arrays)
+        return self._unpack(self._recv_arrays(timeout))
 
 
 class GymEnv(GymnasiumEnv):

@@ -54,6 +54,15 @@ def decode_text(array: np.ndarray) -> Any:
     return raw.astype(str)
 
 
+def _tuple_getter(indices: list[int]) -> Any:
+    """``arrays -> tuple(arrays[i] for i in indices)`` at C speed (itemgetter of one index returns
+    the item itself, not a 1-tuple, and of none is refused: both are wrapped)."""
+    if not indices:
+        return lambda arrays: ()
+    getter = operator.itemgetter(*indices)
+    return getter if len(indices) != 1 else (lambda arrays: (getter(arrays),))
+
+
 class Unpacker:
     """Turns the native field arrays of one recv into ``(obs, reward, terminated, truncated, info)``."""
 
@@ -82,9 +91,7 @@ class Unpacker:
             else:
                 self._info.append((key, i))
         self._info_keys = tuple(key for key, _ in self._info)
-        # itemgetter of one index returns the item itself, not a 1-tuple: always ask for a tuple.
-        getter = operator.itemgetter(*[i for _, i in self._info]) if self._info else (lambda a: ())
-        self._info_getter = getter if len(self._info) != 1 else (lambda a, g=getter: (g(a),))
+        self._info_getter = _tuple_getter([i for _, i in self._info])
         # A Python env's info (python_envs.py): keys a row may lack, each with its "_key" mask field,
         # and the pickled entries.
         self._masked = [(key, index["info:" + key], index["info:_" + key]) for key in spec.masked_info_keys]
@@ -112,23 +119,23 @@ class Unpacker:
         # step and recv, and its cost is a share of a fast env's own step time.
         self._simple = (not self._tuple_obs and not self._text_keys and not self._groups
                         and self._final_mask is None and not self._masked and self._pickled is None)
-        # On the flat path: the obs array's index, or -1 and the dict's keys and their getter.
+        # The obs array's index (-1 when there are several), or the obs fields' keys and a getter of
+        # their arrays (a dict's values, a tuple's items).
         self._simple_obs = self._obs if isinstance(self._obs, int) else -1
         self._obs_keys: tuple[str, ...] = ()
         self._obs_getter: Any = None
         if not isinstance(self._obs, int):
             self._obs_keys = tuple(key for key, _ in self._obs)
-            obs_getter = operator.itemgetter(*[i for _, i in self._obs])
-            self._obs_getter = obs_getter if len(self._obs) != 1 else (lambda a, g=obs_getter: (g(a),))
+            self._obs_getter = _tuple_getter([i for _, i in self._obs])
 
     def obs(self, arrays: tuple) -> Any:
         if isinstance(self._obs, int):
             return arrays[self._obs]
         if self._tuple_obs:
-            return tuple(arrays[i] for _, i in self._obs)
+            return self._obs_getter(arrays)
         if self._text_keys:
             return {key: decode_text(arrays[i]) if key in self._text_keys else arrays[i] for key, i in self._obs}
-        return {key: arrays[i] for key, i in self._obs}
+        return dict(zip(self._obs_keys, self._obs_getter(arrays)))
 
     def info(self, arrays: tuple) -> dict[str, Any]:
         info = dict(zip(self._info_keys, self._info_getter(arrays)))
@@ -191,9 +198,9 @@ class Unpacker:
         if isinstance(self._obs, int):
             obs: Any = arrays[self._obs]
         elif self._tuple_obs:
-            obs = tuple(arrays[i] for _, i in self._obs)
+            obs = self._obs_getter(arrays)
         else:
-            obs = {key: arrays[i] for key, i in self._obs}
+            obs = dict(zip(self._obs_keys, self._obs_getter(arrays)))
         info = dict(zip(self._info_keys, self._info_getter(arrays)))
         for group, entries in self._groups.items():
             info[group] = {key: arrays[i] for key, i in entries}
