@@ -2,9 +2,12 @@
 // through the output layout and the episode bookkeeping, and batches handed off by the ring.
 #include "pool.h"
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -29,6 +32,61 @@ int64_t SlowJobNanos() {
            res.tv_nsec;
   }();
   return nanos;
+}
+
+// A job over SlowJobNanos() of wall time is slow only if its thread held on to it that long: the
+// time the thread waited to run (preempted on a busy machine: the host's other work, a neighbour's
+// burst) is not the job's, time it ran or blocked is. The kernel counts that wait per thread (the
+// run delay in /proc/thread-self/schedstat). Reading it costs a system call, so a thread reads it
+// at most once per tick of the coarse clock (MarkRunDelay before each timed job) and again only
+// when a job's wall time is over the threshold (RanSlow). The first reading predates the job by at
+// most a tick, so at most a tick of earlier waiting is taken off the job's time. Where the file
+// cannot be read, no waiting is taken off (a preempted job counts as slow, as it did before).
+class RunDelayFile {
+ public:
+  RunDelayFile() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+  ~RunDelayFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  RunDelayFile(const RunDelayFile&) = delete;
+  RunDelayFile& operator=(const RunDelayFile&) = delete;
+
+  // Nanoseconds this thread has waited on a run queue since it started, or 0 if unknown.
+  int64_t Read() const {
+    if (fd_ < 0) return 0;
+    char buf[96];
+    const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    // "<ns on the CPU> <ns waiting on a run queue> <time slices>"
+    char* end = nullptr;
+    std::strtoll(buf, &end, 10);
+    if (end == buf) return 0;
+    return std::strtoll(end, nullptr, 10);
+  }
+
+ private:
+  int fd_;
+};
+
+thread_local int64_t t_mark_wall = -1;  // the coarse time of this thread's last run-delay reading
+thread_local int64_t t_mark_delay = 0;  // that reading
+
+int64_t RunDelayNanos() {
+  static thread_local const RunDelayFile file;
+  return file.Read();
+}
+
+void MarkRunDelay(int64_t coarse_now) {
+  if (coarse_now == t_mark_wall) return;
+  t_mark_wall = coarse_now;
+  t_mark_delay = RunDelayNanos();
+}
+
+// `start` is the coarse time MarkRunDelay was given before the job, `end` the coarse time after it.
+bool RanSlow(int64_t start, int64_t end) {
+  if (end - start <= SlowJobNanos()) return false;
+  return end - start - (RunDelayNanos() - t_mark_delay) > SlowJobNanos();
 }
 
 std::chrono::steady_clock::duration Seconds(double s) {
@@ -414,11 +472,12 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
         continue;
       }
       const int64_t start = CoarseNanos();
+      MarkRunDelay(start);
       if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
       // A run of posted jobs (RunJobs) is timed as one job: it holds the caller as long.
       RunJobs(env_id);
       const int64_t end = CoarseNanos();
-      if (end - start > SlowJobNanos()) {
+      if (RanSlow(start, end)) {
         // One slow job is enough: this caller waits from now on, until the workers see twice as
         // many quick steps in a row as last time.
         quick_streak_.store(0, std::memory_order_relaxed);
@@ -469,8 +528,9 @@ void Pool::RunWorkerJob(int env_id) {
   // A run of posted jobs counts as quick only when the whole run is (a caller with poll_s runs
   // such runs whole).
   const int64_t start = CoarseNanos();
+  MarkRunDelay(start);
   const int steps = RunJobs(env_id);
-  if (CoarseNanos() - start > SlowJobNanos()) {
+  if (RanSlow(start, CoarseNanos())) {
     quick_streak_.store(0, std::memory_order_relaxed);
   } else if (steps > 0 && quick_streak_.fetch_add(steps, std::memory_order_relaxed) + steps >=
                               quick_target_.load(std::memory_order_relaxed)) {

@@ -3,6 +3,10 @@
 // across thread counts, and per-player rows.
 #include "core/pool.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -1500,6 +1504,119 @@ TEST(PolledStepsOfQuickEnvsAllArrive) {
     if (!CHECK(CheckRows(v))) return;
   }
   CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");  // nothing left in flight
+}
+
+namespace {
+
+// An env whose step spins for step_sleep_us of its thread's CPU time (not wall time: preempted, it
+// takes longer), counting the steps that the thread marked as the caller runs.
+std::atomic<int> g_caller_steps{0};
+std::atomic<std::thread::id> g_caller_thread{};
+
+int64_t ThreadCpuMicros() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000 + t.tv_nsec / 1000;
+}
+
+class SpinningEnv : public pp::Env {
+ public:
+  SpinningEnv(const pp::EnvSpec& spec, int env_id)
+      : Env(spec, env_id),
+        obs_(spec.StateIndex("obs")),
+        num_players_(spec.StateIndex("info:num_players")),
+        spin_us_(spec.config.GetInt("step_sleep_us")) {}
+  void Reset() override { Write(); }
+  pp::StepResult Step(const pp::Action& /*action*/) override {
+    const int64_t until = ThreadCpuMicros() + spin_us_;
+    while (ThreadCpuMicros() < until) {
+    }
+    if (std::this_thread::get_id() == g_caller_thread.load()) g_caller_steps.fetch_add(1);
+    Write();
+    return pp::StepResult{};
+  }
+
+ private:
+  void Write() {
+    pp::Slot slot = Allocate(1);
+    slot.Get<float>(obs_)[0] = 0.0f;
+    slot.Get<float>(obs_)[1] = -1.0f;
+    *slot.Get<int32_t>(num_players_) = 1;
+  }
+  int obs_, num_players_;
+  int64_t spin_us_;
+};
+
+std::unique_ptr<Pool> MakeSpinningPool(const pp::PoolOptions& options, int64_t spin_us) {
+  static const auto task = [] {
+    pp::TaskEntry entry = *Task();
+    entry.task_id = "Spinning-v0";
+    entry.make_env = [](const pp::EnvSpec& spec, int env_id) -> std::unique_ptr<pp::Env> {
+      return std::make_unique<SpinningEnv>(spec, env_id);
+    };
+    return std::make_shared<const pp::TaskEntry>(std::move(entry));
+  }();
+  const Config config = {{"max_num_players", int64_t{1}}, {"step_sleep_us", spin_us}};
+  return std::make_unique<Pool>(task, pp::MakeSpec(*task, config), options);
+}
+
+bool PinThisThread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+}  // namespace
+
+// A polled caller stops running jobs after a slow one; a quick job whose thread was preempted is
+// not slow. The caller, the stand-in and four spinning threads share one CPU, so each 4 ms step
+// (of CPU time) takes several times that of wall time, well over kSlowJob: the caller must still
+// run the steps (timed by wall time alone it ran one or two, then left them all to the stand-in).
+TEST(PolledCallerKeepsRunningQuickJobsWhileItsThreadIsPreempted) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (!CHECK_EQ(pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed), 0)) return;
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
+  if (!CHECK(PinThisThread(cpu))) return;
+  g_caller_thread.store(std::this_thread::get_id());
+  g_caller_steps.store(0);
+  {
+    auto pool = MakeSpinningPool(Options(2, 2, 1), 4000);  // sync, no worker: the stand-in or the caller
+    const std::vector<int32_t> ids = Iota(2);
+    const std::vector<int64_t> guesses = {0, 0};
+    const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(guesses.data())};
+    auto step = [&] {
+      pp::OutputBlock* block = pool->Step(ids.data(), 2, actions, 0.02);
+      const auto start = Clock::now();
+      while (block == nullptr && Clock::now() - start < std::chrono::seconds(20)) block = pool->Recv(-1.0, 0.02);
+      if (block == nullptr) return false;
+      View v(*pool, block, 2);
+      return v.env_ids() == ids;
+    };
+    Reset(*pool, ids);
+    Recv(*pool);
+    // Alone on the CPU: the stand-in's quick steps let the caller run them.
+    for (int k = 0; k < 12; ++k) CHECK(step());
+    const int alone = g_caller_steps.exchange(0);
+    CHECK_GT(alone, 0);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> spinners;
+    for (int k = 0; k < 4; ++k) {
+      spinners.emplace_back([&] {
+        PinThisThread(cpu);
+        while (!stop.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
+    for (int k = 0; k < 15; ++k) CHECK(step());
+    stop.store(true);
+    for (auto& t : spinners) t.join();
+    CHECK_GE(g_caller_steps.load(), 20);  // of the 30 steps
+  }
+  CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed), 0);  // the other tests' CPUs
+  g_caller_thread.store(std::thread::id{});
 }
 
 // ---- split-phase envs (Env::Post): the engine's batch-level hand-offs -----------------------------
