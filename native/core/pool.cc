@@ -34,25 +34,48 @@ int64_t SlowJobNanos() {
   return nanos;
 }
 
-// A job over SlowJobNanos() of wall time is slow only if its thread held on to it that long: the
-// time the thread waited to run (preempted on a busy machine: the host's other work, a neighbour's
-// burst) is not the job's, time it ran or blocked is. The kernel counts that wait per thread (the
-// run delay in /proc/thread-self/schedstat). Reading it costs a system call, so a thread reads it
-// at most once per tick of the coarse clock (MarkRunDelay before each timed job) and again only
-// when a job's wall time is over the threshold (RanSlow). The first reading predates the job by at
-// most a tick, so at most a tick of earlier waiting is taken off the job's time. Where the file
-// cannot be read, no waiting is taken off (a preempted job counts as slow, as it did before).
-class RunDelayFile {
+// One thread's timing of its jobs. A job over SlowJobNanos() of wall time is slow only if its
+// thread held on to it that long: the time the thread waited to run (preempted on a busy
+// machine: the host's other work, a neighbour's burst) is not the job's, time it ran or blocked is.
+// The kernel counts that wait per thread (the run delay in /proc/thread-self/schedstat). Reading it
+// costs a system call, so Start reads it at most once per tick of the coarse clock, and Slow again
+// only when a job's wall time is over the threshold. Start's reading predates the job by at most a
+// tick, so at most a tick of earlier waiting is taken off the job's time. Where the file cannot be
+// read, no waiting is taken off (a preempted job counts as slow, as it did before).
+class JobClock {
  public:
-  RunDelayFile() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
-  ~RunDelayFile() {
+  JobClock() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+  ~JobClock() {
     if (fd_ >= 0) close(fd_);
   }
-  RunDelayFile(const RunDelayFile&) = delete;
-  RunDelayFile& operator=(const RunDelayFile&) = delete;
+  JobClock(const JobClock&) = delete;
+  JobClock& operator=(const JobClock&) = delete;
 
+  // The calling thread's clock.
+  static JobClock& ThisThread() {
+    static thread_local JobClock clock;
+    return clock;
+  }
+
+  // Before a job: the coarse time now (the job's start).
+  int64_t Start() {
+    const int64_t now = CoarseNanos();
+    if (now != mark_wall_) {
+      mark_wall_ = now;
+      mark_delay_ = RunDelay();
+    }
+    return now;
+  }
+
+  // Whether the job that started at `start` (Start) and ended at `end` (coarse time) was slow.
+  bool Slow(int64_t start, int64_t end) const {
+    if (end - start <= SlowJobNanos()) return false;
+    return end - start - (RunDelay() - mark_delay_) > SlowJobNanos();
+  }
+
+ private:
   // Nanoseconds this thread has waited on a run queue since it started, or 0 if unknown.
-  int64_t Read() const {
+  int64_t RunDelay() const {
     if (fd_ < 0) return 0;
     char buf[96];
     const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
@@ -65,29 +88,10 @@ class RunDelayFile {
     return std::strtoll(end, nullptr, 10);
   }
 
- private:
   int fd_;
+  int64_t mark_wall_ = -1;  // the coarse time of the last run-delay reading
+  int64_t mark_delay_ = 0;  // that reading
 };
-
-thread_local int64_t t_mark_wall = -1;  // the coarse time of this thread's last run-delay reading
-thread_local int64_t t_mark_delay = 0;  // that reading
-
-int64_t RunDelayNanos() {
-  static thread_local const RunDelayFile file;
-  return file.Read();
-}
-
-void MarkRunDelay(int64_t coarse_now) {
-  if (coarse_now == t_mark_wall) return;
-  t_mark_wall = coarse_now;
-  t_mark_delay = RunDelayNanos();
-}
-
-// `start` is the coarse time MarkRunDelay was given before the job, `end` the coarse time after it.
-bool RanSlow(int64_t start, int64_t end) {
-  if (end - start <= SlowJobNanos()) return false;
-  return end - start - (RunDelayNanos() - t_mark_delay) > SlowJobNanos();
-}
 
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
@@ -471,13 +475,13 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
         RunJobs(env_id);
         continue;
       }
-      const int64_t start = CoarseNanos();
-      MarkRunDelay(start);
+      JobClock& clock = JobClock::ThisThread();
+      const int64_t start = clock.Start();
       if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
       // A run of posted jobs (RunJobs) is timed as one job: it holds the caller as long.
       RunJobs(env_id);
       const int64_t end = CoarseNanos();
-      if (RanSlow(start, end)) {
+      if (clock.Slow(start, end)) {
         // One slow job is enough: this caller waits from now on, until the workers see twice as
         // many quick steps in a row as last time.
         quick_streak_.store(0, std::memory_order_relaxed);
@@ -527,10 +531,10 @@ void Pool::RunWorkerJob(int env_id) {
   // Resets do not count towards a quick streak: an env's reset is often much quicker than its step.
   // A run of posted jobs counts as quick only when the whole run is (a caller with poll_s runs
   // such runs whole).
-  const int64_t start = CoarseNanos();
-  MarkRunDelay(start);
+  JobClock& clock = JobClock::ThisThread();
+  const int64_t start = clock.Start();
   const int steps = RunJobs(env_id);
-  if (RanSlow(start, CoarseNanos())) {
+  if (clock.Slow(start, CoarseNanos())) {
     quick_streak_.store(0, std::memory_order_relaxed);
   } else if (steps > 0 && quick_streak_.fetch_add(steps, std::memory_order_relaxed) + steps >=
                               quick_target_.load(std::memory_order_relaxed)) {

@@ -123,7 +123,7 @@ class Pool final : public SlotAllocator {
   // A job that holds its thread longer than this is slow: a caller with poll_s stops running jobs
   // after one. Well under Ctrl-C's 100 ms budget, and long enough that a job of a fast env (MuJoCo,
   // Atari: under 1 ms) is never taken for slow on a busy machine: its wall time, less the time its
-  // thread waited to run (preempted), is what counts (pool.cc: RanSlow).
+  // thread waited to run (preempted), is what counts (pool.cc: JobClock).
   static constexpr std::chrono::milliseconds kSlowJob{10};
   // Consecutive quick steps the workers must see before a caller with poll_s runs jobs; doubled
   // each time such a caller then runs a slow one (up to kMaxQuickStreak), so that an env whose

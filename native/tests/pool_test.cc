@@ -806,13 +806,13 @@ class CountedEnv : public pp::Env {
       : Env(spec, env_id),
         obs_(spec.StateIndex("obs")),
         num_players_(spec.StateIndex("info:num_players")),
-        sleep_us_(spec.config.GetInt("step_sleep_us")) {
+        step_us_(spec.config.GetInt("step_sleep_us")) {
     g_live_envs.fetch_add(1);
   }
   ~CountedEnv() override { g_live_envs.fetch_sub(1); }
   void Reset() override { Write(); }
   pp::StepResult Step(const pp::Action& /*action*/) override {
-    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_ * (1 + env_id() % 4)));
+    std::this_thread::sleep_for(std::chrono::microseconds(step_us_ * (1 + env_id() % 4)));
     Write();
     return pp::StepResult{};
   }
@@ -821,28 +821,77 @@ class CountedEnv : public pp::Env {
     std::fill(rgb, rgb + n * n * 3, uint8_t{7});
   }
 
- private:
+ protected:
   void Write() {
     pp::Slot slot = Allocate(1);
     slot.Get<float>(obs_)[0] = 0.0f;
     slot.Get<float>(obs_)[1] = -1.0f;
     *slot.Get<int32_t>(num_players_) = 1;
   }
+  int64_t step_us() const { return step_us_; }
+
+ private:
   int obs_, num_players_;
-  int64_t sleep_us_;
+  int64_t step_us_;
 };
 
-std::unique_ptr<Pool> MakeCountedPool(const pp::PoolOptions& options, int64_t step_sleep_us) {
-  static const auto task = [] {
+// A CountedEnv whose step spins for step_sleep_us of its thread's CPU time (every env alike; not
+// wall time: preempted, it takes longer), counting the steps run by the thread marked as the caller.
+std::atomic<int> g_caller_steps{0};
+std::atomic<std::thread::id> g_caller_thread{};
+
+int64_t ThreadCpuMicros() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000 + t.tv_nsec / 1000;
+}
+
+class SpinningEnv : public CountedEnv {
+ public:
+  using CountedEnv::CountedEnv;
+  pp::StepResult Step(const pp::Action& /*action*/) override {
+    const int64_t until = ThreadCpuMicros() + step_us();
+    while (ThreadCpuMicros() < until) {
+    }
+    if (std::this_thread::get_id() == g_caller_thread.load()) g_caller_steps.fetch_add(1);
+    Write();
+    return pp::StepResult{};
+  }
+};
+
+// A pool of `E` envs (task `task_id`, GuessingGame's spec with one player and step_sleep_us).
+template <typename E>
+std::unique_ptr<Pool> MakePoolOf(const char* task_id, const pp::PoolOptions& options, int64_t step_sleep_us) {
+  static const auto task = [task_id] {
     pp::TaskEntry entry = *Task();
-    entry.task_id = "Counted-v0";
+    entry.task_id = task_id;
     entry.make_env = [](const pp::EnvSpec& spec, int env_id) -> std::unique_ptr<pp::Env> {
-      return std::make_unique<CountedEnv>(spec, env_id);
+      return std::make_unique<E>(spec, env_id);
     };
     return std::make_shared<const pp::TaskEntry>(std::move(entry));
   }();
   const Config config = {{"max_num_players", int64_t{1}}, {"step_sleep_us", step_sleep_us}};
   return std::make_unique<Pool>(task, pp::MakeSpec(*task, config), options);
+}
+
+std::unique_ptr<Pool> MakeCountedPool(const pp::PoolOptions& options, int64_t step_sleep_us) {
+  return MakePoolOf<CountedEnv>("Counted-v0", options, step_sleep_us);
+}
+
+bool PinThisThread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+// A polled step (the Python main thread's): Step with poll_s, then polled Recv calls until the
+// batch arrives (nullptr after 10 s).
+pp::OutputBlock* PolledStep(Pool& pool, const std::vector<int32_t>& ids, const std::vector<const std::byte*>& actions) {
+  pp::OutputBlock* block = pool.Step(ids.data(), static_cast<int>(ids.size()), actions, 0.02);
+  const auto start = Clock::now();
+  while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) block = pool.Recv(-1.0, 0.02);
+  return block;
 }
 
 // close() destroys the envs at once (an env may hold processes, ViZDoom's engines, that close()
@@ -1495,9 +1544,7 @@ TEST(PolledStepsOfQuickEnvsAllArrive) {
     const std::vector<int64_t> guesses = Guesses(*pool, 4, rng);
     const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(guesses.data())};
     const std::vector<int32_t> ids = Iota(4);
-    pp::OutputBlock* block = pool->Step(ids.data(), 4, actions, 0.02);
-    const auto start = Clock::now();
-    while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) block = pool->Recv(-1.0, 0.02);
+    pp::OutputBlock* block = PolledStep(*pool, ids, actions);
     if (!CHECK(block != nullptr)) return;
     View v(*pool, block, 4);
     CHECK(v.env_ids() == ids);
@@ -1505,69 +1552,6 @@ TEST(PolledStepsOfQuickEnvsAllArrive) {
   }
   CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");  // nothing left in flight
 }
-
-namespace {
-
-// An env whose step spins for step_sleep_us of its thread's CPU time (not wall time: preempted, it
-// takes longer), counting the steps that the thread marked as the caller runs.
-std::atomic<int> g_caller_steps{0};
-std::atomic<std::thread::id> g_caller_thread{};
-
-int64_t ThreadCpuMicros() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<int64_t>(t.tv_sec) * 1'000'000 + t.tv_nsec / 1000;
-}
-
-class SpinningEnv : public pp::Env {
- public:
-  SpinningEnv(const pp::EnvSpec& spec, int env_id)
-      : Env(spec, env_id),
-        obs_(spec.StateIndex("obs")),
-        num_players_(spec.StateIndex("info:num_players")),
-        spin_us_(spec.config.GetInt("step_sleep_us")) {}
-  void Reset() override { Write(); }
-  pp::StepResult Step(const pp::Action& /*action*/) override {
-    const int64_t until = ThreadCpuMicros() + spin_us_;
-    while (ThreadCpuMicros() < until) {
-    }
-    if (std::this_thread::get_id() == g_caller_thread.load()) g_caller_steps.fetch_add(1);
-    Write();
-    return pp::StepResult{};
-  }
-
- private:
-  void Write() {
-    pp::Slot slot = Allocate(1);
-    slot.Get<float>(obs_)[0] = 0.0f;
-    slot.Get<float>(obs_)[1] = -1.0f;
-    *slot.Get<int32_t>(num_players_) = 1;
-  }
-  int obs_, num_players_;
-  int64_t spin_us_;
-};
-
-std::unique_ptr<Pool> MakeSpinningPool(const pp::PoolOptions& options, int64_t spin_us) {
-  static const auto task = [] {
-    pp::TaskEntry entry = *Task();
-    entry.task_id = "Spinning-v0";
-    entry.make_env = [](const pp::EnvSpec& spec, int env_id) -> std::unique_ptr<pp::Env> {
-      return std::make_unique<SpinningEnv>(spec, env_id);
-    };
-    return std::make_shared<const pp::TaskEntry>(std::move(entry));
-  }();
-  const Config config = {{"max_num_players", int64_t{1}}, {"step_sleep_us", spin_us}};
-  return std::make_unique<Pool>(task, pp::MakeSpec(*task, config), options);
-}
-
-bool PinThisThread(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
-
-}  // namespace
 
 // A polled caller stops running jobs after a slow one; a quick job whose thread was preempted is
 // not slow. The caller, the stand-in and four spinning threads share one CPU, so each 4 ms step
@@ -1583,14 +1567,12 @@ TEST(PolledCallerKeepsRunningQuickJobsWhileItsThreadIsPreempted) {
   g_caller_thread.store(std::this_thread::get_id());
   g_caller_steps.store(0);
   {
-    auto pool = MakeSpinningPool(Options(2, 2, 1), 4000);  // sync, no worker: the stand-in or the caller
+    auto pool = MakePoolOf<SpinningEnv>("Spinning-v0", Options(2, 2, 1), 4000);  // sync, no worker
     const std::vector<int32_t> ids = Iota(2);
     const std::vector<int64_t> guesses = {0, 0};
     const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(guesses.data())};
     auto step = [&] {
-      pp::OutputBlock* block = pool->Step(ids.data(), 2, actions, 0.02);
-      const auto start = Clock::now();
-      while (block == nullptr && Clock::now() - start < std::chrono::seconds(20)) block = pool->Recv(-1.0, 0.02);
+      pp::OutputBlock* block = PolledStep(*pool, ids, actions);
       if (block == nullptr) return false;
       View v(*pool, block, 2);
       return v.env_ids() == ids;
