@@ -83,15 +83,20 @@ def _per_env_stream(make_pool, num_threads: int, seed: int, batch_size: int = 8)
         env.async_reset()
         per_env_actions = {e: np.random.default_rng(e).uniform(-2, 2, (1000, 1)).astype(np.float32) for e in range(8)}
         counts = collections.Counter()
-        for _ in range(300):
+        # Until every env has 30 transitions: which envs a batch holds depends on the scheduling (a
+        # thread preempted while it holds an env's job holds that env back for a while), each env's
+        # own stream does not. Each env's k-th action is the same whatever the order.
+        for _ in range(100_000):
+            if len(streams) == 8 and min(len(s) for s in streams.values()) >= 30:
+                break
             obs, rew, term, trunc, info = env.recv()
             ids = info["env_id"]
             for i, e in enumerate(ids):
                 streams[int(e)].append((obs[i].copy(), rew[i], term[i], trunc[i]))
-            env.send(np.stack([per_env_actions[int(e)][counts[int(e)]] for e in ids]), ids)
+            env.send(np.stack([per_env_actions[int(e)][counts[int(e)] % 1000] for e in ids]), ids)
             for e in ids:
                 counts[int(e)] += 1
-        streams = {e: s[:30] for e, s in streams.items()}  # every env got at least this many
+        streams = {e: s[:30] for e, s in streams.items()}
     env.close()
     return streams
 
