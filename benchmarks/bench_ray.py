@@ -39,11 +39,13 @@ Usage:
     python benchmarks/bench_ray.py --trace --num-envs 8 --modes sync async --rounds 2   # per-process CPU
     python benchmarks/bench_ray.py --timeline --num-envs 8 --calls 1000           # a sync call's parts
     python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
+    python benchmarks/bench_ray.py --tasks Pong-v5 --num-envs 8 --modes sync async --make-kwargs '{"stack_num": 1}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -181,7 +183,7 @@ def _pair(task: str, n: int, mode: str, args: argparse.Namespace) -> tuple[Any, 
     """The local pool, the distributed one, and a batch loop for each (``_rate``'s ``run_batches``)."""
     from parallel_pool.integrations.ray import make_distributed
 
-    kwargs: dict[str, Any] = {"seed": 0}
+    kwargs: dict[str, Any] = {"seed": 0, **args.make_kwargs}
     # The nodes' pool threads run at this process's nice value, as the local pool's do (under
     # `nice -n -20` both sides get -20; left at make_distributed's default 0 they would compete
     # with the machine's other work at a lower priority than the local pool).
@@ -576,6 +578,13 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
     return {"task": task, "n": n, "mode": mode, "driver_us": driver * 1e6, "node_us": [x * 1e6 for x in nodes]}
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object of make() kwargs, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["Pong-v5", "Ant-v5"])
@@ -585,6 +594,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout-steps", type=int, default=32, help="K: steps per rollout")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per timed measurement")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per cell")
+    parser.add_argument("--make-kwargs", type=_json_object, default={},
+                        help='JSON object of make() kwargs for both sides, e.g. \'{"stack_num": 1}\' (a quarter of '
+                             "Pong's bytes per step: what the sync cells owe to the bytes)")
     parser.add_argument("--threads-per-node", type=int, default=None,
                         help="each node pool's threads (default: the node's CPUs as Ray reports them, 1 here)")
     parser.add_argument("--profile", action="store_true", help="the data plane's CPU per batch, without Ray")
@@ -629,7 +641,8 @@ def main(argv: list[str] | None = None) -> int:
     threads = args.threads_per_node or 1
     print(f"# distributed pool (Ray {ray.__version__}, 2 nodes x n envs, {threads} thread(s) each) vs one local pool "
           f"(2n envs, 2 threads); {os.cpu_count()} CPUs; {args.rounds} interleaved rounds of {args.seconds} s; "
-          f"rollout K={args.rollout_steps}; load average {os.getloadavg()[0]:.1f} at start")
+          f"rollout K={args.rollout_steps}; load average {os.getloadavg()[0]:.1f} at start"
+          + (f"; make kwargs {json.dumps(args.make_kwargs)}" if args.make_kwargs else ""))
     cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 1, "temp_dir": os.path.join(temp_root, "ray"), "include_dashboard": False})
     rows = []
