@@ -520,7 +520,7 @@ def _wired_pool(task: str, n: int, batch: int, addresses: list[Any]) -> Any:
                          _policy_ref=None, _weights_ref=None, _recv_sequence=0, _sync_pending=None,
                          _sync_behind=[], num_envs=2 * n, batch_size=batch if batch < n else 2 * n, _nodes=[])
     for i, (host, port, token) in enumerate(addresses):
-        node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=np.zeros(n, dtype=bool))
+        node = distributed._Node(i, f"node{i}", i * n, i * n, None, busy=[False] * n)
         node.link = distributed._Link(host, port, bytes.fromhex(token), 60.0)
         pool._nodes.append(node)
     return pool
