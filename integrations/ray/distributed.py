@@ -539,7 +539,8 @@ class DistributedPool:
                 for node in waiting:
                     self._diagnose(node, TimeoutError("no answer"))  # raises, or restarts a dead node
                 continue
-            node = min(ready, key=lambda node: node.recv_requested)  # the longest waiting first
+            # The longest waiting first.
+            node = ready[0] if len(ready) == 1 else min(ready, key=lambda node: node.recv_requested)
             try:
                 frame = node.link.read()  # type: ignore[union-attr]
             except OSError as e:  # TimeoutError included: the frame stopped halfway
@@ -969,10 +970,13 @@ def make_distributed(
 def _readable(nodes: list[_Node], deadline: float) -> list[_Node]:
     """The nodes with a reply to read (stashed, or arriving) by ``deadline``; [] at the deadline.
     Ctrl-C interrupts the wait at once."""
-    stashed = [node for node in nodes if node.link is not None and node.link.stash]
-    if stashed:
-        return stashed
-    by_socket = {node.link.sock: node for node in nodes if node.link is not None}
+    by_socket = {}
+    for node in nodes:
+        link = node.link
+        if link is not None:
+            if link.stash:
+                return [node for node in nodes if node.link is not None and node.link.stash]
+            by_socket[link.sock] = node
     if not by_socket:
         return []
     ready, _, _ = select.select(list(by_socket), [], [], max(0.0, deadline - time.monotonic()))

@@ -40,6 +40,7 @@ __all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame"]
 _PREFIX = struct.Struct("<IIIQxxxx")  # kind, skeleton length, extra length, data length
 _ALIGN = 8  # every array starts 8-byte aligned in the receive buffer: its views need no copy
 _PAD = bytes(_ALIGN)
+_PICKLED_TRUE = pickle.dumps(True, protocol=pickle.HIGHEST_PROTOCOL)
 # sendmsg takes at most IOV_MAX (1024 on Linux) pieces per call; a frame of more is sent in parts.
 _MAX_PIECES = 512
 
@@ -185,7 +186,12 @@ def slots(skeleton: Any) -> list[Slot]:
 
 def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
-    extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
+    if extra is None:
+        extra_bytes = b""
+    elif extra is True:  # an async SEND with its RECV riding along: every batch
+        extra_bytes = _PICKLED_TRUE
+    else:
+        extra_bytes = pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
     if _native is not None:
         # The native path: the message walked, and every piece sent, in C++ without the GIL.
         skeleton, arrays = _native_encode(message)
@@ -329,9 +335,19 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
     fd, timeout = sock.fileno(), _timeout(sock)
     if into is None:
         kind, skeleton, extra_bytes, buffer = _native._dp_recv_frame(fd, timeout)
-        tree, tree_slots = parse_skeleton(skeleton)
         extra = pickle.loads(extra_bytes) if extra_bytes else None
-        return Frame(kind, decode(tree, _views(buffer, tree_slots)), extra, skeleton)
+        # One lookup for what parse_skeleton, _views and decode would each look up: every async
+        # batch comes this way, and on the driver each Python call here costs a few us with the
+        # caches the nodes' env steps left cold.
+        layout = _native_layouts.get(skeleton)
+        if layout is None:
+            tree, tree_slots = parse_skeleton(skeleton)
+            layout = (tree, [np.dtype(slot.dtype) for slot in tree_slots], [slot.shape for slot in tree_slots])
+            if len(skeleton) < 65536:
+                _remember(_native_layouts, skeleton, layout)
+        tree, dtypes, shapes = layout
+        arrays = _native._dp_views(buffer, dtypes, shapes) if dtypes else []
+        return Frame(kind, _native._dp_decode(tree, arrays, Slot), extra, skeleton)
     kind, skeleton, extra_bytes, data_len = _native._dp_recv_head(fd, timeout)
     extra = pickle.loads(extra_bytes) if extra_bytes else None
     tree, tree_slots = parse_skeleton(skeleton)
@@ -350,6 +366,8 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
 
 
 _slot_sizes: dict[bytes, list[int]] = {}
+# By skeleton bytes: (tree, dtypes, shapes) of a frame received into a buffer of its own.
+_native_layouts: dict[bytes, tuple[Any, list[np.dtype], list[tuple[int, ...]]]] = {}
 _slot_layouts: dict[int, tuple[list[np.dtype], list[tuple[int, ...]], list[Slot]]] = {}
 
 
