@@ -496,16 +496,20 @@ class DistributedPool:
         if lo // self.num_envs_per_node == hi // self.num_envs_per_node:
             # The common case: a batch that came from one node goes back to it whole.
             node = self._nodes[lo // self.num_envs_per_node]
-            self._check_send(node, ids, id_list)
+            self._check_send(node, id_list)
             self._send_to(node, actions, ids, id_list)
             return
         node_of = ids // self.num_envs_per_node
-        groups = [(self._nodes[int(k)], node_of == k) for k in np.unique(node_of)]
+        parts = []
+        for k in np.unique(node_of):
+            mask = node_of == k
+            part = ids[mask]
+            parts.append((self._nodes[int(k)], mask, part, part.tolist()))
         # Every node's part is checked before any is sent: a send that raises queues nothing.
-        for node, mask in groups:
-            self._check_send(node, ids[mask])
-        for node, mask in groups:
-            self._send_to(node, take_rows(actions, mask), ids[mask])
+        for node, _, _, part_list in parts:
+            self._check_send(node, part_list)
+        for node, mask, part, part_list in parts:
+            self._send_to(node, take_rows(actions, mask), part, part_list)
 
     def recv(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """The next node batch to arrive (``batch_size_per_node`` rows), as that node's arrays.
@@ -539,8 +543,7 @@ class DistributedPool:
                 for node in waiting:
                     self._diagnose(node, TimeoutError("no answer"))  # raises, or restarts a dead node
                 continue
-            # The longest waiting first.
-            node = ready[0] if len(ready) == 1 else min(ready, key=lambda node: node.recv_requested)
+            node = min(ready, key=lambda node: node.recv_requested)  # the longest waiting first
             try:
                 frame = node.link.read()  # type: ignore[union-attr]
             except OSError as e:  # TimeoutError included: the frame stopped halfway
@@ -550,9 +553,10 @@ class DistributedPool:
             node.recv_requested = 0
             if frame.kind == SEND_ERROR:
                 message, ids = frame.extra
+                busy, offset = node.busy, node.offset
                 for i in ids:
-                    if node.busy[i - node.offset]:
-                        node.busy[i - node.offset] = False
+                    if busy[i - offset]:
+                        busy[i - offset] = False
                         node.in_flight -= 1
                 raise ValueError(f"send to env ids {ids} failed on node {node.node_id}: {message}")
             if frame.kind == ERROR:
@@ -878,9 +882,7 @@ class DistributedPool:
             busy[i - offset] = False
         node.in_flight -= len(ids)
 
-    def _check_send(self, node: _Node, ids: np.ndarray, id_list: list[int] | None = None) -> None:
-        if id_list is None:
-            id_list = ids.tolist()
+    def _check_send(self, node: _Node, id_list: list[int]) -> None:
         if len(set(id_list)) != len(id_list):
             raise ValueError(f"duplicate env ids in {id_list}")
         busy, offset = node.busy, node.offset
@@ -902,9 +904,7 @@ class DistributedPool:
             for node in self._nodes
         )
 
-    def _send_to(self, node: _Node, actions: Any, ids: np.ndarray, id_list: list[int] | None = None) -> None:
-        if id_list is None:
-            id_list = ids.tolist()
+    def _send_to(self, node: _Node, actions: Any, ids: np.ndarray, id_list: list[int]) -> None:
         # The node's next batch is asked for now, so it is on its way while the driver works: when
         # these envs make a batch's worth in flight, the RECV rides in the SEND's frame (a frame
         # fewer to write and for the node to read, per batch).

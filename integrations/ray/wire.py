@@ -40,7 +40,6 @@ __all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame"]
 _PREFIX = struct.Struct("<IIIQxxxx")  # kind, skeleton length, extra length, data length
 _ALIGN = 8  # every array starts 8-byte aligned in the receive buffer: its views need no copy
 _PAD = bytes(_ALIGN)
-_PICKLED_TRUE = pickle.dumps(True, protocol=pickle.HIGHEST_PROTOCOL)
 # sendmsg takes at most IOV_MAX (1024 on Linux) pieces per call; a frame of more is sent in parts.
 _MAX_PIECES = 512
 
@@ -113,7 +112,7 @@ def encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
 
 # Skeletons already pickled (by structure) and unpickled (by bytes), a few dozen at most.
 _encoded: dict[Any, bytes] = {}
-_decoded: dict[bytes, tuple[Any, list[Slot]]] = {}
+_decoded: dict[bytes, _Layout] = {}
 _encoded_by_key: dict[bytes, bytes] = {}  # the native walk's structure key -> skeleton
 _CACHE_SIZE = 64
 
@@ -136,15 +135,38 @@ def _signature(tree: Any) -> Any:
     return None
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What a reader needs of a skeleton, worked out once per skeleton: the unpickled tree, its
+    slots (in index order) and, for the native calls, their dtypes, shapes and byte counts. Every
+    frame of a task has the same skeleton, so each frame costs one dictionary lookup here (on the
+    driver each further Python call costs a few us in the caches the nodes' env steps left cold)."""
+
+    tree: Any
+    slots: list[Slot]
+    dtypes: list[np.dtype]
+    shapes: list[tuple[int, ...]]
+    sizes: list[int]
+
+
+def _layout(skeleton: bytes) -> _Layout:
+    """The skeleton's layout, cached by the bytes (unless they are long: a skeleton that carries
+    values, not only structure, may differ every frame)."""
+    layout = _decoded.get(skeleton)
+    if layout is None:
+        tree = pickle.loads(skeleton)
+        found = slots(tree)
+        layout = _Layout(tree, found, [np.dtype(slot.dtype) for slot in found], [slot.shape for slot in found],
+                         [slot.nbytes for slot in found])
+        if len(skeleton) < 65536:
+            _remember(_decoded, skeleton, layout)
+    return layout
+
+
 def parse_skeleton(skeleton: bytes) -> tuple[Any, list[Slot]]:
     """The unpickled skeleton and its slots (in index order), cached by the bytes."""
-    parsed = _decoded.get(skeleton)
-    if parsed is None:
-        tree = pickle.loads(skeleton)
-        parsed = (tree, slots(tree))
-        if len(skeleton) < 65536:
-            _remember(_decoded, skeleton, parsed)
-    return parsed
+    layout = _layout(skeleton)
+    return layout.tree, layout.slots
 
 
 def decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
@@ -186,12 +208,7 @@ def slots(skeleton: Any) -> list[Slot]:
 
 def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
-    if extra is None:
-        extra_bytes = b""
-    elif extra is True:  # an async SEND with its RECV riding along: every batch
-        extra_bytes = _PICKLED_TRUE
-    else:
-        extra_bytes = pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
+    extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
     if _native is not None:
         # The native path: the message walked, and every piece sent, in C++ without the GIL.
         skeleton, arrays = _native_encode(message)
@@ -319,9 +336,8 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
 
 
 def _views(buffer: np.ndarray, tree_slots: list[Slot]) -> list[np.ndarray]:
-    """Each slot's array, viewing ``buffer`` (the frame's data) at its padded offset."""
-    if _native is not None and tree_slots:  # ~1 us per array less than three NumPy calls each
-        return _native._dp_views(buffer, *_dtypes_shapes(tree_slots))
+    """Each slot's array, viewing ``buffer`` (the frame's data) at its padded offset (the Python
+    reference of ``_native_message``'s ``_dp_views``)."""
     arrays, offset = [], 0
     for slot in tree_slots:
         arrays.append(buffer[offset:offset + slot.nbytes].view(np.dtype(slot.dtype)).reshape(slot.shape))
@@ -336,55 +352,26 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
     if into is None:
         kind, skeleton, extra_bytes, buffer = _native._dp_recv_frame(fd, timeout)
         extra = pickle.loads(extra_bytes) if extra_bytes else None
-        # One lookup for what parse_skeleton, _views and decode would each look up: every async
-        # batch comes this way, and on the driver each Python call here costs a few us with the
-        # caches the nodes' env steps left cold.
-        layout = _native_layouts.get(skeleton)
-        if layout is None:
-            tree, tree_slots = parse_skeleton(skeleton)
-            layout = (tree, [np.dtype(slot.dtype) for slot in tree_slots], [slot.shape for slot in tree_slots])
-            if len(skeleton) < 65536:
-                _remember(_native_layouts, skeleton, layout)
-        tree, dtypes, shapes = layout
-        arrays = _native._dp_views(buffer, dtypes, shapes) if dtypes else []
-        return Frame(kind, _native._dp_decode(tree, arrays, Slot), extra, skeleton)
+        return Frame(kind, _native_message(_layout(skeleton), buffer), extra, skeleton)
     kind, skeleton, extra_bytes, data_len = _native._dp_recv_head(fd, timeout)
     extra = pickle.loads(extra_bytes) if extra_bytes else None
-    tree, tree_slots = parse_skeleton(skeleton)
-    targets = into(skeleton, tree_slots) if tree_slots else None
+    layout = _layout(skeleton)
+    targets = into(skeleton, layout.slots) if layout.slots else None
     if targets is not None:
         if isinstance(targets, tuple):
             targets, offsets = targets
         else:
             offsets = [0] * len(targets)
-        _native._dp_recv_into(fd, list(targets), offsets, _sizes(skeleton, tree_slots), data_len, timeout)
+        _native._dp_recv_into(fd, list(targets), offsets, layout.sizes, data_len, timeout)
         return Frame(kind, None, extra, skeleton)
     buffer = np.empty(data_len, dtype=np.uint8)
     if data_len:
         _native._dp_recv_into(fd, [buffer], [0], [data_len], data_len, timeout)
-    return Frame(kind, decode(tree, _views(buffer, tree_slots)), extra, skeleton)
+    return Frame(kind, _native_message(layout, buffer), extra, skeleton)
 
 
-_slot_sizes: dict[bytes, list[int]] = {}
-# By skeleton bytes: (tree, dtypes, shapes) of a frame received into a buffer of its own.
-_native_layouts: dict[bytes, tuple[Any, list[np.dtype], list[tuple[int, ...]]]] = {}
-_slot_layouts: dict[int, tuple[list[np.dtype], list[tuple[int, ...]], list[Slot]]] = {}
-
-
-def _dtypes_shapes(tree_slots: list[Slot]) -> tuple[list[np.dtype], list[tuple[int, ...]]]:
-    """The slots' dtypes and shapes, cached by the slot list (one per cached skeleton; the cache
-    holds the list, so its id is not reused while the entry lives)."""
-    layout = _slot_layouts.get(id(tree_slots))
-    if layout is None or layout[2] is not tree_slots:
-        layout = ([np.dtype(slot.dtype) for slot in tree_slots], [slot.shape for slot in tree_slots], tree_slots)
-        _remember(_slot_layouts, id(tree_slots), layout)
-    return layout[0], layout[1]
-
-
-def _sizes(skeleton: bytes, tree_slots: list[Slot]) -> list[int]:
-    """Each slot's byte count, cached by the skeleton (a list built once per task)."""
-    sizes = _slot_sizes.get(skeleton)
-    if sizes is None:
-        sizes = [slot.nbytes for slot in tree_slots]
-        _remember(_slot_sizes, skeleton, sizes)
-    return sizes
+def _native_message(layout: _Layout, buffer: np.ndarray) -> Any:
+    """The message of a frame whose data is ``buffer``: each slot's array viewing it (``_dp_views``:
+    ~1 us per array less than three NumPy calls each), put in the tree (``_dp_decode``)."""
+    arrays = _native._dp_views(buffer, layout.dtypes, layout.shapes) if layout.slots else []
+    return _native._dp_decode(layout.tree, arrays, Slot)
