@@ -51,9 +51,9 @@ class BatchRing {
                   static_cast<int>(index % batch_size_)};
   }
 
-  // Counts one finished row of `block`; wakes the receiver when that completes the block.
-  void FinishRow(OutputBlock* block) {
-    if (block->rows_done.fetch_add(1, std::memory_order_acq_rel) + 1 == batch_size_) {
+  // Counts `rows` finished rows of `block`; wakes the receiver when that completes the block.
+  void FinishRow(OutputBlock* block, int rows = 1) {
+    if (block->rows_done.fetch_add(rows, std::memory_order_acq_rel) + rows == batch_size_) {
       std::lock_guard<std::mutex> lock(ready_mu_);
       ready_cv_.notify_all();
     }

@@ -66,6 +66,46 @@ class JobQueue {
     }
   }
 
+  // Pops up to `max` items at once into `out` (in queue order) with one claim of the queue's head;
+  // returns how many (0 when empty). Only items already published are taken: a run stops at the
+  // first cell a producer has not finished writing.
+  int TryPopMany(int* out, int max) {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      int count = 0;
+      while (count < max) {
+        const Cell& cell = cells_[(pos + static_cast<std::size_t>(count)) & mask_];
+        if (cell.sequence.load(std::memory_order_acquire) != pos + static_cast<std::size_t>(count) + 1) break;
+        ++count;
+      }
+      if (count == 0) {
+        const auto diff = static_cast<std::ptrdiff_t>(cells_[pos & mask_].sequence.load(std::memory_order_acquire)) -
+                          static_cast<std::ptrdiff_t>(pos + 1);
+        if (diff < 0) return 0;
+        pos = head_.load(std::memory_order_relaxed);  // another consumer took it: look again
+        continue;
+      }
+      // Whoever moves the head from pos owns the cells [pos, pos + count): every one of them was
+      // published for this lap (its sequence read above), and none can be taken by another
+      // consumer while the head stays at pos.
+      if (head_.compare_exchange_weak(pos, pos + static_cast<std::size_t>(count), std::memory_order_relaxed)) {
+        for (int i = 0; i < count; ++i) {
+          Cell& cell = cells_[(pos + static_cast<std::size_t>(i)) & mask_];
+          out[i] = cell.value;
+          cell.sequence.store(pos + static_cast<std::size_t>(i) + mask_ + 1, std::memory_order_release);
+        }
+        return count;
+      }
+    }
+  }
+
+  // How many items are queued: a hint only, exact when no push or pop runs concurrently.
+  std::size_t SizeApprox() const {
+    const std::size_t head = head_.load(std::memory_order_acquire);
+    const std::size_t tail = tail_.load(std::memory_order_acquire);
+    return tail > head ? tail - head : 0;
+  }
+
   // A hint only: exact when no push or pop runs concurrently.
   bool EmptyApprox() const { return head_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire); }
 

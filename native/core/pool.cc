@@ -67,10 +67,12 @@ class JobClock {
     return now;
   }
 
-  // Whether the job that started at `start` (Start) and ended at `end` (coarse time) was slow.
-  bool Slow(int64_t start, int64_t end) const {
-    if (end - start <= SlowJobNanos()) return false;
-    return end - start - (RunDelay() - mark_delay_) > SlowJobNanos();
+  // Whether the job that started at `start` (Start) and ended at `end` (coarse time) was slow; for
+  // `jobs` jobs run one after another, whether they took more than that many slow jobs' time.
+  bool Slow(int64_t start, int64_t end, int jobs = 1) const {
+    const int64_t limit = SlowJobNanos() + (jobs - 1) * std::chrono::nanoseconds(Pool::kSlowJob).count();
+    if (end - start <= limit) return false;
+    return end - start - (RunDelay() - mark_delay_) > limit;
   }
 
  private:
@@ -478,10 +480,11 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
       JobClock& clock = JobClock::ThisThread();
       const int64_t start = clock.Start();
       if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
-      // A run of posted jobs (RunJobs) is timed as one job: it holds the caller as long.
-      RunJobs(env_id);
+      // A run of jobs (RunJobs) is timed as a whole, against as many slow jobs as ran one after
+      // another: it holds the caller as long. A run of queued jobs (RunRun) ends with the slice.
+      const Ran ran = RunJobs(env_id, slice_end);
       const int64_t end = CoarseNanos();
-      if (clock.Slow(start, end)) {
+      if (clock.Slow(start, end, ran.serial)) {
         // One slow job is enough: this caller waits from now on, until the workers see twice as
         // many quick steps in a row as last time.
         quick_streak_.store(0, std::memory_order_relaxed);
@@ -533,8 +536,9 @@ void Pool::RunWorkerJob(int env_id) {
   // such runs whole).
   JobClock& clock = JobClock::ThisThread();
   const int64_t start = clock.Start();
-  const int steps = RunJobs(env_id);
-  if (clock.Slow(start, CoarseNanos())) {
+  const Ran ran = RunJobs(env_id);
+  const int steps = ran.steps;
+  if (clock.Slow(start, CoarseNanos(), ran.serial)) {
     quick_streak_.store(0, std::memory_order_relaxed);
   } else if (steps > 0 && quick_streak_.fetch_add(steps, std::memory_order_relaxed) + steps >=
                               quick_target_.load(std::memory_order_relaxed)) {
@@ -557,12 +561,47 @@ bool Pool::PostJob(EnvState& s) {
   }
 }
 
-int Pool::RunJobs(int env_id) {
+Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
+  int ids[kMaxRun];
+  ids[0] = env_id;
+  int count = 1;
+  const bool ordered = ring_.ordered();
+  // Sync mode times the first job (one steady_clock read before, one after: ~40 ns) to decide on a run.
+  const auto first_start = ordered ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  int steps = 0;
+  OutputBlock* held = nullptr;  // the block whose rows this run has written, not yet counted
+  int held_rows = 0;
+  int i = 0;
+  for (; i < count; ++i) {
+    if (i > 0 && stop_at != 0 && CoarseNanos() >= stop_at) break;
+    steps += envs_[static_cast<std::size_t>(ids[i])].job == JobKind::kStep ? 1 : 0;
+    OutputBlock* block = RunJob(ids[i]);
+    if (block != held) {
+      if (held != nullptr) ring_.FinishRow(held, held_rows);
+      held = block;
+      held_rows = 0;
+    }
+    ++held_rows;
+    if (i == 0 && ordered && std::chrono::steady_clock::now() - first_start < kCheapJob) {
+      const std::size_t share = queue_.SizeApprox() / (2 * static_cast<std::size_t>(std::max(1, num_threads())));
+      if (share > 0) count += queue_.TryPopMany(ids + 1, static_cast<int>(std::min<std::size_t>(share, kMaxRun - 1)));
+    }
+  }
+  if (held != nullptr) ring_.FinishRow(held, held_rows);
+  if (i < count) {
+    for (int k = i; k < count; ++k) PushJob(ids[k]);
+    workers_->Wake(count - i);
+  }
+  return {steps, i};
+}
+
+Pool::Ran Pool::RunJobs(int env_id, int64_t stop_at) {
   EnvState& first = envs_[static_cast<std::size_t>(env_id)];
+  if (!first.split_phase) return RunRun(env_id, stop_at);
   if (!PostJob(first)) {
     const bool step = first.job == JobKind::kStep;
-    RunJob(env_id);
-    return step ? 1 : 0;
+    ring_.FinishRow(RunJob(env_id));
+    return {step ? 1 : 0, 1};
   }
   // The envs posted by this run, in order. One run per thread at a time: RunJobs never nests.
   thread_local std::vector<int> posted;
@@ -591,13 +630,13 @@ int Pool::RunJobs(int env_id) {
   int steps = 0;
   for (int e : posted) {
     steps += envs_[static_cast<std::size_t>(e)].job == JobKind::kStep ? 1 : 0;
-    RunJob(e);
+    ring_.FinishRow(RunJob(e));
   }
   if (unposted >= 0) {
     steps += envs_[static_cast<std::size_t>(unposted)].job == JobKind::kStep ? 1 : 0;
-    RunJob(unposted);
+    ring_.FinishRow(RunJob(unposted));
   }
-  return steps;
+  return {steps, 1};  // the posted jobs overlap: timed as one job
 }
 
 void Pool::WakeStandIn() {
@@ -674,7 +713,7 @@ void Pool::WriteFailedRow(EnvState& s, const char* message) {
   WriteRow(s, StepResult{}, false);
 }
 
-void Pool::RunJob(int env_id) {
+OutputBlock* Pool::RunJob(int env_id) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
   Env& env = *s.env;
   const AutoresetMode mode = options_.autoreset_mode;
@@ -715,7 +754,7 @@ void Pool::RunJob(int env_id) {
   }
   OutputBlock* block = s.out.block;
   s.out.block = nullptr;
-  ring_.FinishRow(block);
+  return block;
 }
 
 }  // namespace pp

@@ -175,11 +175,32 @@ class Pool final : public SlotAllocator {
   void QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   void PushJob(int env_id);
-  void RunJob(int env_id);
+  // Runs env_id's job and returns the block it wrote its row of; the row is not counted as
+  // finished yet (BatchRing::FinishRow).
+  OutputBlock* RunJob(int env_id);
   // Runs env_id's job, and when its env posts its work (Env::Post: a split-phase env), the jobs of
   // further queued envs that post too, up to a batch of them: all posted, then all finished in
-  // order. Returns how many of the jobs run were steps.
-  int RunJobs(int env_id);
+  // order. Otherwise, in sync mode, a run of the next queued jobs too when there are more than the
+  // stepping threads would share one at a time (RunRun).
+  struct Ran {
+    int steps = 0;   // how many of the jobs run were steps (not resets)
+    int serial = 1;  // how many ran one after another on this thread (a posted run's jobs overlap: 1)
+  };
+  Ran RunJobs(int env_id, int64_t stop_at = 0);
+  // Sync mode: runs env_id's job and, when it took less than kCheapJob, the next queued ones,
+  // popped at once: at most a 2 * num_threads-th of the queue, so that the threads still share it
+  // (guided self-scheduling), at most kMaxRun. A run's envs are neighbours in the queue, hence in
+  // the batch: one thread writes neighbouring rows, and counts them finished once (the batch needs
+  // every row anyway). On many cores this keeps the queue's head, the row counter and the output
+  // rows' cache lines from moving between cores once per env, ~0.1-0.5 us each
+  // (benchmarks/BENCHMARKS.md, "Thread scaling"): worth it for cheap envs only. Async
+  // mode runs one job at a time: a batch is whichever envs finish first, and a run would hold
+  // back envs that an idle thread could step. With `stop_at` (CoarseNanos; 0: none), the run
+  // stops once that time has passed and queues its remaining jobs again (their rows are assigned,
+  // so any thread may run them): a caller with poll_s returns about on time.
+  Ran RunRun(int env_id, int64_t stop_at);
+  static constexpr int kMaxRun = 32;
+  static constexpr std::chrono::microseconds kCheapJob{20};
   // Starts s's job through Env::Post; false when its env posted nothing (or is not split-phase).
   bool PostJob(EnvState& s);
   // A worker's job: while the pool is not known to be quick (quick_jobs_), also timed.

@@ -1,5 +1,5 @@
-// Tests of JobQueue: FIFO order, full and empty, capacity rounding, wrap-around, and an MPMC
-// stress in which every value must come out exactly once.
+// Tests of JobQueue: FIFO order, full and empty, capacity rounding, wrap-around, popping runs
+// (TryPopMany), and MPMC stresses in which every value must come out exactly once.
 #include "core/job_queue.h"
 
 #include <atomic>
@@ -94,10 +94,56 @@ void Backoff(int tries) {
   if (tries % 64 == 0) std::this_thread::yield();
 }
 
+TEST(PopManyTakesRunsInOrder) {
+  pp::JobQueue q(8);
+  int out[16];
+  // CHECK_EQ evaluates its arguments again to print them: pop first, then check.
+  auto pop = [&](int max) { return q.TryPopMany(out, max); };
+  int got = pop(4);
+  CHECK_EQ(got, 0);  // empty
+  CHECK_EQ(q.SizeApprox(), 0u);
+  for (int i = 0; i < 6; ++i) CHECK(q.TryPush(i));
+  CHECK_EQ(q.SizeApprox(), 6u);
+  got = pop(4);
+  CHECK_EQ(got, 4);
+  for (int i = 0; i < 4; ++i) CHECK_EQ(out[i], i);
+  CHECK_EQ(q.SizeApprox(), 2u);
+  got = pop(16);  // fewer queued than asked for
+  CHECK_EQ(got, 2);
+  CHECK_EQ(out[0], 4);
+  CHECK_EQ(out[1], 5);
+  got = pop(16);
+  CHECK_EQ(got, 0);
+  CHECK(q.EmptyApprox());
+  // Across the end of the ring, and a full queue popped whole (max beyond the capacity).
+  for (int i = 0; i < 8; ++i) CHECK(q.TryPush(100 + i));
+  CHECK(!q.TryPush(999));
+  got = pop(16);
+  CHECK_EQ(got, 8);
+  for (int i = 0; i < 8; ++i) CHECK_EQ(out[i], 100 + i);
+  // Runs and single pops mixed keep FIFO order, and freed cells take pushes again.
+  for (int i = 0; i < 5; ++i) CHECK(q.TryPush(200 + i));
+  int v = -1;
+  CHECK(q.TryPop(&v));
+  CHECK_EQ(v, 200);
+  got = pop(3);
+  CHECK_EQ(got, 3);
+  CHECK_EQ(out[0], 201);
+  CHECK_EQ(out[2], 203);
+  for (int i = 0; i < 7; ++i) CHECK(q.TryPush(300 + i));
+  got = pop(1);
+  CHECK_EQ(got, 1);
+  CHECK_EQ(out[0], 204);
+  got = pop(16);
+  CHECK_EQ(got, 7);
+  CHECK_EQ(out[6], 306);
+}
+
 // 4 producers and 4 consumers through a small queue (so it is often full and often empty).
 // Every value must be popped exactly once, and one consumer must see each producer's values in
-// the order they were pushed (positions are handed out in increasing order on both sides).
-TEST(MultiProducerMultiConsumerStress) {
+// the order they were pushed (positions are handed out in increasing order on both sides). With
+// max_run > 1 the consumers pop runs of 1 to max_run values (TryPopMany) as well as single ones.
+void Stress(int max_run) {
   constexpr int kProducers = 4, kConsumers = 4;
   constexpr int kPerProducer = 250000;  // 10^6 values in all
   constexpr int kTotal = kProducers * kPerProducer;
@@ -121,32 +167,42 @@ TEST(MultiProducerMultiConsumerStress) {
     });
   }
   for (int c = 0; c < kConsumers; ++c) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, c] {
       while (!go.load()) std::this_thread::yield();
       std::vector<int> last(kProducers, -1);
-      int tries = 0;
+      std::vector<int> run(static_cast<std::size_t>(max_run));
+      int tries = 0, turn = c;
+      auto pop = [&] {
+        ++turn;
+        if (max_run == 1 || turn % 3 == 0) return q.TryPop(run.data()) ? 1 : 0;
+        return q.TryPopMany(run.data(), 1 + turn % max_run);
+      };
       // Stops when every value is out, or when the producers are done and the queue is empty (a
       // lost value then shows up as missing below instead of a hang).
       while (popped.load(std::memory_order_relaxed) < kTotal) {
-        int v;
-        if (!q.TryPop(&v)) {
+        int count = pop();
+        if (count == 0) {
           const bool producers_finished = producers_done.load() == kProducers;
-          if (!q.TryPop(&v)) {
+          count = pop();
+          if (count == 0) {
             if (producers_finished) break;
             Backoff(++tries);
             continue;
           }
         }
         tries = 0;
-        popped.fetch_add(1, std::memory_order_relaxed);
-        if (v < 0 || v >= kTotal) {
-          order_violations.fetch_add(1000000);  // garbage value
-          continue;
+        popped.fetch_add(count, std::memory_order_relaxed);
+        for (int i = 0; i < count; ++i) {
+          const int v = run[static_cast<std::size_t>(i)];
+          if (v < 0 || v >= kTotal) {
+            order_violations.fetch_add(1000000);  // garbage value
+            continue;
+          }
+          seen[static_cast<std::size_t>(v)].fetch_add(1, std::memory_order_relaxed);
+          const int producer = v / kPerProducer, index = v % kPerProducer;
+          if (index <= last[static_cast<std::size_t>(producer)]) order_violations.fetch_add(1);
+          last[static_cast<std::size_t>(producer)] = index;
         }
-        seen[static_cast<std::size_t>(v)].fetch_add(1, std::memory_order_relaxed);
-        const int producer = v / kPerProducer, index = v % kPerProducer;
-        if (index <= last[static_cast<std::size_t>(producer)]) order_violations.fetch_add(1);
-        last[static_cast<std::size_t>(producer)] = index;
       }
     });
   }
@@ -167,6 +223,10 @@ TEST(MultiProducerMultiConsumerStress) {
   int v;
   CHECK(!q.TryPop(&v));
 }
+
+TEST(MultiProducerMultiConsumerStress) { Stress(1); }
+
+TEST(MultiProducerMultiConsumerStressWithRuns) { Stress(7); }
 
 }  // namespace
 

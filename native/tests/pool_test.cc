@@ -878,6 +878,47 @@ std::unique_ptr<Pool> MakeCountedPool(const pp::PoolOptions& options, int64_t st
   return MakePoolOf<CountedEnv>("Counted-v0", options, step_sleep_us);
 }
 
+// A CountedEnv whose odd-numbered envs' steps sleep step_sleep_us and whose even ones' are instant.
+class HalfSlowEnv : public CountedEnv {
+ public:
+  using CountedEnv::CountedEnv;
+  pp::StepResult Step(const pp::Action& /*action*/) override {
+    if (env_id() % 2 == 1) std::this_thread::sleep_for(std::chrono::microseconds(step_us()));
+    Write();
+    return pp::StepResult{};
+  }
+};
+
+// Sync mode pops a run of queued jobs after a cheap one (Pool::RunRun), and a polled caller's run
+// ends with its 20 ms slice, its remaining jobs queued again for any thread. 32 envs on 2 threads,
+// the odd ones' steps 8 ms: a run after an even env's instant step holds up to 8 jobs (~32 ms), so
+// runs are cut; the polled Recv returns empty-handed between slices, and every batch still holds
+// every env's row once, in order.
+TEST(SyncRunsCutAtAPolledCallersSliceKeepEveryRow) {
+  auto pool = MakePoolOf<HalfSlowEnv>("HalfSlow-v0", Options(32, 32, 2), 8000);
+  std::mt19937 rng(12);
+  Reset(*pool, Iota(32));
+  Recv(*pool);
+  int empty_slices = 0;
+  for (int step = 1; step <= 6; ++step) {
+    const std::vector<int64_t> guesses = Guesses(*pool, 32, rng);
+    const std::vector<const std::byte*> actions = {reinterpret_cast<const std::byte*>(guesses.data())};
+    const std::vector<int32_t> ids = Iota(32);
+    pp::OutputBlock* block = pool->Step(ids.data(), 32, actions, 0.02);
+    const auto start = Clock::now();
+    while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) {
+      ++empty_slices;
+      block = pool->Recv(-1.0, 0.02);
+    }
+    if (!CHECK(block != nullptr)) return;
+    View v(*pool, block, 32);
+    CHECK(v.env_ids() == ids);
+  }
+  // ~64 ms of steps per batch against 20 ms slices; and nothing left in flight.
+  CHECK_GT(empty_slices, 0);
+  CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");
+}
+
 bool PinThisThread(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
