@@ -41,49 +41,38 @@ import tempfile
 import time
 from typing import Any, Callable
 
-import limit_check  # benchmarks/limit_check.py, next to this script
+import bench_atari  # benchmarks/bench_*.py and limit_check.py, next to this script: their raw loops
+import bench_dm_control
+import bench_mujoco
+import limit_check
 
 import parallel_pool_bench as bench
 
 TASKS = ("CartPole-v1", "Ant-v5", "CheetahRun-v1", "Pong-v5")
 THREADS = (2, 4, 8, 16)
 METHODS = ("pp-sync", "pp-async", "envpool-sync", "envpool-async")
-ATARI_FRAME_SKIP = 4
-
-
-def _package_dir(name: str) -> str:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"{name} is not installed: the raw loops read its files")
-    return list(spec.submodule_search_locations)[0]
 
 
 def raw_command(raw_dir: str, task_id: str) -> tuple[Callable[[int, float], list[str]], str, float] | None:
     """(command of one raw loop pinned to a CPU for some seconds, its rate pattern, env steps per
-    unit of that rate), or None when the task has no raw loop."""
+    unit of that rate), or None when the task has no raw loop. The commands are the other scripts'."""
     if task_id == "CartPole-v1":
         return None
     if task_id == "Pong-v5":
-        roms = os.path.join(_package_dir("ale_py"), "roms")
         binary = os.path.join(raw_dir, "atari_raw")
 
         def atari(cpu: int, seconds: float) -> list[str]:
             return [binary, "--task", task_id, "--mode", "preprocess", "--seconds", str(seconds), "--warmup", "0.3",
-                    "--rom-dir", roms, "--cpu", str(cpu)]
+                    "--rom-dir", bench_atari.rom_dir(), "--cpu", str(cpu)]
 
-        return atari, r"frames_per_s=([0-9.]+)", 1.0 / ATARI_FRAME_SKIP
+        return atari, r"frames_per_s=([0-9.]+)", 1.0 / bench_atari.FRAME_SKIP
     if task_id.endswith("-v1"):  # a dm_control suite task
         binary = os.path.join(raw_dir, "dm_control_raw")
-        assets = os.path.join(_package_dir("dm_control"), "suite")
-    else:
-        binary = os.path.join(raw_dir, "mujoco_raw")
-        assets = os.path.join(_package_dir("gymnasium"), "envs", "mujoco", "assets")
-
-    def mujoco(cpu: int, seconds: float) -> list[str]:
-        return [binary, "--task", task_id, "--seconds", str(seconds), "--warmup", "0.3", "--assets-dir", assets,
-                "--cpu", str(cpu)]
-
-    return mujoco, r"steps_per_s=([0-9.]+)", 1.0
+        return (lambda cpu, seconds: bench_dm_control.limit_raw_cmd(binary, task_id, seconds)(cpu),
+                bench_dm_control.RAW_RATE_PATTERN, 1.0)
+    binary = os.path.join(raw_dir, "mujoco_raw")
+    return (lambda cpu, seconds: bench_mujoco.limit_raw_cmd(binary, task_id, seconds)(cpu),
+            bench_mujoco.RAW_RATE_PATTERN, 1.0)
 
 
 def spread_cpus() -> list[int]:

@@ -45,27 +45,6 @@ class JobQueue {
     }
   }
 
-  // Returns false when empty.
-  bool TryPop(int* value) {
-    std::size_t pos = head_.load(std::memory_order_relaxed);
-    for (;;) {
-      Cell& cell = cells_[pos & mask_];
-      const std::size_t seq = cell.sequence.load(std::memory_order_acquire);
-      const auto diff = static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1);
-      if (diff == 0) {
-        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          *value = cell.value;
-          cell.sequence.store(pos + mask_ + 1, std::memory_order_release);
-          return true;
-        }
-      } else if (diff < 0) {
-        return false;
-      } else {
-        pos = head_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
   // Pops up to `max` items at once into `out` (in queue order) with one claim of the queue's head;
   // returns how many (0 when empty). Only items already published are taken: a run stops at the
   // first cell a producer has not finished writing.
@@ -73,15 +52,18 @@ class JobQueue {
     std::size_t pos = head_.load(std::memory_order_relaxed);
     for (;;) {
       int count = 0;
+      std::ptrdiff_t first_diff = 0;  // the head cell's sequence against this lap's, when not ready
       while (count < max) {
-        const Cell& cell = cells_[(pos + static_cast<std::size_t>(count)) & mask_];
-        if (cell.sequence.load(std::memory_order_acquire) != pos + static_cast<std::size_t>(count) + 1) break;
+        const std::size_t want = pos + static_cast<std::size_t>(count) + 1;
+        const std::size_t seq = cells_[(want - 1) & mask_].sequence.load(std::memory_order_acquire);
+        if (seq != want) {
+          if (count == 0) first_diff = static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(want);
+          break;
+        }
         ++count;
       }
       if (count == 0) {
-        const auto diff = static_cast<std::ptrdiff_t>(cells_[pos & mask_].sequence.load(std::memory_order_acquire)) -
-                          static_cast<std::ptrdiff_t>(pos + 1);
-        if (diff < 0) return 0;
+        if (first_diff < 0) return 0;                 // empty
         pos = head_.load(std::memory_order_relaxed);  // another consumer took it: look again
         continue;
       }
@@ -98,6 +80,9 @@ class JobQueue {
       }
     }
   }
+
+  // Returns false when empty.
+  bool TryPop(int* value) { return TryPopMany(value, 1) == 1; }
 
   // How many items are queued: a hint only, exact when no push or pop runs concurrently.
   std::size_t SizeApprox() const {

@@ -565,9 +565,11 @@ Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
   int ids[kMaxRun];
   ids[0] = env_id;
   int count = 1;
-  const bool ordered = ring_.ordered();
-  // Sync mode times the first job (one steady_clock read before, one after: ~40 ns) to decide on a run.
-  const auto first_start = ordered ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  // Sync mode, with enough queued for a run: the first job is timed (two steady_clock reads, ~40
+  // ns) to decide on one.
+  const std::size_t share =
+      ring_.ordered() ? queue_.SizeApprox() / (2 * static_cast<std::size_t>(std::max(1, num_threads()))) : 0;
+  const auto first_start = share > 0 ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   int steps = 0;
   OutputBlock* held = nullptr;  // the block whose rows this run has written, not yet counted
   int held_rows = 0;
@@ -582,9 +584,8 @@ Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
       held_rows = 0;
     }
     ++held_rows;
-    if (i == 0 && ordered && std::chrono::steady_clock::now() - first_start < kCheapJob) {
-      const std::size_t share = queue_.SizeApprox() / (2 * static_cast<std::size_t>(std::max(1, num_threads())));
-      if (share > 0) count += queue_.TryPopMany(ids + 1, static_cast<int>(std::min<std::size_t>(share, kMaxRun - 1)));
+    if (i == 0 && share > 0 && std::chrono::steady_clock::now() - first_start < kCheapJob) {
+      count += queue_.TryPopMany(ids + 1, static_cast<int>(std::min<std::size_t>(share, kMaxRun - 1)));
     }
   }
   if (held != nullptr) ring_.FinishRow(held, held_rows);
