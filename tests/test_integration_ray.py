@@ -299,6 +299,113 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
         a.close()
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's side of the data plane, without Ray: a request counts its reply (``owed``) and
+    arrives whole; ``_wait_read`` serves the nodes in the order given (a stashed reply first, raw or
+    decoded, then the first to arrive), counts the reply down, returns None when nothing came in
+    time, reports a broken stream as ``(index, None, None, error)``, and Ctrl-C during its wait
+    raises KeyboardInterrupt with nothing read or counted. Native (``_dp_send_message``,
+    ``_dp_wait_read``) and the Python reference alike."""
+    import signal
+    import socket
+    import threading
+
+    from parallel_pool.integrations.ray import distributed, wire
+
+    if not native:
+        monkeypatch.setattr(wire, "_native", None)
+    nodes, peers = [], []
+    for i in range(3):
+        with socket.create_server(("127.0.0.1", 0)) as listener:  # (the backlog takes the connection)
+            link = distributed._Link("127.0.0.1", listener.getsockname()[1], b"t" * 8, TIMEOUT)
+            peer = listener.accept()[0]
+        assert peer.recv(8, socket.MSG_WAITALL) == b"t" * 8
+        peer.settimeout(TIMEOUT)
+        nodes.append(distributed._Node(i, f"node{i}", 4 * i, 0, None, link=link))
+        peers.append(peer)
+    try:
+        batch = (np.arange(8, dtype=np.float32).reshape(4, 2), {"env_id": np.arange(4, dtype=np.int32)})
+        links = [node.link for node in nodes]
+        links[0].request(3, batch, True)
+        links[1].request(5, None, 7, reply=False)
+        assert [link.owed for link in links] == [1, 0, 0]
+        got = wire.read_frame(peers[0])
+        assert got.kind == 3 and got.extra is True
+        _assert_same_tree(got.message, batch)
+        got = wire.read_frame(peers[1])
+        assert (got.kind, got.message, got.extra) == (5, None, 7)
+        # Nothing to read: None once the wait is over.
+        start = time.monotonic()
+        assert distributed._wait_read(nodes, 0.2) is None
+        assert 0.15 < time.monotonic() - start < 5
+        # Replies on nodes 2 and 1: served in the order given, each counted down.
+        for link in links:
+            link.owed = 1
+        wire.send_frame(peers[2], 0, batch, "two")
+        wire.send_frame(peers[1], 0, batch, "one")
+        time.sleep(0.1)  # both have arrived
+        index, kind, message, extra = distributed._wait_read(nodes, TIMEOUT)
+        assert (index, kind, extra) == (1, 0, "one")
+        _assert_same_tree(message, batch)
+        assert [link.owed for link in links] == [1, 0, 1]
+        index, kind, message, extra = distributed._wait_read([nodes[2], nodes[0]], TIMEOUT)
+        assert (index, kind, extra) == (0, 0, "two") and links[2].owed == 0
+        # A stashed reply is served before the socket is read, raw (as the native wait leaves one
+        # it had read when Ctrl-C came) or decoded, and by the link's own read() too.
+        wire.send_frame(peers[0], 0, batch, "sock")
+        time.sleep(0.1)
+        if native:
+            other = socket.socketpair()
+            try:
+                wire.send_frame(other[0], 0, batch, "raw")
+                links[2].stash.append(wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT))
+                wire.send_frame(other[0], 0, batch, "raw again")
+                links[1].stash.append(wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT))
+            finally:
+                other[0].close()
+                other[1].close()
+            index, kind, message, extra = distributed._wait_read(nodes, TIMEOUT)
+            assert (index, kind, extra) == (1, 0, "raw again") and not links[1].stash
+            _assert_same_tree(message, batch)
+            frame = links[2].read()
+            assert (frame.kind, frame.extra) == (0, "raw") and not links[2].stash
+            _assert_same_tree(frame.message, batch)
+        links[1].stash.append(wire.Frame(0, batch, "decoded", b""))
+        assert distributed._wait_read(nodes, TIMEOUT)[::3] == (1, "decoded")
+        assert distributed._wait_read(nodes, TIMEOUT)[::3] == (0, "sock") and links[0].owed == 0
+        # Ctrl-C during the wait: KeyboardInterrupt, nothing read or counted.
+        # (Python's own handler: a process started in the background by a shell ignores SIGINT.)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            main = threading.get_ident()
+            timer = threading.Timer(0.2, lambda: signal.pthread_kill(main, signal.SIGINT))
+            timer.start()
+            start = time.monotonic()
+            with pytest.raises(KeyboardInterrupt):
+                distributed._wait_read(nodes, 10.0)
+            timer.join()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        assert time.monotonic() - start < 5
+        assert [link.owed for link in links] == [0, 0, 0] and not any(link.stash for link in links)
+        # A stream that breaks mid-frame: its node's index and the error.
+        peers[2].sendall(wire._PREFIX.pack(0, 0, 0, 64) + bytes(8))
+        peers[2].close()
+        index, kind, message, extra = distributed._wait_read(nodes, TIMEOUT)
+        assert (index, kind, message) == (2, None, None) and isinstance(extra, ConnectionResetError)
+        # A closed link's requests fail as a closed socket's do.
+        links[0].close()
+        with pytest.raises(OSError):
+            links[0].request(3, batch)
+        assert links[0].owed == 0
+    finally:
+        for node in nodes:
+            node.link.close()
+        for peer in peers:
+            peer.close()
+
+
 def _assert_same_tree(got: Any, sent: Any) -> None:
     if isinstance(sent, dict):
         assert isinstance(got, dict) and list(got) == list(sent)

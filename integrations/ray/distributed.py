@@ -101,10 +101,21 @@ class _Link:
         self.sock.sendall(token)
         # A frame that stops arriving halfway raises TimeoutError instead of hanging.
         self.sock.settimeout(timeout)
+        self.fd = self.sock.fileno()  # for the native calls (-1 once closed)
+        self.timeout = timeout
         self.owed = 0  # replies the node has yet to send
-        self.stash: deque[wire.Frame] = deque()
+        # Replies read and not yet returned: Frames, or raw frames (``_dp_recv_frame``'s tuples)
+        # that ``_wait_read`` read and had not decoded when Ctrl-C came.
+        self.stash: deque[Any] = deque()
 
     def request(self, kind: int, message: Any = None, extra: Any = None, reply: bool = True) -> None:
+        native = wire._native
+        if native is not None:
+            # One native call sends the frame and counts its reply (``_dp_send_message``): Ctrl-C
+            # cannot come between them, so no SIGINT hold (four sigaction calls per batch).
+            native._dp_send_message(self.fd, self.timeout, kind, message, extra, wire._encoded_by_key, wire.encode,
+                                    self if reply else None)
+            return
         with _sigint_held():
             wire.send_frame(self.sock, kind, message, extra)
             if reply:
@@ -116,9 +127,11 @@ class _Link:
                 frame = wire.read_frame(self.sock, into)
                 self.owed -= 1
                 self.stash.append(frame)
-        return self.stash.popleft()
+        frame = self.stash.popleft()
+        return frame if type(frame) is wire.Frame else wire.frame_of(frame)
 
     def close(self) -> None:
+        self.fd = -1
         try:
             self.sock.close()
         except OSError:
@@ -534,39 +547,39 @@ class DistributedPool:
                     f"recv() would wait for ever: no node has batch_size_per_node={self.batch_size_per_node} "
                     "envs in flight; send() actions (or async_reset) first"
                 )
-            call_deadline = time.monotonic() + self.call_timeout
+            now = time.monotonic()
+            call_deadline = now + self.call_timeout
             deadline = call_deadline if user_deadline is None else min(user_deadline, call_deadline)
-            ready = _readable(waiting, deadline)
-            if not ready:
+            if len(waiting) > 1:
+                waiting.sort(key=_requested)  # the longest waiting first
+            got = _wait_read(waiting, deadline - now)
+            if got is None:
                 if user_deadline is not None and user_deadline <= call_deadline:
                     raise TimeoutError(f"no node returned a batch within {timeout} s")
                 for node in waiting:
                     self._diagnose(node, TimeoutError("no answer"))  # raises, or restarts a dead node
                 continue
-            node = min(ready, key=lambda node: node.recv_requested)  # the longest waiting first
-            try:
-                frame = node.link.read()  # type: ignore[union-attr]
-            except OSError as e:  # TimeoutError included: the frame stopped halfway
-                node.recv_requested = 0
-                self._link_broken(node, e)  # raises unless the node was restarted
-                continue
+            index, kind, batch, extra = got
+            node = waiting[index]
             node.recv_requested = 0
-            if frame.kind == SEND_ERROR:
-                message, ids = frame.extra
+            if kind is None:  # its stream broke (TimeoutError included: the frame stopped halfway)
+                self._link_broken(node, extra)  # raises unless the node was restarted
+                continue
+            if kind == SEND_ERROR:
+                message, ids = extra
                 busy, offset = node.busy, node.offset
                 for i in ids:
                     if busy[i - offset]:
                         busy[i - offset] = False
                         node.in_flight -= 1
                 raise ValueError(f"send to env ids {ids} failed on node {node.node_id}: {message}")
-            if frame.kind == ERROR:
-                raise _remote_error(frame.extra, node)
-            batch = frame.message
+            if kind == ERROR:
+                raise _remote_error(extra, node)
             self._received(node, batch)
-            if frame.kind == ENV_ERROR:
+            if kind == ENV_ERROR:
                 # An env on that node raised. The batch was received all the same (the actor made
                 # its ids global): its envs, the failed ones too, can be sent again.
-                raise EnvError(frame.extra, batch)
+                raise EnvError(extra, batch)
             return batch
 
     def close(self) -> None:
@@ -965,6 +978,29 @@ def make_distributed(
     """
     return DistributedPool(task_id, num_envs_per_node, batch_size_per_node, num_threads_per_node, restart,
                            **make_kwargs)
+
+
+def _requested(node: _Node) -> int:
+    return node.recv_requested
+
+
+def _wait_read(nodes: list[_Node], wait_s: float) -> tuple[int, Any, Any, Any] | None:
+    """The next reply of ``nodes`` (served in that order: a stashed one first, else the first to
+    arrive within ``wait_s``) as ``(index in nodes, kind, message, extra)``; ``(index, None, None,
+    error)`` when that node's stream broke; None when none came. Ctrl-C interrupts the wait, not a
+    frame. Natively one call (``_dp_wait_read``: the poll, the read and the decoding)."""
+    native = wire._native
+    if native is not None:
+        return native._dp_wait_read([node.link for node in nodes], wait_s, wire._decoded, wire._layout, wire.Slot)
+    ready = _readable(nodes, time.monotonic() + wait_s)
+    if not ready:
+        return None
+    index = nodes.index(ready[0])
+    try:
+        frame = nodes[index].link.read()  # type: ignore[union-attr]
+    except OSError as e:
+        return index, None, None, e
+    return index, frame.kind, frame.message, frame.extra
 
 
 def _readable(nodes: list[_Node], deadline: float) -> list[_Node]:

@@ -31,7 +31,7 @@ import numpy as np
 try:  # the native data plane (native/python/dataplane.cc); the Python one below is its reference
     from parallel_pool import _native as _native_module
 
-    _native: Any = _native_module if hasattr(_native_module, "_dp_send") else None
+    _native: Any = _native_module if hasattr(_native_module, "_dp_wait_read") else None
 except ImportError:  # pragma: no cover - the package is always built with it
     _native = None
 
@@ -208,12 +208,11 @@ def slots(skeleton: Any) -> list[Slot]:
 
 def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
-    extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
     if _native is not None:
-        # The native path: the message walked, and every piece sent, in C++ without the GIL.
-        skeleton, arrays = _native_encode(message)
-        _native._dp_send(sock.fileno(), kind, skeleton, extra_bytes, arrays, _timeout(sock))
+        # The native path: the message walked, its skeleton cached, every piece sent, in one call.
+        _native._dp_send_message(sock.fileno(), _timeout(sock), kind, message, extra, _encoded_by_key, encode, None)
         return
+    extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
     skeleton, arrays = encode(message)
     pieces: list[Any] = [b"", skeleton, extra_bytes]
     data_len = 0
@@ -226,21 +225,6 @@ def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any =
         data_len += _padded(array.nbytes)
     pieces[0] = _PREFIX.pack(kind, len(skeleton), len(extra_bytes), data_len)
     _send_pieces(sock, [p for p in pieces if len(p)])
-
-
-def _native_encode(message: Any) -> tuple[bytes, list[np.ndarray]]:
-    """``encode(message)``, with the walk done in C++: ``_dp_flatten`` gives the arrays (in slot
-    order) and a key naming the structure, under which the skeleton is cached; a message it cannot
-    key (one holding a scalar, an object array, a strided array) goes through ``encode``."""
-    flat = _native._dp_flatten(message)
-    if flat is None:
-        return encode(message)
-    key, arrays = flat
-    skeleton = _encoded_by_key.get(key)
-    if skeleton is None:
-        skeleton, arrays = encode(message)
-        _remember(_encoded_by_key, key, skeleton)
-    return skeleton, arrays
 
 
 def _timeout(sock: socket.socket) -> float:
@@ -350,9 +334,7 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
     scatter read (or, with ``into``, the head, then the data straight into the destinations)."""
     fd, timeout = sock.fileno(), _timeout(sock)
     if into is None:
-        kind, skeleton, extra_bytes, buffer = _native._dp_recv_frame(fd, timeout)
-        extra = pickle.loads(extra_bytes) if extra_bytes else None
-        return Frame(kind, _native_message(_layout(skeleton), buffer), extra, skeleton)
+        return frame_of(_native._dp_recv_frame(fd, timeout))
     kind, skeleton, extra_bytes, data_len = _native._dp_recv_head(fd, timeout)
     extra = pickle.loads(extra_bytes) if extra_bytes else None
     layout = _layout(skeleton)
@@ -368,6 +350,13 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
     if data_len:
         _native._dp_recv_into(fd, [buffer], [0], [data_len], data_len, timeout)
     return Frame(kind, _native_message(layout, buffer), extra, skeleton)
+
+
+def frame_of(raw: tuple[int, bytes, bytes, np.ndarray]) -> Frame:
+    """The ``Frame`` of a frame read whole (``_dp_recv_frame``'s ``(kind, skeleton, extra bytes,
+    data)``), decoded by ``_dp_decode_raw`` (the Python steps: ``_layout``, ``_native_message``)."""
+    kind, message, extra = _native._dp_decode_raw(raw, _decoded, _layout, Slot)
+    return Frame(kind, message, extra, raw[1])
 
 
 def _native_message(layout: _Layout, buffer: np.ndarray) -> Any:

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -198,7 +199,15 @@ bool Flatten(py::handle value, std::string& key, py::list& arrays) {
     const py::dtype dtype = array.dtype();
     if (dtype.kind() == 'O' || !(array.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) return false;
     key += 'a';
-    key += py::str(dtype.attr("str")).cast<std::string>();
+    const auto* descr = py::detail::array_descriptor_proxy(dtype.ptr());
+    if (descr->kind != 0 && std::strchr("biufc", descr->kind) != nullptr) {
+      // A builtin number: its type and byte-order characters name it (dtype.str would be formatted
+      // by printf for every array of every frame).
+      key += descr->type;
+      key += descr->byteorder;
+    } else {
+      key += py::str(dtype.attr("str")).cast<std::string>();
+    }
     key += '[';
     for (py::ssize_t i = 0; i < array.ndim(); ++i) {
       key += std::to_string(array.shape(i));
@@ -387,6 +396,139 @@ py::list Views(const py::array& buffer, const py::list& dtypes, const py::list& 
   return out;
 }
 
+// The bytes of a frame's extra: empty for None, else the pickle (wire.send_frame's).
+py::bytes PickledExtra(py::handle extra) {
+  if (extra.is_none()) return py::bytes(nullptr, 0);
+  const py::module_ pickle = py::module_::import("pickle");
+  return pickle.attr("dumps")(extra, pickle.attr("HIGHEST_PROTOCOL"));
+}
+
+// wire.send_frame in one call: the message walked (Flatten), its skeleton taken from `cache` under
+// the walk's key (or made by `encode`, wire.encode, and kept there: at most 64, wire._CACHE_SIZE),
+// the extra pickled, the frame sent; then, when `counter` is not None (a driver's link), its
+// `owed` counts the reply. One native call, so Ctrl-C, whose Python handler runs between
+// bytecodes and never inside a native call, can neither cut the frame nor lose the count (encode
+// runs Python on a structure's first frame, before anything is sent).
+void SendMessage(int fd, double timeout_s, uint32_t kind, py::handle message, py::handle extra, const py::dict& cache,
+                 py::handle encode, py::handle counter) {
+  std::string key;
+  py::list arrays;
+  py::object skeleton;
+  if (Flatten(message, key, arrays)) {
+    const py::bytes key_bytes(key);
+    PyObject* hit = PyDict_GetItemWithError(cache.ptr(), key_bytes.ptr());  // borrowed
+    if (hit != nullptr) {
+      skeleton = py::reinterpret_borrow<py::object>(hit);
+    } else {
+      if (PyErr_Occurred()) throw py::error_already_set();
+      const py::tuple encoded = encode(message);
+      skeleton = encoded[0];
+      arrays = encoded[1];
+      if (PyDict_Size(cache.ptr()) >= 64) PyDict_Clear(cache.ptr());
+      cache[key_bytes] = skeleton;
+    }
+  } else {
+    const py::tuple encoded = encode(message);
+    skeleton = encoded[0];
+    arrays = encoded[1];
+  }
+  SendFrame(fd, kind, skeleton, PickledExtra(extra), arrays, timeout_s);
+  if (!counter.is_none()) counter.attr("owed") = counter.attr("owed").cast<int64_t>() + 1;
+}
+
+// A received frame (RecvFrame's tuple: kind, skeleton, extra bytes, data) as (kind, message,
+// extra): its layout (wire._Layout: tree, slots, dtypes, shapes) looked up in `layouts` by the
+// skeleton's bytes or made by `layout_of` (wire._layout, which caches it), its arrays viewing the
+// data, put in the tree; the extra unpickled.
+py::tuple DecodeRaw(const py::tuple& raw, const py::dict& layouts, py::handle layout_of, py::handle slot_type) {
+  const py::object skeleton = raw[1];
+  PyObject* hit = PyDict_GetItemWithError(layouts.ptr(), skeleton.ptr());  // borrowed
+  if (hit == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  const py::object layout = hit != nullptr ? py::reinterpret_borrow<py::object>(hit) : layout_of(skeleton);
+  const py::list slots = layout.attr("slots");
+  const py::list arrays = slots.empty() ? py::list() : Views(raw[3], layout.attr("dtypes"), layout.attr("shapes"));
+  py::object message = Decode(layout.attr("tree"), arrays, slot_type);
+  const py::bytes extra_bytes = raw[2];
+  py::object extra = py::none();
+  if (PyBytes_GET_SIZE(extra_bytes.ptr()) > 0) extra = py::module_::import("pickle").attr("loads")(extra_bytes);
+  return py::make_tuple(raw[0], std::move(message), std::move(extra));
+}
+
+// The front of a driver link's stash as (index, kind, message, extra), popped once decoded: a raw
+// frame (RecvFrame's tuple, stashed by WaitRead) or a wire.Frame (stashed by the link's read).
+py::tuple TakeStashed(std::size_t index, py::handle link, const py::dict& layouts, py::handle layout_of,
+                      py::handle slot_type) {
+  const py::object stash = link.attr("stash");
+  const py::object front = stash[py::int_(0)];
+  py::tuple out;
+  if (PyTuple_CheckExact(front.ptr())) {
+    const py::tuple decoded = DecodeRaw(front, layouts, layout_of, slot_type);
+    out = py::make_tuple(index, decoded[0], decoded[1], decoded[2]);
+  } else {
+    out = py::make_tuple(index, front.attr("kind"), front.attr("message"), front.attr("extra"));
+  }
+  stash.attr("popleft")();
+  return out;
+}
+
+// The driver's wait for its next reply (distributed.py's async recv): `links` are driver links
+// (fd, timeout, owed, stash) in the order to serve them (the longest waiting first). A link with
+// a stashed reply is served at once; else poll() waits up to wait_s for any to be readable, and
+// the first readable one's whole frame is read and stashed (its `owed` counted down) before it is
+// decoded and popped. Returns (index, kind, message, extra); (index, None, None, error) when that
+// link's stream broke (an OSError: the caller restarts or fails the node); None at wait_s. Ctrl-C
+// interrupts the wait, never a frame: a frame read is in the stash until it has been decoded.
+py::object WaitRead(const py::list& links, double wait_s, const py::dict& layouts, py::handle layout_of,
+                    py::handle slot_type) {
+  const std::size_t count = links.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (py::len(links[i].attr("stash")) > 0) return TakeStashed(i, links[i], layouts, layout_of, slot_type);
+  }
+  std::vector<pollfd> fds(count);
+  for (std::size_t i = 0; i < count; ++i) fds[i] = {links[i].attr("fd").cast<int>(), POLLIN, 0};
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(std::max(0.0, wait_s)));
+  std::size_t ready = count;
+  while (ready == count) {
+    int r = 0;
+    int err = 0;
+    {
+      py::gil_scoped_release release;
+      const auto left =
+          std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now());
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+      const timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+      r = ppoll(fds.data(), fds.size(), &ts, nullptr);
+      err = errno;
+    }
+    if (r == 0) return py::none();
+    if (r < 0) {
+      if (err != EINTR) {
+        errno = err;
+        PyErr_SetFromErrno(PyExc_OSError);
+        throw py::error_already_set();
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C: KeyboardInterrupt
+      continue;
+    }
+    for (std::size_t i = 0; i < count && ready == count; ++i) {
+      if (fds[i].revents != 0) ready = i;
+    }
+  }
+  const py::handle link = links[ready];
+  py::tuple raw;
+  try {
+    raw = RecvFrame(fds[ready].fd, link.attr("timeout").cast<double>());
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_OSError)) throw;
+    return py::make_tuple(ready, py::none(), py::none(), e.value());
+  }
+  link.attr("stash").attr("append")(raw);
+  link.attr("owed") = link.attr("owed").cast<int64_t>() - 1;
+  return TakeStashed(ready, link, layouts, layout_of, slot_type);
+}
+
 }  // namespace
 
 void RegisterDataPlane(py::module_& m) {
@@ -399,6 +541,11 @@ void RegisterDataPlane(py::module_& m) {
   m.def("_dp_recv_head", &RecvHead, py::arg("fd"), py::arg("timeout"));
   m.def("_dp_recv_into", &RecvInto, py::arg("fd"), py::arg("targets"), py::arg("offsets"), py::arg("sizes"),
         py::arg("data_len"), py::arg("timeout"));
+  m.def("_dp_send_message", &SendMessage, py::arg("fd"), py::arg("timeout"), py::arg("kind"), py::arg("message"),
+        py::arg("extra"), py::arg("cache"), py::arg("encode"), py::arg("counter"));
+  m.def("_dp_decode_raw", &DecodeRaw, py::arg("raw"), py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
+  m.def("_dp_wait_read", &WaitRead, py::arg("links"), py::arg("wait_s"), py::arg("layouts"), py::arg("layout_of"),
+        py::arg("slot_type"));
 }
 
 }  // namespace pp
