@@ -33,6 +33,8 @@ constexpr std::size_t kAlign = 8;
 // sendmsg/recvmsg take at most IOV_MAX (1024 on Linux) pieces per call; longer frames go in parts.
 constexpr std::size_t kMaxPieces = 512;
 const char kPad[kAlign] = {};
+// NumPy's builtin type numbers are below NPY_NTYPES_LEGACY (24); user-registered dtypes get 256 and up.
+constexpr int kBuiltinTypes = 24;
 thread_local char pad_sink[kAlign];  // where a received frame's padding goes (never read)
 
 std::size_t Padded(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -200,9 +202,10 @@ bool Flatten(py::handle value, std::string& key, py::list& arrays) {
     if (dtype.kind() == 'O' || !(array.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) return false;
     key += 'a';
     const auto* descr = py::detail::array_descriptor_proxy(dtype.ptr());
-    if (descr->kind != 0 && std::strchr("biufc", descr->kind) != nullptr) {
+    if (descr->type_num < kBuiltinTypes && descr->kind != 0 && std::strchr("biufc", descr->kind) != nullptr) {
       // A builtin number: its type and byte-order characters name it (dtype.str would be formatted
-      // by printf for every array of every frame).
+      // by printf for every array of every frame). Other dtypes (strings, datetimes, structured,
+      // user-registered ones) by their str.
       key += descr->type;
       key += descr->byteorder;
     } else {
