@@ -359,7 +359,8 @@ def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.Monk
             other = socket.socketpair()
             try:
                 wire.send_frame(other[0], 0, batch, "raw")
-                links[2].stash.append(wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT))
+                raw_copy = wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT)
+                links[2].stash.append(raw_copy)
                 wire.send_frame(other[0], 0, batch, "raw again")
                 links[1].stash.append(wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT))
             finally:
@@ -371,6 +372,12 @@ def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.Monk
             frame = links[2].read()
             assert (frame.kind, frame.extra) == (0, "raw") and not links[2].stash
             _assert_same_tree(frame.message, batch)
+            # A raw frame that cannot be decoded raises once and is dropped, not served again.
+            kind, skeleton, extra_bytes, data = raw_copy
+            links[2].stash.append((kind, skeleton, extra_bytes, data[:3].copy()))
+            with pytest.raises(ValueError, match="shorter"):
+                distributed._wait_read([nodes[2]], TIMEOUT)
+            assert not links[2].stash
         links[1].stash.append(wire.Frame(0, batch, "decoded", b""))
         assert distributed._wait_read(nodes, TIMEOUT)[::3] == (1, "decoded")
         assert distributed._wait_read(nodes, TIMEOUT)[::3] == (0, "sock") and links[0].owed == 0

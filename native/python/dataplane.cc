@@ -223,13 +223,6 @@ bool Flatten(py::handle value, std::string& key, py::list& arrays) {
   return false;
 }
 
-py::object FlattenMessage(py::handle message) {
-  std::string key;
-  py::list arrays;
-  if (!Flatten(message, key, arrays)) return py::none();
-  return py::make_tuple(py::bytes(key), arrays);
-}
-
 void PackPrefix(char* out, uint32_t kind, uint32_t skeleton_len, uint32_t extra_len, uint64_t data_len) {
   std::memset(out, 0, kPrefixSize);
   std::memcpy(out, &kind, 4);  // little-endian: this is x86-64 and aarch64 Linux only
@@ -458,14 +451,25 @@ py::tuple DecodeRaw(const py::tuple& raw, const py::dict& layouts, py::handle la
 }
 
 // The front of a driver link's stash as (index, kind, message, extra), popped once decoded: a raw
-// frame (RecvFrame's tuple, stashed by WaitRead) or a wire.Frame (stashed by the link's read).
+// frame (RecvFrame's tuple, stashed by WaitRead) or a wire.Frame (stashed by the link's read). A
+// KeyboardInterrupt while decoding (wire._layout runs Python on a skeleton's first frame) leaves
+// the frame stashed for the next call; any other error drops it (it would fail the same way again).
 py::tuple TakeStashed(std::size_t index, py::handle link, const py::dict& layouts, py::handle layout_of,
                       py::handle slot_type) {
   const py::object stash = link.attr("stash");
   const py::object front = stash[py::int_(0)];
   py::tuple out;
   if (PyTuple_CheckExact(front.ptr())) {
-    const py::tuple decoded = DecodeRaw(front, layouts, layout_of, slot_type);
+    py::tuple decoded;
+    try {
+      decoded = DecodeRaw(front, layouts, layout_of, slot_type);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_KeyboardInterrupt)) stash.attr("popleft")();
+      throw;
+    } catch (...) {  // a C++ exception (py::value_error from Views: a frame shorter than its arrays)
+      stash.attr("popleft")();
+      throw;
+    }
     out = py::make_tuple(index, decoded[0], decoded[1], decoded[2]);
   } else {
     out = py::make_tuple(index, front.attr("kind"), front.attr("message"), front.attr("extra"));
@@ -535,11 +539,8 @@ py::object WaitRead(const py::list& links, double wait_s, const py::dict& layout
 }  // namespace
 
 void RegisterDataPlane(py::module_& m) {
-  m.def("_dp_flatten", &FlattenMessage, py::arg("message"));
   m.def("_dp_views", &Views, py::arg("buffer"), py::arg("dtypes"), py::arg("shapes"));
   m.def("_dp_decode", &Decode, py::arg("tree"), py::arg("arrays"), py::arg("slot_type"));
-  m.def("_dp_send", &SendFrame, py::arg("fd"), py::arg("kind"), py::arg("skeleton"), py::arg("extra"),
-        py::arg("arrays"), py::arg("timeout"));
   m.def("_dp_recv_frame", &RecvFrame, py::arg("fd"), py::arg("timeout"));
   m.def("_dp_recv_head", &RecvHead, py::arg("fd"), py::arg("timeout"));
   m.def("_dp_recv_into", &RecvInto, py::arg("fd"), py::arg("targets"), py::arg("offsets"), py::arg("sizes"),
