@@ -401,6 +401,21 @@ def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.Monk
         peers[2].close()
         index, kind, message, extra = distributed._wait_read(nodes, TIMEOUT)
         assert (index, kind, message) == (2, None, None) and isinstance(extra, ConnectionResetError)
+        # A link closed while its node is waited on (from another thread) is not read through its
+        # old fd: its node's stream is reported broken.
+        if native:
+            polled = links[1].fd
+
+            def close_then_reply() -> None:
+                links[1].fd = -1  # as close() leaves it, the socket still open under the old number
+                wire.send_frame(peers[1], 0, batch, "late")
+
+            timer = threading.Timer(0.2, close_then_reply)
+            timer.start()
+            got = distributed._wait_read([nodes[1]], TIMEOUT)
+            timer.join()
+            assert got[:3] == (0, None, None) and isinstance(got[3], OSError), got
+            links[1].fd = polled
         # A closed link's requests fail as a closed socket's do.
         links[0].close()
         with pytest.raises(OSError):

@@ -524,9 +524,14 @@ py::object WaitRead(const py::list& links, double wait_s, const py::dict& layout
     }
   }
   const py::handle link = links[ready];
+  // The link's fd read again after the wait, as a socket's would be: a link closed meanwhile (by
+  // another thread; close() sets fd to -1 first) is never read through its old number, which a new
+  // socket may have taken.
+  const int fd = link.attr("fd").cast<int>();
   py::tuple raw;
   try {
-    raw = RecvFrame(fds[ready].fd, link.attr("timeout").cast<double>());
+    if (fd != fds[ready].fd) Raise(Failure::kErrno, EBADF);
+    raw = RecvFrame(fd, link.attr("timeout").cast<double>());
   } catch (py::error_already_set& e) {
     if (!e.matches(PyExc_OSError)) throw;
     return py::make_tuple(ready, py::none(), py::none(), e.value());
