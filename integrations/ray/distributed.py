@@ -113,8 +113,8 @@ class _Link:
         if native is not None:
             # One native call sends the frame and counts its reply (``_dp_send_message``): Ctrl-C
             # cannot come between them, so no SIGINT hold (four sigaction calls per batch).
-            native._dp_send_message(self.fd, self.timeout, kind, message, extra, wire._encoded_by_key, wire.encode,
-                                    self if reply else None)
+            native._dp_send_message(self.fd, self.timeout, kind, message, extra, wire._encoded_by_key,
+                                    wire._CACHE_SIZE, wire.encode, self if reply else None)
             return
         with _sigint_held():
             wire.send_frame(self.sock, kind, message, extra)

@@ -210,7 +210,8 @@ def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any =
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
     if _native is not None:
         # The native path: the message walked, its skeleton cached, every piece sent, in one call.
-        _native._dp_send_message(sock.fileno(), _timeout(sock), kind, message, extra, _encoded_by_key, encode, None)
+        _native._dp_send_message(sock.fileno(), _timeout(sock), kind, message, extra, _encoded_by_key, _CACHE_SIZE,
+                                 encode, None)
         return
     extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
     skeleton, arrays = encode(message)

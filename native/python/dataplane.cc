@@ -400,13 +400,13 @@ py::bytes PickledExtra(py::handle extra) {
 }
 
 // wire.send_frame in one call: the message walked (Flatten), its skeleton taken from `cache` under
-// the walk's key (or made by `encode`, wire.encode, and kept there: at most 64, wire._CACHE_SIZE),
+// the walk's key (or made by `encode`, wire.encode, and kept there: at most cache_size entries),
 // the extra pickled, the frame sent; then, when `counter` is not None (a driver's link), its
 // `owed` counts the reply. One native call, so Ctrl-C, whose Python handler runs between
 // bytecodes and never inside a native call, can neither cut the frame nor lose the count (encode
 // runs Python on a structure's first frame, before anything is sent).
 void SendMessage(int fd, double timeout_s, uint32_t kind, py::handle message, py::handle extra, const py::dict& cache,
-                 py::handle encode, py::handle counter) {
+                 py::ssize_t cache_size, py::handle encode, py::handle counter) {
   std::string key;
   py::list arrays;
   py::object skeleton;
@@ -420,7 +420,7 @@ void SendMessage(int fd, double timeout_s, uint32_t kind, py::handle message, py
       const py::tuple encoded = encode(message);
       skeleton = encoded[0];
       arrays = encoded[1];
-      if (PyDict_Size(cache.ptr()) >= 64) PyDict_Clear(cache.ptr());
+      if (PyDict_Size(cache.ptr()) >= cache_size) PyDict_Clear(cache.ptr());
       cache[key_bytes] = skeleton;
     }
   } else {
@@ -551,7 +551,7 @@ void RegisterDataPlane(py::module_& m) {
   m.def("_dp_recv_into", &RecvInto, py::arg("fd"), py::arg("targets"), py::arg("offsets"), py::arg("sizes"),
         py::arg("data_len"), py::arg("timeout"));
   m.def("_dp_send_message", &SendMessage, py::arg("fd"), py::arg("timeout"), py::arg("kind"), py::arg("message"),
-        py::arg("extra"), py::arg("cache"), py::arg("encode"), py::arg("counter"));
+        py::arg("extra"), py::arg("cache"), py::arg("cache_size"), py::arg("encode"), py::arg("counter"));
   m.def("_dp_decode_raw", &DecodeRaw, py::arg("raw"), py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
   m.def("_dp_wait_read", &WaitRead, py::arg("links"), py::arg("wait_s"), py::arg("layouts"), py::arg("layout_of"),
         py::arg("slot_type"));
