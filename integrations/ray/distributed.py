@@ -91,8 +91,9 @@ class NodeFailedError(RuntimeError):
 class _Link:
     """The driver's end of one node's data-plane stream: requests out, replies in, in order.
 
-    A frame is never cut by Ctrl-C (the stream would lose its place): SIGINT is held while one is
-    sent or read and raised right after, with the frame read kept for the next ``read``.
+    A frame is never cut by Ctrl-C (the stream would lose its place): the native send is one call,
+    which Ctrl-C cannot cut; otherwise SIGINT is held while a frame is sent or read and raised right
+    after, with the frame read kept for the next ``read``.
     """
 
     def __init__(self, host: str, port: int, token: bytes, timeout: float) -> None:
@@ -109,12 +110,10 @@ class _Link:
         self.stash: deque[Any] = deque()
 
     def request(self, kind: int, message: Any = None, extra: Any = None, reply: bool = True) -> None:
-        native = wire._native
-        if native is not None:
-            # One native call sends the frame and counts its reply (``_dp_send_message``): Ctrl-C
-            # cannot come between them, so no SIGINT hold (four sigaction calls per batch).
-            native._dp_send_message(self.fd, self.timeout, kind, message, extra, wire._encoded_by_key,
-                                    wire._CACHE_SIZE, wire.encode, self if reply else None)
+        if wire._native is not None:
+            # One native call sends the frame and counts its reply: Ctrl-C cannot come between
+            # them, so no SIGINT hold (four sigaction calls per batch).
+            wire.send_native(self.fd, self.timeout, kind, message, extra, self if reply else None)
             return
         with _sigint_held():
             wire.send_frame(self.sock, kind, message, extra)

@@ -35,7 +35,7 @@ try:  # the native data plane (native/python/dataplane.cc); the Python one below
 except ImportError:  # pragma: no cover - the package is always built with it
     _native = None
 
-__all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame"]
+__all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame", "send_native"]
 
 _PREFIX = struct.Struct("<IIIQxxxx")  # kind, skeleton length, extra length, data length
 _ALIGN = 8  # every array starts 8-byte aligned in the receive buffer: its views need no copy
@@ -209,9 +209,7 @@ def slots(skeleton: Any) -> list[Slot]:
 def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
     if _native is not None:
-        # The native path: the message walked, its skeleton cached, every piece sent, in one call.
-        _native._dp_send_message(sock.fileno(), _timeout(sock), kind, message, extra, _encoded_by_key, _CACHE_SIZE,
-                                 encode, None)
+        send_native(sock.fileno(), _timeout(sock), kind, message, extra)
         return
     extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
     skeleton, arrays = encode(message)
@@ -226,6 +224,15 @@ def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any =
         data_len += _padded(array.nbytes)
     pieces[0] = _PREFIX.pack(kind, len(skeleton), len(extra_bytes), data_len)
     _send_pieces(sock, [p for p in pieces if len(p)])
+
+
+def send_native(fd: int, timeout: float, kind: int, message: Any = None, extra: Any = None,
+                counter: Any = None) -> None:
+    """``send_frame`` through the native data plane (``_dp_send_message``: the message walked, its
+    skeleton taken from this module's cache, every piece sent, in one call) on a raw fd; ``timeout``
+    as ``_timeout`` gives it. ``counter``: an object whose ``owed`` counts the reply, in the same
+    call (a driver's link), or None."""
+    _native._dp_send_message(fd, timeout, kind, message, extra, _encoded_by_key, _CACHE_SIZE, encode, counter)
 
 
 def _timeout(sock: socket.socket) -> float:
