@@ -12,15 +12,25 @@
 //
 // Built with PP_RAW_DM_CONTROL (the dm_control_raw target), the same loop runs dm_control's suite
 // tasks (--task CheetahRun-v1 ...), and --assets-dir is the installed dm_control/suite.
+//
+// --threads T (T > 1) measures what an env's moving between cores costs: T threads pinned to CPUs
+// cpu .. cpu + T - 1 (--cpu, default 0), the envs in T equal groups; in each pass every thread
+// steps one group's envs once, round robin, then all meet at a barrier. Thread t steps group t in
+// every pass, or with --swap group (t + pass) % T, so that every env is stepped on another core
+// than its last step's (a pool's envs go to whichever thread is free). The two modes differ only
+// in that; the line before the last says which ran (`--threads 2 --num-envs 32 [--swap]`).
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/env.h"
@@ -54,13 +64,15 @@ struct Options {
   int cpu = -1;
   uint64_t seed = 0;
   int num_envs = 1;
+  int threads = 1;
+  bool swap = false;
   std::string assets_dir = PP_GYMNASIUM_ASSETS_DIR;
 };
 
 [[noreturn]] void Usage(const char* message) {
   std::fprintf(stderr,
                "%s\nusage: mujoco_raw [--task ID] [--seconds S] [--warmup S] [--cpu N] [--seed N] "
-               "[--num-envs N] [--assets-dir DIR]\n",
+               "[--num-envs N] [--assets-dir DIR] [--threads T [--swap]]\n",
                message);
   std::exit(2);
 }
@@ -70,6 +82,10 @@ Options Parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") Usage("a raw single-thread loop over one MuJoCo env");
+    if (flag == "--swap") {
+      o.swap = true;
+      continue;
+    }
     if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
     const char* value = argv[++i];
     if (flag == "--task") {
@@ -87,10 +103,15 @@ Options Parse(int argc, char** argv) {
       if (o.num_envs < 1) Usage("--num-envs must be >= 1");
     } else if (flag == "--assets-dir") {
       o.assets_dir = value;
+    } else if (flag == "--threads") {
+      o.threads = std::atoi(value);
+      if (o.threads < 1) Usage("--threads must be >= 1");
     } else {
       Usage(("unknown flag " + flag).c_str());
     }
   }
+  if (o.num_envs % o.threads != 0) Usage("--num-envs must be a multiple of --threads");
+  if (o.swap && o.threads < 2) Usage("--swap needs --threads 2 or more");
   return o;
 }
 
@@ -133,11 +154,78 @@ std::pair<long, double> Run(const std::vector<std::unique_ptr<pp::Env>>& envs,
   return {iterations, elapsed};
 }
 
+// One env step (or, after an episode ended, its reset), with action row `row`.
+void StepOnce(pp::Env& env, const std::byte* row, char& done) {
+  if (done) {
+    env.BeginReset();
+    env.Reset();
+    done = false;
+  } else {
+    env.BeginStep();
+    const pp::StepResult r = env.Step(pp::Action(&row));
+    done = r.terminated || r.truncated;
+  }
+}
+
+// --threads: passes of every group stepped once by its thread of the pass, with a barrier between
+// passes, for `seconds` after `warmup`; returns (iterations, elapsed seconds) of the timed part.
+std::pair<long, double> RunThreads(const Options& o, const std::vector<std::unique_ptr<pp::Env>>& envs,
+                                   const std::vector<const std::byte*>& rows, std::vector<char>& done) {
+  using Clock = std::chrono::steady_clock;
+  const int num_threads = o.threads;
+  const std::size_t group = envs.size() / static_cast<std::size_t>(num_threads);
+  std::atomic<int> arrived{0};
+  std::atomic<long> pass{0};  // the pass the threads run; bumped by the last to arrive
+  std::atomic<int> phase{0};  // 0 warm-up, 1 timed, 2 stop: set by the last to arrive
+  long timed_from = 0;        // the first timed pass (written by the last to arrive)
+  Clock::time_point start, end;
+  const auto warm_until =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
+  Clock::time_point stop_at;
+  auto body = [&](int t) {
+    PinToCpu((std::max(o.cpu, 0) + t) % static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    std::size_t next_row = static_cast<std::size_t>(t) * 97;
+    for (long p = 0;; ++p) {
+      if (phase.load(std::memory_order_acquire) == 2) return;
+      const std::size_t g = o.swap ? static_cast<std::size_t>((t + p) % num_threads) : static_cast<std::size_t>(t);
+      for (std::size_t i = g * group; i < (g + 1) * group; ++i) {
+        StepOnce(*envs[i], rows[next_row], done[i]);
+        next_row = (next_row + 1) % rows.size();
+      }
+      if (arrived.fetch_add(1, std::memory_order_acq_rel) == num_threads - 1) {
+        arrived.store(0, std::memory_order_relaxed);
+        const auto now = Clock::now();
+        if (phase.load(std::memory_order_relaxed) == 0 && now >= warm_until) {
+          start = now;
+          stop_at = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+          timed_from = p + 1;
+          phase.store(1, std::memory_order_relaxed);
+        } else if (phase.load(std::memory_order_relaxed) == 1 && now >= stop_at) {
+          end = now;
+          timed_from = p + 1 - timed_from;  // now: the timed passes
+          phase.store(2, std::memory_order_relaxed);
+        }
+        pass.store(p + 1, std::memory_order_release);
+      } else {
+        while (pass.load(std::memory_order_acquire) <= p) {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < num_threads; ++t) threads.emplace_back(body, t);
+  for (auto& th : threads) th.join();
+  return {timed_from * static_cast<long>(envs.size()), std::chrono::duration<double>(end - start).count()};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0) PinToCpu(o.cpu);
+  if (o.cpu >= 0 && o.threads == 1) PinToCpu(o.cpu);
   try {
     pp::Registry registry;
 #ifdef PP_RAW_DM_CONTROL
@@ -148,11 +236,14 @@ int main(int argc, char** argv) {
     auto task = registry.Find(o.task);
     if (!task) Usage(("unknown task " + o.task).c_str());
     const pp::EnvSpec spec = pp::MakeSpec(*task, {});
-    pp::SingleSlotAllocator allocator(spec);  // every env writes the same row: outputs are dropped
+    // Every env writes the same row (outputs are dropped); with --threads one row per group, which
+    // one thread at a time steps.
+    std::vector<std::unique_ptr<pp::SingleSlotAllocator>> allocators;
+    for (int t = 0; t < o.threads; ++t) allocators.push_back(std::make_unique<pp::SingleSlotAllocator>(spec));
     std::vector<std::unique_ptr<pp::Env>> envs;
     for (int i = 0; i < o.num_envs; ++i) {
       envs.push_back(task->make_env(spec, i));
-      envs.back()->SetAllocator(&allocator);
+      envs.back()->SetAllocator(allocators[static_cast<std::size_t>(i / (o.num_envs / o.threads))].get());
       envs.back()->Seed(o.seed + static_cast<uint64_t>(i));
     }
 
@@ -180,6 +271,14 @@ int main(int argc, char** argv) {
     }
 
     std::vector<char> done(envs.size(), true);  // each env's first iteration resets it
+    if (o.threads > 1) {
+      const auto [iterations, elapsed] = RunThreads(o, envs, rows, done);
+      const double rate = static_cast<double>(iterations) / elapsed;
+      std::printf("%s: %ld steps of %d env(s) in %.3f s, %d threads from cpu %d, %s\nsteps_per_s=%.1f\n",
+                  o.task.c_str(), iterations, o.num_envs, elapsed, o.threads, std::max(o.cpu, 0),
+                  o.swap ? "groups swapped every pass" : "each thread its own group", rate);
+      return 0;
+    }
     Run(envs, rows, o.warmup, done);
     const auto [iterations, elapsed] = Run(envs, rows, o.seconds, done);
     const double rate = static_cast<double>(iterations) / elapsed;
