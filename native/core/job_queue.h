@@ -1,12 +1,16 @@
 // A bounded lock-free multi-producer multi-consumer queue of jobs: the ids of the envs to run (Vyukov's design).
-// Every env has at most one job in flight, so a capacity of num_envs can never overflow.
+// Every env has at most one job in flight, so a capacity of num_envs can never overflow. LaneQueues:
+// one such queue per stepping thread, so that an env's jobs stay on one core.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <vector>
 
 namespace pp {
 
@@ -25,7 +29,8 @@ class JobQueue {
   // Returns false when full, or when the cell to write still awaits a consumer that claimed its
   // previous item but has not released it yet (so callers that know the queue cannot be full
   // must retry, not drop the value).
-  bool TryPush(int value) {
+  // `stamp`: any number kept with the item (LaneQueues: when it was queued), read by HeadStamp.
+  bool TryPush(int value, int64_t stamp = 0) {
     std::size_t pos = tail_.load(std::memory_order_relaxed);
     for (;;) {
       Cell& cell = cells_[pos & mask_];
@@ -34,6 +39,7 @@ class JobQueue {
       if (diff == 0) {
         if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
           cell.value = value;
+          cell.stamp.store(stamp, std::memory_order_relaxed);
           cell.sequence.store(pos + 1, std::memory_order_release);
           return true;
         }
@@ -91,6 +97,15 @@ class JobQueue {
     return tail > head ? tail - head : 0;
   }
 
+  // The stamp of the item at the head, or INT64_MAX when there is none: a hint only, as another
+  // consumer may take that item meanwhile.
+  int64_t HeadStamp() const {
+    const std::size_t pos = head_.load(std::memory_order_acquire);
+    const Cell& cell = cells_[pos & mask_];
+    if (cell.sequence.load(std::memory_order_acquire) != pos + 1) return INT64_MAX;
+    return cell.stamp.load(std::memory_order_relaxed);
+  }
+
   // A hint only: exact when no push or pop runs concurrently.
   bool EmptyApprox() const { return head_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire); }
 
@@ -98,6 +113,7 @@ class JobQueue {
   struct Cell {
     std::atomic<std::size_t> sequence;
     int value;
+    std::atomic<int64_t> stamp{0};  // atomic: HeadStamp may read it while a producer writes it
   };
   static constexpr std::size_t kCacheLine = 64;
 
@@ -105,6 +121,98 @@ class JobQueue {
   std::size_t mask_ = 0;
   alignas(kCacheLine) std::atomic<std::size_t> head_{0};
   alignas(kCacheLine) std::atomic<std::size_t> tail_{0};
+};
+
+// One JobQueue per lane, a lane being a stepping thread's own queue (a pool's: lane 0 the caller's
+// and its stand-in's, then one per worker). An env's job is pushed to the lane of the thread that
+// ran its last job, whose core's caches hold the env's state; a thread takes its own lane's jobs
+// first, and another lane's oldest job when its own lane is empty (no thread idles while jobs wait)
+// or when that job has waited `max_lag` longer than its own lane's oldest (no job waits long
+// behind a slow one on its lane while other threads step newer jobs: the queue stays about first
+// in, first out across lanes, so in async mode quick envs still come back more often than slow
+// ones). A job taken from another lane moves its env to the taker's lane. Measured on the
+// project's 2-vCPU VM (benchmarks/BENCHMARKS.md, "env affinity"): a MuJoCo env stepped on another
+// core than its last step costs 2-5% more per step most of the time and ~27% more in the stretches
+// where the host places the two vCPUs apart; the pool moved ~half its envs per step without lanes.
+class LaneQueues {
+ public:
+  // `lanes` >= 1 queues of min_capacity_each items each.
+  LaneQueues(std::size_t min_capacity_each, int lanes,
+             std::chrono::nanoseconds max_lag = std::chrono::microseconds(100))
+      : max_lag_(max_lag.count()) {
+    for (int i = 0; i < std::max(1, lanes); ++i) queues_.push_back(std::make_unique<JobQueue>(min_capacity_each));
+  }
+
+  int lanes() const { return static_cast<int>(queues_.size()); }
+
+  // As JobQueue::TryPush, into lane `lane` (taken modulo lanes()).
+  bool TryPush(int lane, int value) {
+    const int64_t now = queues_.size() > 1 ? Now() : 0;
+    return queues_[Index(lane)]->TryPush(value, now);
+  }
+
+  // Pops up to `max` items of one lane (JobQueue::TryPopMany): `lane`'s own, unless another lane's
+  // oldest item has waited over max_lag longer (then that lane's); when the chosen lane has none,
+  // the first other lane that has, in turn. Returns how many; `*own` (if given) says whether they
+  // were `lane`'s own.
+  int TryPopMany(int lane, int* out, int max, bool* own = nullptr) {
+    const std::size_t n = queues_.size();
+    std::size_t first = Index(lane);
+    if (n > 1) {
+      // The oldest other lane's head against this lane's (a few cache lines read: hints).
+      int64_t oldest = queues_[first]->HeadStamp();
+      const int64_t own_head = oldest;
+      std::size_t oldest_lane = first;
+      for (std::size_t k = 1; k < n; ++k) {
+        const std::size_t other = (first + k) % n;
+        const int64_t stamp = queues_[other]->HeadStamp();
+        if (stamp < oldest) {
+          oldest = stamp;
+          oldest_lane = other;
+        }
+      }
+      if (oldest_lane != first && (own_head == INT64_MAX || own_head - oldest > max_lag_)) {
+        const int got = queues_[oldest_lane]->TryPopMany(out, max);
+        if (got > 0) {
+          if (own != nullptr) *own = false;
+          return got;
+        }
+      }
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const int got = queues_[(first + k) % n]->TryPopMany(out, max);
+      if (got > 0) {
+        if (own != nullptr) *own = k == 0;
+        return got;
+      }
+    }
+    return 0;
+  }
+
+  bool TryPop(int lane, int* value, bool* own = nullptr) { return TryPopMany(lane, value, 1, own) == 1; }
+
+  // Hints only, as JobQueue's: every lane's queued items.
+  std::size_t SizeApprox() const {
+    std::size_t size = 0;
+    for (const auto& q : queues_) size += q->SizeApprox();
+    return size;
+  }
+  bool EmptyApprox() const {
+    for (const auto& q : queues_) {
+      if (!q->EmptyApprox()) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::size_t Index(int lane) const { return static_cast<std::size_t>(lane) % queues_.size(); }
+  static int64_t Now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  int64_t max_lag_;
+  std::vector<std::unique_ptr<JobQueue>> queues_;
 };
 
 }  // namespace pp

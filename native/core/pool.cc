@@ -95,6 +95,15 @@ class JobClock {
   int64_t mark_delay_ = 0;  // that reading
 };
 
+// The worker threads a pool makes: options.num_threads resolved as the constructor does, less the
+// caller (which steps envs too); at least one in async mode, where the caller need not be waiting.
+int NumWorkers(const PoolOptions& options, bool ordered) {
+  int num_threads = options.num_threads;
+  if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  num_threads = std::min(num_threads, options.num_envs);
+  return ordered ? num_threads - 1 : std::max(1, num_threads - 1);
+}
+
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
@@ -188,8 +197,9 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
             *options_.batch_size == options_.num_envs),
       reset_blocks_(prepared.reset_blocks ? std::make_shared<BlockFreeList>(std::move(*prepared.reset_blocks))
                                           : nullptr),
-      // Twice the most jobs ever queued, so a push rarely meets a cell still being released.
-      queue_(2 * static_cast<std::size_t>(options_.num_envs)) {
+      // Twice the most jobs ever queued, so a push rarely meets a cell still being released; a lane
+      // for the caller and one per worker.
+      queue_(2 * static_cast<std::size_t>(options_.num_envs), 1 + NumWorkers(options_, ring_.ordered())) {
   const int num_envs = options_.num_envs;
   envs_ = std::vector<EnvState>(static_cast<std::size_t>(num_envs));
   seen_.assign(static_cast<std::size_t>(num_envs), 0);
@@ -223,9 +233,15 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
   // without oversubscribing them (measured: HalfCheetah-v5, 2 CPUs, 16 envs / batch 8, 95% of two
   // pinned raw loops with one worker, 85-87% with two). At least one worker, since an async
   // caller need not be waiting.
-  const int num_workers = ring_.ordered() ? num_threads - 1 : std::max(1, num_threads - 1);
-  workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_,
-                                          [this](int env_id) { RunWorkerJob(env_id); });
+  const int num_workers = NumWorkers(options_, ring_.ordered());
+  // Each lane starts with a contiguous share of the envs (not every lanes()-th env, which would give
+  // one thread all envs of a kind when their cost follows their ids).
+  for (int i = 0; i < num_envs; ++i) {
+    envs_[static_cast<std::size_t>(i)].lane =
+        static_cast<int>(static_cast<int64_t>(i) * queue_.lanes() / static_cast<int64_t>(num_envs));
+  }
+  workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_, kCallerLane + 1,
+                                          [this](int env_id, int lane) { RunWorkerJob(env_id, lane); });
 }
 
 Pool::~Pool() { Close(); }
@@ -375,7 +391,7 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
       BlockFreeList::Release(block);
       throw ClosedError("the pool was closed during reset");
     }
-    if (!workers_->RunOne()) std::this_thread::yield();
+    if (!workers_->RunOne(kCallerLane)) std::this_thread::yield();
   }
   if (spec_.max_num_players == 1) block->player_rows.store(n, std::memory_order_relaxed);
   return block;
@@ -401,7 +417,7 @@ void Pool::PushJob(int env_id) {
   // At most num_envs jobs are queued, but a push can still find its cell taken: a consumer that
   // claimed the item one lap earlier may not have marked the cell free yet (it was preempted).
   // That consumer is running or runnable, so waiting for it always ends.
-  while (!queue_.TryPush(env_id)) std::this_thread::yield();
+  while (!queue_.TryPush(envs_[static_cast<std::size_t>(env_id)].lane, env_id)) std::this_thread::yield();
 }
 
 void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
@@ -472,9 +488,11 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
   while (block->rows_done.load(std::memory_order_acquire) < batch_size) {
     CheckOpen();
     int env_id;
-    if (help && queue_.TryPop(&env_id)) {
+    bool own = false;
+    if (help && queue_.TryPop(kCallerLane, &env_id, &own)) {
+      if (own && !ring_.ordered() && HandOffLongReset(env_id)) continue;
       if (!polled) {
-        RunJobs(env_id);
+        RunJobs(env_id, kCallerLane);
         continue;
       }
       JobClock& clock = JobClock::ThisThread();
@@ -482,7 +500,7 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
       if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
       // A run of jobs (RunJobs) is timed as a whole, against as many slow jobs as ran one after
       // another: it holds the caller as long. A run of queued jobs (RunRun) ends with the slice.
-      const Ran ran = RunJobs(env_id, slice_end);
+      const Ran ran = RunJobs(env_id, kCallerLane, slice_end);
       const int64_t end = CoarseNanos();
       if (clock.Slow(start, end, ran.serial)) {
         // One slow job is enough: this caller waits from now on, until the workers see twice as
@@ -526,9 +544,31 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
   return out;
 }
 
-void Pool::RunWorkerJob(int env_id) {
+bool Pool::HandOffLongReset(int env_id) {
+  // A caller that starts a long job (a dm_control task's reset settles its physics for 200 steps,
+  // ~1.3 ms; an Atari reset plays its no-op starts) while the batch it waits for completes holds
+  // that batch until the job ends; meanwhile the workers finish every other env in flight and then
+  // idle (measured: CheetahRun-v1, 32 envs in batches of 16, the worker slept once per such reset,
+  // ~1 ms each, 4-10% of its time). A worker that is not in a reset itself takes it instead, and
+  // the caller goes on with short jobs and returns batches on time; a reset whose length is not
+  // known yet, or with every worker in a reset (all envs resetting at once), the caller runs.
+  EnvState& s = envs_[static_cast<std::size_t>(env_id)];
+  if (s.reset_nanos < std::chrono::nanoseconds(kLongReset).count() ||
+      !s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode) ||
+      workers_in_reset_.load(std::memory_order_relaxed) >= workers_->num_threads()) {
+    return false;
+  }
+  // To the lane of a worker (env ids spread them); a caller whose own lane runs dry takes it back
+  // (not handed over again: only its own lane's jobs are), so nothing waits on a sleeping worker.
+  s.lane = kCallerLane + 1 + env_id % workers_->num_threads();
+  PushJob(env_id);
+  workers_->Wake(1);
+  return true;
+}
+
+void Pool::RunWorkerJob(int env_id, int lane) {
   if (quick_jobs_.load(std::memory_order_relaxed)) {
-    RunJobs(env_id);
+    RunJobs(env_id, lane);
     return;
   }
   // Resets do not count towards a quick streak: an env's reset is often much quicker than its step.
@@ -536,7 +576,7 @@ void Pool::RunWorkerJob(int env_id) {
   // such runs whole).
   JobClock& clock = JobClock::ThisThread();
   const int64_t start = clock.Start();
-  const Ran ran = RunJobs(env_id);
+  const Ran ran = RunJobs(env_id, lane);
   const int steps = ran.steps;
   if (clock.Slow(start, CoarseNanos(), ran.serial)) {
     quick_streak_.store(0, std::memory_order_relaxed);
@@ -561,7 +601,7 @@ bool Pool::PostJob(EnvState& s) {
   }
 }
 
-Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
+Pool::Ran Pool::RunRun(int env_id, int lane, int64_t stop_at) {
   int ids[kMaxRun];
   ids[0] = env_id;
   int count = 1;
@@ -577,7 +617,7 @@ Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
   for (; i < count; ++i) {
     if (i > 0 && stop_at != 0 && CoarseNanos() >= stop_at) break;
     steps += envs_[static_cast<std::size_t>(ids[i])].job == JobKind::kStep ? 1 : 0;
-    OutputBlock* block = RunJob(ids[i]);
+    OutputBlock* block = RunJob(ids[i], lane);
     if (block != held) {
       if (held != nullptr) ring_.FinishRow(held, held_rows);
       held = block;
@@ -585,7 +625,7 @@ Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
     }
     ++held_rows;
     if (i == 0 && share > 0 && std::chrono::steady_clock::now() - first_start < kCheapJob) {
-      count += queue_.TryPopMany(ids + 1, static_cast<int>(std::min<std::size_t>(share, kMaxRun - 1)));
+      count += queue_.TryPopMany(lane, ids + 1, static_cast<int>(std::min<std::size_t>(share, kMaxRun - 1)));
     }
   }
   if (held != nullptr) ring_.FinishRow(held, held_rows);
@@ -596,12 +636,12 @@ Pool::Ran Pool::RunRun(int env_id, int64_t stop_at) {
   return {steps, i};
 }
 
-Pool::Ran Pool::RunJobs(int env_id, int64_t stop_at) {
+Pool::Ran Pool::RunJobs(int env_id, int lane, int64_t stop_at) {
   EnvState& first = envs_[static_cast<std::size_t>(env_id)];
-  if (!first.split_phase) return RunRun(env_id, stop_at);
+  if (!first.split_phase) return RunRun(env_id, lane, stop_at);
   if (!PostJob(first)) {
     const bool step = first.job == JobKind::kStep;
-    ring_.FinishRow(RunJob(env_id));
+    ring_.FinishRow(RunJob(env_id, lane));
     return {step ? 1 : 0, 1};
   }
   // The envs posted by this run, in order. One run per thread at a time: RunJobs never nests.
@@ -612,7 +652,7 @@ Pool::Ran Pool::RunJobs(int env_id, int64_t stop_at) {
   const auto max_posted = static_cast<std::size_t>(batch_size());
   int unposted = -1;  // a queued env that posted nothing: run after the posted ones
   int id;
-  while (posted.size() < max_posted && queue_.TryPop(&id)) {
+  while (posted.size() < max_posted && queue_.TryPop(lane, &id)) {
     if (!PostJob(envs_[static_cast<std::size_t>(id)])) {
       unposted = id;
       break;
@@ -631,11 +671,11 @@ Pool::Ran Pool::RunJobs(int env_id, int64_t stop_at) {
   int steps = 0;
   for (int e : posted) {
     steps += envs_[static_cast<std::size_t>(e)].job == JobKind::kStep ? 1 : 0;
-    ring_.FinishRow(RunJob(e));
+    ring_.FinishRow(RunJob(e, lane));
   }
   if (unposted >= 0) {
     steps += envs_[static_cast<std::size_t>(unposted)].job == JobKind::kStep ? 1 : 0;
-    ring_.FinishRow(RunJob(unposted));
+    ring_.FinishRow(RunJob(unposted, lane));
   }
   return {steps, 1};  // the posted jobs overlap: timed as one job
 }
@@ -645,7 +685,9 @@ void Pool::WakeStandIn() {
     std::lock_guard<std::mutex> lock(api_mu_);
     if (closed_.load()) return;  // the caller's loop throws ClosedError next
     if (!stand_in_) {
-      stand_in_ = std::make_unique<WorkerPool>(1, -1, &queue_, [this](int id) { RunWorkerJob(id); });
+      // In the caller's lane: it steps the caller's envs in its place.
+      stand_in_ = std::make_unique<WorkerPool>(1, -1, &queue_, kCallerLane,
+                                               [this](int id, int lane) { RunWorkerJob(id, lane); });
     }
     stand_in_made_.store(true, std::memory_order_release);
   }
@@ -714,13 +756,28 @@ void Pool::WriteFailedRow(EnvState& s, const char* message) {
   WriteRow(s, StepResult{}, false);
 }
 
-OutputBlock* Pool::RunJob(int env_id) {
+OutputBlock* Pool::RunJob(int env_id, int lane) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
+  s.lane = lane;
   Env& env = *s.env;
   const AutoresetMode mode = options_.autoreset_mode;
   s.out.block = nullptr;
   try {
     if (s.episode.ResetDue(s.job == JobKind::kReset, mode)) {
+      // Timed (two clock reads per reset) for HandOffLongReset; counted while a worker runs it.
+      const bool worker = lane != kCallerLane;
+      if (worker) workers_in_reset_.fetch_add(1, std::memory_order_relaxed);
+      const auto start = std::chrono::steady_clock::now();
+      struct Done {
+        EnvState& s;
+        std::atomic<int>* in_reset;
+        std::chrono::steady_clock::time_point start;
+        ~Done() {
+          s.reset_nanos =
+              std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+          if (in_reset != nullptr) in_reset->fetch_sub(1, std::memory_order_relaxed);
+        }
+      } done{s, worker ? &workers_in_reset_ : nullptr, start};
       if (s.reseed) env.Seed(s.seed);
       env.BeginReset();
       env.Reset();

@@ -154,6 +154,12 @@ class Pool final : public SlotAllocator {
     // Sent, not yet returned by Recv. Set under api_mu_, cleared by the receiver (recv_mu_): the
     // release/acquire pair hands the env's state from the thread that ran its job to the next sender.
     std::atomic<bool> pending{false};
+    // The lane (LaneQueues) of the thread that ran its last job, where its next job is queued, and
+    // how long its last reset took (0: none timed yet). Written by the thread that runs its job,
+    // read by the next sender (after `pending`'s hand-off) and by the thread that pops its job (the
+    // queue's hand-off).
+    int lane = 0;
+    int64_t reset_nanos = 0;
   };
 
   // The options checked and resolved, and the output layout they give: built before the members
@@ -177,7 +183,7 @@ class Pool final : public SlotAllocator {
   void PushJob(int env_id);
   // Runs env_id's job and returns the block it wrote its row of; the row is not counted as
   // finished yet (BatchRing::FinishRow).
-  OutputBlock* RunJob(int env_id);
+  OutputBlock* RunJob(int env_id, int lane);
   // Runs env_id's job, and when its env posts its work (Env::Post: a split-phase env), the jobs of
   // further queued envs that post too, up to a batch of them: all posted, then all finished in
   // order. Otherwise, in sync mode, a run of the next queued jobs too when there are more than the
@@ -186,7 +192,8 @@ class Pool final : public SlotAllocator {
     int steps = 0;   // how many of the jobs run were steps (not resets)
     int serial = 1;  // how many ran one after another on this thread (a posted run's jobs overlap: 1)
   };
-  Ran RunJobs(int env_id, int64_t stop_at = 0);
+  // `lane`: the running thread's (LaneQueues); each env run takes it as its own.
+  Ran RunJobs(int env_id, int lane, int64_t stop_at = 0);
   // Sync mode: runs env_id's job and, when it took less than kCheapJob, the next queued ones,
   // popped at once: at most a 2 * num_threads-th of the queue, so that the threads still share it
   // (guided self-scheduling), at most kMaxRun. A run's envs are neighbours in the queue, hence in
@@ -198,13 +205,20 @@ class Pool final : public SlotAllocator {
   // back envs that an idle thread could step. With `stop_at` (CoarseNanos; 0: none), the run
   // stops once that time has passed and queues its remaining jobs again (their rows are assigned,
   // so any thread may run them): a caller with poll_s returns about on time.
-  Ran RunRun(int env_id, int64_t stop_at);
+  Ran RunRun(int env_id, int lane, int64_t stop_at);
   static constexpr int kMaxRun = 32;
   static constexpr std::chrono::microseconds kCheapJob{20};
   // Starts s's job through Env::Post; false when its env posted nothing (or is not split-phase).
   bool PostJob(EnvState& s);
   // A worker's job: while the pool is not known to be quick (quick_jobs_), also timed.
-  void RunWorkerJob(int env_id);
+  void RunWorkerJob(int env_id, int lane);
+  // Async mode, the caller in Recv having popped env_id's job from its own lane: whether to hand it
+  // to a worker's lane instead (HandOffLongReset's rule), and doing so.
+  bool HandOffLongReset(int env_id);
+  // The caller's lane and its stand-in's; worker i's is 1 + i.
+  static constexpr int kCallerLane = 0;
+  // A reset at least this long (the env's last one) is one an async caller hands to a free worker.
+  static constexpr std::chrono::microseconds kLongReset{50};
   // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.
   void WakeStandIn();
   void ClaimRow(EnvState& s);
@@ -222,7 +236,7 @@ class Pool final : public SlotAllocator {
   std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
   uint32_t seen_generation_ = 0;
 
-  JobQueue queue_;
+  LaneQueues queue_;
   std::unique_ptr<WorkerPool> workers_;
   // One thread that runs jobs in place of a caller that only waits (poll_s and not quick), so the
   // pool keeps num_threads threads stepping; made on first use, under api_mu_.
@@ -231,6 +245,8 @@ class Pool final : public SlotAllocator {
   // Whether a caller with poll_s may run jobs: the workers have seen quick_target_ quick steps in
   // a row, and no such caller has run a slow job since.
   std::atomic<bool> quick_jobs_{false};
+  // Workers running a reset now (HandOffLongReset hands one over only while some worker is not).
+  std::atomic<int> workers_in_reset_{0};
   std::atomic<int> quick_streak_{0};
   std::atomic<int> quick_target_{kQuickStreak};
   std::atomic<bool> closed_{false};

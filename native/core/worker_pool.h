@@ -1,4 +1,5 @@
-// A fixed set of worker threads that run jobs popped from a JobQueue, optionally pinned.
+// A fixed set of worker threads that run jobs popped from LaneQueues (each worker its own lane
+// first), optionally pinned.
 // Idle workers spin briefly, then sleep until woken; the caller can help by running jobs itself.
 #pragma once
 
@@ -19,14 +20,16 @@ namespace pp {
 
 class WorkerPool {
  public:
-  using Job = std::function<void(int)>;
+  // Runs the job of env `env_id`, popped by a thread whose lane is `lane`.
+  using Job = std::function<void(int env_id, int lane)>;
 
   // `affinity_offset` < 0: no pinning; else worker i is pinned to CPU (offset + i) % num_cpus.
-  WorkerPool(int num_threads, int affinity_offset, JobQueue* queue, Job run_job)
+  // Worker i's lane is first_lane + i.
+  WorkerPool(int num_threads, int affinity_offset, LaneQueues* queue, int first_lane, Job run_job)
       : queue_(queue), run_job_(std::move(run_job)) {
     const int num_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int i = 0; i < num_threads; ++i) {
-      threads_.emplace_back([this] { Loop(); });
+      threads_.emplace_back([this, lane = first_lane + i] { Loop(lane); });
       if (affinity_offset >= 0) Pin(threads_.back(), (affinity_offset + i) % num_cpus);
     }
   }
@@ -53,11 +56,12 @@ class WorkerPool {
     }
   }
 
-  // Run one queued job on the calling thread. Returns false when the queue was empty.
-  bool RunOne() {
+  // Run one queued job on the calling thread, whose lane is `lane`. Returns false when the queue
+  // was empty.
+  bool RunOne(int lane) {
     int id;
-    if (!queue_->TryPop(&id)) return false;
-    run_job_(id);
+    if (!queue_->TryPop(lane, &id)) return false;
+    run_job_(id, lane);
     return true;
   }
 
@@ -79,12 +83,12 @@ class WorkerPool {
   // cores a spinning worker steals time from the Python thread, so the spin is kept short.
   static constexpr int kSpinIterations = 256;
 
-  void Loop() {
+  void Loop(int lane) {
     for (;;) {
       int id;
       if (stopping()) return;
-      if (queue_->TryPop(&id)) {
-        run_job_(id);
+      if (queue_->TryPop(lane, &id)) {
+        run_job_(id, lane);
         continue;
       }
       bool found = false;
@@ -116,7 +120,7 @@ class WorkerPool {
     pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
   }
 
-  JobQueue* queue_;
+  LaneQueues* queue_;
   Job run_job_;
   std::vector<std::thread> threads_;
   std::mutex mu_;

@@ -1,8 +1,10 @@
 // Tests of JobQueue: FIFO order, full and empty, capacity rounding, wrap-around, popping runs
-// (TryPopMany), and MPMC stresses in which every value must come out exactly once.
+// (TryPopMany), and MPMC stresses in which every value must come out exactly once; of LaneQueues:
+// a thread's own lane first, then the oldest job, and a stress across lanes.
 #include "core/job_queue.h"
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <thread>
@@ -222,6 +224,122 @@ void Stress(int max_run) {
   CHECK(q.EmptyApprox());
   int v;
   CHECK(!q.TryPop(&v));
+}
+
+TEST(LanesOwnFirstThenTheOldest) {
+  pp::LaneQueues q(4, 3, std::chrono::seconds(10));  // a lag no test job reaches
+  CHECK_EQ(q.lanes(), 3);
+  CHECK(q.EmptyApprox());
+  int v = -1;
+  bool own = true;
+  CHECK(!q.TryPop(1, &v, &own));
+  CHECK_EQ(v, -1);
+  CHECK(q.TryPush(2, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // distinct stamps
+  CHECK(q.TryPush(0, 10));
+  CHECK(q.TryPush(0, 11));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CHECK(q.TryPush(4, 21));  // lanes are taken modulo lanes(): lane 1
+  CHECK_EQ(q.SizeApprox(), 4u);
+  // Lane 1's own job first, though the others are older.
+  CHECK(q.TryPop(1, &v, &own));
+  CHECK_EQ(v, 21);
+  CHECK(own);
+  // Its lane empty: the oldest other lane's (lane 2's 20, queued first), then lane 0's.
+  CHECK(q.TryPop(1, &v, &own));
+  CHECK_EQ(v, 20);
+  CHECK(!own);
+  CHECK(q.TryPop(1, &v, &own));
+  CHECK_EQ(v, 10);
+  CHECK(!own);
+  // A run comes from one lane, in its order.
+  CHECK(q.TryPush(2, 30));
+  int run[4] = {-1, -1, -1, -1};
+  int got = q.TryPopMany(2, run, 4, &own);  // (CHECK_EQ evaluates its operands twice)
+  CHECK_EQ(got, 1);
+  CHECK_EQ(run[0], 30);
+  CHECK(own);
+  got = q.TryPopMany(2, run, 4, &own);
+  CHECK_EQ(got, 1);
+  CHECK_EQ(run[0], 11);
+  CHECK(!own);
+  CHECK(q.EmptyApprox());
+  CHECK_EQ(q.SizeApprox(), 0u);
+  CHECK(!q.TryPop(0, &v));
+}
+
+// A job that has waited max_lag longer than the taker's own oldest is taken first.
+TEST(LanesTakeAJobThatWaitedTooLong) {
+  pp::LaneQueues q(4, 2, std::chrono::milliseconds(5));
+  CHECK(q.TryPush(0, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(q.TryPush(1, 2));
+  int v = -1;
+  bool own = false;
+  CHECK(q.TryPop(1, &v, &own));  // 1 ms older: within the lag, its own first
+  CHECK_EQ(v, 2);
+  CHECK(own);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(q.TryPush(1, 3));
+  CHECK(q.TryPop(1, &v, &own));  // lane 0's has waited 10 ms longer: taken first
+  CHECK_EQ(v, 1);
+  CHECK(!own);
+  CHECK(q.TryPop(1, &v, &own));
+  CHECK_EQ(v, 3);
+  CHECK(own);
+}
+
+TEST(OneLaneIsAPlainQueue) {
+  pp::LaneQueues q(8, 0);  // at least one lane
+  CHECK_EQ(q.lanes(), 1);
+  for (int i = 0; i < 5; ++i) CHECK(q.TryPush(i, 100 + i));
+  int v = -1;
+  for (int i = 0; i < 5; ++i) {
+    bool own = false;
+    CHECK(q.TryPop(3, &v, &own));
+    CHECK_EQ(v, 100 + i);
+    CHECK(own);
+  }
+}
+
+// Producers push each value to a lane of their choice, consumers pop from their own lane first:
+// every value comes out exactly once.
+TEST(LanesStress) {
+  constexpr int kLanes = 3, kProducers = 3, kConsumers = 3, kPerProducer = 20000;
+  constexpr int kTotal = kProducers * kPerProducer;
+  pp::LaneQueues q(kTotal, kLanes);
+  std::vector<std::atomic<int>> seen(kTotal);
+  std::atomic<int> popped{0};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kProducers; ++p) {
+    threads.emplace_back([&, p] {
+      for (int i = 0; i < kPerProducer; ++i) {
+        const int value = p * kPerProducer + i;
+        while (!q.TryPush(value % 5, value)) std::this_thread::yield();
+      }
+    });
+  }
+  for (int c = 0; c < kConsumers; ++c) {
+    threads.emplace_back([&, c] {
+      int run[4];
+      while (popped.load() < kTotal) {
+        const int n = q.TryPopMany(c, run, 1 + c);
+        for (int k = 0; k < n; ++k) seen[static_cast<std::size_t>(run[k])].fetch_add(1);
+        popped.fetch_add(n);
+        if (n == 0) std::this_thread::yield();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  int missing = 0, duplicated = 0;
+  for (auto& s : seen) {
+    const int n = s.load();
+    if (n == 0) ++missing;
+    if (n > 1) ++duplicated;
+  }
+  CHECK_EQ(missing, 0);
+  CHECK_EQ(duplicated, 0);
+  CHECK(q.EmptyApprox());
 }
 
 TEST(MultiProducerMultiConsumerStress) { Stress(1); }

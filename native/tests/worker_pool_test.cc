@@ -52,13 +52,13 @@ struct Counters {
 
 TEST(EveryJobRunsExactlyOnce) {
   constexpr int kJobs = 1024, kRounds = 100;
-  pp::JobQueue queue(kJobs);
+  pp::LaneQueues queue(kJobs, 1);
   Counters c(kJobs);
-  pp::WorkerPool pool(4, -1, &queue, [&](int id) { c.Record(id); });
+  pp::WorkerPool pool(4, -1, &queue, 0, [&](int id, int) { c.Record(id); });
   CHECK_EQ(pool.num_threads(), 4);
   for (int round = 1; round <= kRounds; ++round) {
     for (int id = 0; id < kJobs; ++id) {
-      if (!CHECK(queue.TryPush(id))) return;
+      if (!CHECK(queue.TryPush(0, id))) return;
     }
     pool.Wake(kJobs);
     if (!CHECK(WaitFor([&] { return c.total.load() == round * kJobs; }))) {
@@ -79,13 +79,13 @@ TEST(EveryJobRunsExactlyOnce) {
 // several threads (sleeping in a job does not need a core each).
 TEST(JobsRunInParallel) {
   constexpr int kThreads = 4;
-  pp::JobQueue queue(kThreads);
+  pp::LaneQueues queue(kThreads, 1);
   std::mutex mu;
   std::condition_variable cv;
   int arrived = 0;
   std::atomic<int> timed_out{0};
   Counters c(kThreads);
-  pp::WorkerPool pool(kThreads, -1, &queue, [&](int id) {
+  pp::WorkerPool pool(kThreads, -1, &queue, 0, [&](int id, int) {
     std::unique_lock<std::mutex> lock(mu);
     ++arrived;
     cv.notify_all();
@@ -93,7 +93,7 @@ TEST(JobsRunInParallel) {
     lock.unlock();
     c.Record(id);
   });
-  for (int id = 0; id < kThreads; ++id) queue.TryPush(id);
+  for (int id = 0; id < kThreads; ++id) queue.TryPush(0, id);
   pool.Wake(kThreads);
   CHECK(WaitFor([&] { return c.total.load() == kThreads; }, milliseconds(20000)));
   CHECK_EQ(timed_out.load(), 0);
@@ -101,43 +101,43 @@ TEST(JobsRunInParallel) {
 }
 
 TEST(RunOneRunsOnTheCaller) {
-  pp::JobQueue queue(8);
+  pp::LaneQueues queue(8, 1);
   Counters c(8);
-  pp::WorkerPool pool(0, -1, &queue, [&](int id) { c.Record(id); });  // no workers: only the caller runs jobs
+  pp::WorkerPool pool(0, -1, &queue, 0, [&](int id, int) { c.Record(id); });  // no workers: only the caller runs jobs
   CHECK_EQ(pool.num_threads(), 0);
-  CHECK(!pool.RunOne());  // empty queue
-  for (int id = 0; id < 5; ++id) queue.TryPush(id);
+  CHECK(!pool.RunOne(0));  // empty queue
+  for (int id = 0; id < 5; ++id) queue.TryPush(0, id);
   pool.Wake(5);  // nobody to wake: must not block
-  for (int k = 0; k < 5; ++k) CHECK(pool.RunOne());
-  CHECK(!pool.RunOne());
+  for (int k = 0; k < 5; ++k) CHECK(pool.RunOne(0));
+  CHECK(!pool.RunOne(0));
   CHECK_EQ(c.total.load(), 5);
   for (int id = 0; id < 5; ++id) CHECK_EQ(c.runs[static_cast<std::size_t>(id)].load(), 1);
   CHECK_EQ(c.threads.size(), 1u);
   CHECK(c.threads.count(std::this_thread::get_id()) == 1);
 
   // With workers present, RunOne still runs a job on the caller when it gets one.
-  pp::JobQueue queue2(4);
+  pp::LaneQueues queue2(4, 1);
   std::atomic<bool> ran_on_caller{false};
   const auto caller = std::this_thread::get_id();
-  pp::WorkerPool busy(1, -1, &queue2, [&](int) {
+  pp::WorkerPool busy(1, -1, &queue2, 0, [&](int, int) {
     if (std::this_thread::get_id() == caller) ran_on_caller.store(true);
   });
   std::this_thread::sleep_for(milliseconds(50));  // the worker goes to sleep; nothing wakes it
-  queue2.TryPush(0);
-  CHECK(busy.RunOne());
+  queue2.TryPush(0, 0);
+  CHECK(busy.RunOne(0));
   CHECK(ran_on_caller.load());
-  CHECK(!busy.RunOne());
+  CHECK(!busy.RunOne(0));
 }
 
 // Workers spin briefly and then sleep; a push followed by Wake(1) must get the job done without
 // the caller's help. Repeated, to give a lost wake-up many chances to show.
 TEST(WakeAfterSleep) {
-  pp::JobQueue queue(16);
+  pp::LaneQueues queue(16, 1);
   Counters c(16);
-  pp::WorkerPool pool(2, -1, &queue, [&](int id) { c.Record(id); });
+  pp::WorkerPool pool(2, -1, &queue, 0, [&](int id, int) { c.Record(id); });
   std::this_thread::sleep_for(milliseconds(100));  // long past the spin: both workers asleep
   for (int round = 1; round <= 40; ++round) {
-    queue.TryPush(round % 16);
+    queue.TryPush(0, round % 16);
     pool.Wake(1);
     if (!CHECK(WaitFor([&] { return c.total.load() == round; }, milliseconds(5000)))) {
       std::fprintf(stderr, "round %d: job not run after Wake(1): lost wake-up\n", round);
@@ -148,8 +148,8 @@ TEST(WakeAfterSleep) {
   }
   // Two jobs, one Wake(1): the woken worker drains both.
   std::this_thread::sleep_for(milliseconds(50));
-  queue.TryPush(1);
-  queue.TryPush(2);
+  queue.TryPush(0, 1);
+  queue.TryPush(0, 2);
   pool.Wake(1);
   CHECK(WaitFor([&] { return c.total.load() == 42; }, milliseconds(5000)));
   CHECK(c.threads.count(std::this_thread::get_id()) == 0);
@@ -157,13 +157,13 @@ TEST(WakeAfterSleep) {
 
 TEST(StopJoinsWithJobsStillQueued) {
   constexpr int kJobs = 100;
-  pp::JobQueue queue(128);
+  pp::LaneQueues queue(128, 1);
   std::mutex mu;
   std::condition_variable cv;
   bool gate_open = false;
   std::atomic<int> started{0};
   std::atomic<int> finished{0};
-  auto pool = std::make_unique<pp::WorkerPool>(2, -1, &queue, [&](int) {
+  auto pool = std::make_unique<pp::WorkerPool>(2, -1, &queue, 0, [&](int, int) {
     started.fetch_add(1);
     std::unique_lock<std::mutex> lock(mu);
     cv.wait_for(lock, std::chrono::seconds(20), [&] { return gate_open; });
@@ -176,7 +176,7 @@ TEST(StopJoinsWithJobsStillQueued) {
     }
     cv.notify_all();
   };
-  for (int id = 0; id < kJobs; ++id) queue.TryPush(id);
+  for (int id = 0; id < kJobs; ++id) queue.TryPush(0, id);
   pool->Wake(2);
   // Both workers are inside a job; 98 jobs remain queued.
   if (!CHECK(WaitFor([&] { return started.load() == 2; }))) {
@@ -201,24 +201,24 @@ TEST(StopJoinsWithJobsStillQueued) {
   CHECK_EQ(pool->num_threads(), 0);
   // No job was lost or run twice: the ones not run are still in the queue.
   int left = 0, id;
-  while (queue.TryPop(&id)) ++left;
+  while (queue.TryPop(0, &id)) ++left;
   CHECK_EQ(left + started.load(), kJobs);
   pool->Stop();  // idempotent
-  CHECK(!pool->RunOne());
+  CHECK(!pool->RunOne(0));
   pool.reset();  // the destructor after Stop
 }
 
 TEST(StopWithSleepingWorkersAndDestructor) {
-  pp::JobQueue queue(4);
+  pp::LaneQueues queue(4, 1);
   {
-    pp::WorkerPool pool(3, -1, &queue, [](int) {});
+    pp::WorkerPool pool(3, -1, &queue, 0, [](int, int) {});
     std::this_thread::sleep_for(milliseconds(50));
     const auto start = Clock::now();
     pool.Stop();
     CHECK_LT(Clock::now() - start, std::chrono::seconds(5));
   }
   {
-    pp::WorkerPool pool(3, -1, &queue, [](int) {});  // destroyed right away, without Stop()
+    pp::WorkerPool pool(3, -1, &queue, 0, [](int, int) {});  // destroyed right away, without Stop()
   }
 }
 
@@ -233,10 +233,10 @@ TEST(PinningWithAffinityOffset) {
 
   for (int offset : {0, 1, 1000}) {
     constexpr int kJobs = 256;
-    pp::JobQueue queue(kJobs);
+    pp::LaneQueues queue(kJobs, 1);
     Counters c(kJobs);
     std::atomic<int> not_single_cpu{0};
-    pp::WorkerPool pool(3, offset, &queue, [&](int id) {
+    pp::WorkerPool pool(3, offset, &queue, 0, [&](int id, int) {
       cpu_set_t set;
       CPU_ZERO(&set);
       if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0 || CPU_COUNT(&set) != 1) {
@@ -244,7 +244,7 @@ TEST(PinningWithAffinityOffset) {
       }
       c.Record(id);
     });
-    for (int id = 0; id < kJobs; ++id) queue.TryPush(id);
+    for (int id = 0; id < kJobs; ++id) queue.TryPush(0, id);
     pool.Wake(kJobs);
     CHECK(WaitFor([&] { return c.total.load() == kJobs; }));
     for (int id = 0; id < kJobs; ++id) CHECK_EQ(c.runs[static_cast<std::size_t>(id)].load(), 1);
