@@ -227,7 +227,7 @@ void Stress(int max_run) {
 }
 
 TEST(LanesOwnFirstThenTheOldest) {
-  pp::LaneQueues q(4, 3, std::chrono::seconds(10));  // a lag no test job reaches
+  pp::LaneQueues q(4, 3, std::chrono::seconds(10), 1);  // a lag no test job reaches
   CHECK_EQ(q.lanes(), 3);
   CHECK(q.EmptyApprox());
   int v = -1;
@@ -270,7 +270,7 @@ TEST(LanesOwnFirstThenTheOldest) {
 
 // A job that has waited max_lag longer than the taker's own oldest is taken first.
 TEST(LanesTakeAJobThatWaitedTooLong) {
-  pp::LaneQueues q(4, 2, std::chrono::milliseconds(5));
+  pp::LaneQueues q(4, 2, std::chrono::milliseconds(5), 1);  // the lag looked at on every pop
   CHECK(q.TryPush(0, 1));
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(q.TryPush(1, 2));
