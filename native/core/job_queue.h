@@ -149,9 +149,16 @@ class LaneQueues {
   int lanes() const { return static_cast<int>(queues_.size()); }
 
   // As JobQueue::TryPush, into lane `lane` (taken modulo lanes()).
-  bool TryPush(int lane, int value) {
-    const int64_t now = queues_.size() > 1 ? Now() : 0;
-    return queues_[Index(lane)]->TryPush(value, now);
+  // `stamp`: when the item was queued (Now(); one reading may serve a whole batch of pushes: a clock
+  // read is ~25 ns, a cheap env's step ~100 ns).
+  bool TryPush(int lane, int value, int64_t stamp) { return queues_[Index(lane)]->TryPush(value, stamp); }
+  bool TryPush(int lane, int value) { return TryPush(lane, value, Now()); }
+
+  // The clock of the stamps (steady_clock, ns); 0 with one lane, where no stamp is ever compared.
+  int64_t Now() const {
+    if (queues_.size() == 1) return 0;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
   // Pops up to `max` items of one lane (JobQueue::TryPopMany): `lane`'s own, unless its own is
@@ -211,11 +218,6 @@ class LaneQueues {
 
  private:
   std::size_t Index(int lane) const { return static_cast<std::size_t>(lane) % queues_.size(); }
-  static int64_t Now() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-
   int64_t max_lag_;
   unsigned look_every_;
   std::vector<std::unique_ptr<JobQueue>> queues_;

@@ -372,13 +372,14 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   CheckSeeds(seeds);
   // A batch's block holds batch_size rows; n may be more in async mode.
   OutputBlock* block = reset_blocks_ ? reset_blocks_->Acquire() : ring_.AcquireBlock();
+  const int64_t stamp = queue_.Now();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
     s.job = JobKind::kReset;
     s.reseed = !seeds.empty();
     if (s.reseed) s.seed = seeds[static_cast<std::size_t>(env_ids[k])];
     s.forced = RowRef{block, k};
-    PushJob(env_ids[k]);
+    PushJob(env_ids[k], stamp);
   }
   workers_->Wake(n - 1);
   while (block->rows_done.load(std::memory_order_acquire) < n) {
@@ -413,11 +414,11 @@ void Pool::Render(const int32_t* env_ids, int n, uint8_t* frames) {
   }
 }
 
-void Pool::PushJob(int env_id) {
+void Pool::PushJob(int env_id, int64_t stamp) {
   // At most num_envs jobs are queued, but a push can still find its cell taken: a consumer that
   // claimed the item one lap earlier may not have marked the cell free yet (it was preempted).
   // That consumer is running or runnable, so waiting for it always ends.
-  while (!queue_.TryPush(envs_[static_cast<std::size_t>(env_id)].lane, env_id)) std::this_thread::yield();
+  while (!queue_.TryPush(envs_[static_cast<std::size_t>(env_id)].lane, env_id, stamp)) std::this_thread::yield();
 }
 
 void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
@@ -428,7 +429,8 @@ void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
     s.assigned_index = ordered ? ring_.AssignIndex() : -1;
   }
   sent_.store(sent_.load(std::memory_order_relaxed) + n, std::memory_order_release);
-  for (int k = 0; k < n; ++k) PushJob(env_ids[k]);
+  const int64_t stamp = queue_.Now();
+  for (int k = 0; k < n; ++k) PushJob(env_ids[k], stamp);
   // A waiting caller runs jobs itself, so one worker fewer is woken; but only in sync mode is it
   // sure to run them, as the batch it waits for holds every queued job. An async Recv returns the
   // first batch to finish, maybe before the caller ran anything, and a job no woken worker took
@@ -561,7 +563,7 @@ bool Pool::HandOffLongReset(int env_id) {
   // To the lane of a worker (env ids spread them); a caller whose own lane runs dry takes it back
   // (not handed over again: only its own lane's jobs are), so nothing waits on a sleeping worker.
   s.lane = kCallerLane + 1 + env_id % workers_->num_threads();
-  PushJob(env_id);
+  PushJob(env_id, queue_.Now());
   workers_->Wake(1);
   return true;
 }
@@ -630,7 +632,8 @@ Pool::Ran Pool::RunRun(int env_id, int lane, int64_t stop_at) {
   }
   if (held != nullptr) ring_.FinishRow(held, held_rows);
   if (i < count) {
-    for (int k = i; k < count; ++k) PushJob(ids[k]);
+    const int64_t stamp = queue_.Now();
+    for (int k = i; k < count; ++k) PushJob(ids[k], stamp);
     workers_->Wake(count - i);
   }
   return {steps, i};

@@ -180,7 +180,8 @@ class Pool final : public SlotAllocator {
   void ValidateSend(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   void QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
-  void PushJob(int env_id);
+  // Queues env_id's job on its lane; `stamp`: LaneQueues::Now() (one reading per batch of pushes).
+  void PushJob(int env_id, int64_t stamp);
   // Runs env_id's job and returns the block it wrote its row of; the row is not counted as
   // finished yet (BatchRing::FinishRow).
   OutputBlock* RunJob(int env_id, int lane);
