@@ -152,6 +152,15 @@ class LaneQueues {
   // `stamp`: when the item was queued (Now(); one reading may serve a whole batch of pushes: a clock
   // read is ~25 ns, a cheap env's step ~100 ns).
   bool TryPush(int lane, int value, int64_t stamp) { return queues_[Index(lane)]->TryPush(value, stamp); }
+
+  // With affinity off, every job goes to lane 0 and every thread takes lane 0's first: one queue,
+  // first in, first out (for jobs so short that a cache miss per job costs more than the env's
+  // state moving between cores: a pool turns it off for steps under Pool::kAffinityMinStep).
+  // Jobs already in other lanes are still taken (a thread's lane empty, it takes the others').
+  void SetAffinity(bool on) {
+    if (affinity_.load(std::memory_order_relaxed) != on) affinity_.store(on, std::memory_order_relaxed);
+  }
+  bool affinity() const { return affinity_.load(std::memory_order_relaxed); }
   bool TryPush(int lane, int value) { return TryPush(lane, value, Now()); }
 
   // The clock of the stamps (steady_clock, ns); 0 with one lane, where no stamp is ever compared.
@@ -168,33 +177,40 @@ class LaneQueues {
   // were `lane`'s own.
   int TryPopMany(int lane, int* out, int max, bool* own = nullptr) {
     const std::size_t n = queues_.size();
-    std::size_t first = Index(lane);
+    const std::size_t first = Index(lane);
     static thread_local unsigned t_calls = 0;
-    if (n > 1 && (++t_calls % look_every_ == 0 || queues_[first]->EmptyApprox())) {
-      // The oldest other lane's head against this lane's (a few cache lines read: hints).
-      int64_t oldest = queues_[first]->HeadStamp();
-      const int64_t own_head = oldest;
-      std::size_t oldest_lane = first;
-      for (std::size_t k = 1; k < n; ++k) {
-        const std::size_t other = (first + k) % n;
-        const int64_t stamp = queues_[other]->HeadStamp();
-        if (stamp < oldest) {
-          oldest = stamp;
-          oldest_lane = other;
-        }
-      }
-      if (oldest_lane != first && (own_head == INT64_MAX || own_head - oldest > max_lag_)) {
-        const int got = queues_[oldest_lane]->TryPopMany(out, max);
+    // Every look_every-th call: another lane's oldest job, if it has waited max_lag longer than this
+    // lane's oldest. (Not on every call: the other lanes' heads are cache lines their threads write.)
+    if (n > 1 && ++t_calls % look_every_ == 0 && affinity()) {
+      const int64_t own_head = queues_[first]->HeadStamp();
+      const std::size_t oldest = OldestOther(first);
+      if (oldest != first && own_head != INT64_MAX && own_head - queues_[oldest]->HeadStamp() > max_lag_) {
+        const int got = queues_[oldest]->TryPopMany(out, max);
         if (got > 0) {
           if (own != nullptr) *own = false;
           return got;
         }
       }
     }
-    for (std::size_t k = 0; k < n; ++k) {
-      const int got = queues_[(first + k) % n]->TryPopMany(out, max);
+    // This lane's own (the pop itself tells whether it is empty: no extra look at its tail).
+    int got = queues_[first]->TryPopMany(out, max);
+    if (got > 0 || n == 1) {
+      if (own != nullptr) *own = true;
+      return got;
+    }
+    // Its own lane empty: the oldest other lane's, then the others in turn.
+    const std::size_t oldest = OldestOther(first);
+    if (oldest != first) {
+      got = queues_[oldest]->TryPopMany(out, max);
       if (got > 0) {
-        if (own != nullptr) *own = k == 0;
+        if (own != nullptr) *own = false;
+        return got;
+      }
+    }
+    for (std::size_t k = 1; k < n; ++k) {
+      got = queues_[(first + k) % n]->TryPopMany(out, max);
+      if (got > 0) {
+        if (own != nullptr) *own = false;
         return got;
       }
     }
@@ -217,9 +233,26 @@ class LaneQueues {
   }
 
  private:
-  std::size_t Index(int lane) const { return static_cast<std::size_t>(lane) % queues_.size(); }
+  std::size_t Index(int lane) const { return affinity() ? static_cast<std::size_t>(lane) % queues_.size() : 0; }
+
+  // The lane other than `first` whose head item is the oldest; `first` when all are empty.
+  std::size_t OldestOther(std::size_t first) const {
+    const std::size_t n = queues_.size();
+    std::size_t oldest_lane = first;
+    int64_t oldest = INT64_MAX;
+    for (std::size_t k = 1; k < n; ++k) {
+      const std::size_t other = (first + k) % n;
+      const int64_t stamp = queues_[other]->HeadStamp();
+      if (stamp < oldest) {
+        oldest = stamp;
+        oldest_lane = other;
+      }
+    }
+    return oldest_lane;
+  }
   int64_t max_lag_;
   unsigned look_every_;
+  std::atomic<bool> affinity_{true};
   std::vector<std::unique_ptr<JobQueue>> queues_;
 };
 

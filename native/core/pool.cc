@@ -555,7 +555,7 @@ bool Pool::HandOffLongReset(int env_id) {
   // the caller goes on with short jobs and returns batches on time; a reset whose length is not
   // known yet, or with every worker in a reset (all envs resetting at once), the caller runs.
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
-  if (s.reset_nanos < std::chrono::nanoseconds(kLongReset).count() ||
+  if (!queue_.affinity() || s.reset_nanos < std::chrono::nanoseconds(kLongReset).count() ||
       !s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode) ||
       workers_in_reset_.load(std::memory_order_relaxed) >= workers_->num_threads()) {
     return false;
@@ -566,6 +566,16 @@ bool Pool::HandOffLongReset(int env_id) {
   PushJob(env_id, queue_.Now());
   workers_->Wake(1);
   return true;
+}
+
+void Pool::SampleStep(std::chrono::steady_clock::duration took) {
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
+  const int64_t old = step_nanos_.load(std::memory_order_relaxed);
+  // A mean over about the last 8 samples (the first sample taken as it is); racing updates may
+  // drop one sample: a hint.
+  const int64_t mean = old == 0 ? std::max<int64_t>(ns, 1) : old + (ns - old) / 8;
+  step_nanos_.store(mean, std::memory_order_relaxed);
+  queue_.SetAffinity(mean >= std::chrono::nanoseconds(kAffinityMinStep).count());
 }
 
 void Pool::RunWorkerJob(int env_id, int lane) {
@@ -767,20 +777,24 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
   s.out.block = nullptr;
   try {
     if (s.episode.ResetDue(s.job == JobKind::kReset, mode)) {
-      // Timed (two clock reads per reset) for HandOffLongReset; counted while a worker runs it.
-      const bool worker = lane != kCallerLane;
+      // With the lanes' affinity on (HandOffLongReset's only case): timed (two clock reads per
+      // reset), and counted while a worker runs it. Off, neither (a cheap env's reset is ~50 ns).
+      const bool track = queue_.affinity();
+      const bool worker = track && lane != kCallerLane;
       if (worker) workers_in_reset_.fetch_add(1, std::memory_order_relaxed);
-      const auto start = std::chrono::steady_clock::now();
       struct Done {
         EnvState& s;
         std::atomic<int>* in_reset;
-        std::chrono::steady_clock::time_point start;
+        std::chrono::steady_clock::time_point start;  // default: untimed
         ~Done() {
-          s.reset_nanos =
-              std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+          if (start != std::chrono::steady_clock::time_point{}) {
+            s.reset_nanos =
+                std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+          }
           if (in_reset != nullptr) in_reset->fetch_sub(1, std::memory_order_relaxed);
         }
-      } done{s, worker ? &workers_in_reset_ : nullptr, start};
+      } done{s, worker ? &workers_in_reset_ : nullptr,
+             track ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}};
       if (s.reseed) env.Seed(s.seed);
       env.BeginReset();
       env.Reset();
@@ -789,7 +803,12 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
       WriteRow(s, StepResult{}, false);
     } else {
       env.BeginStep();
+      // Every 256th step of a thread is timed, for the lanes' affinity (kAffinityMinStep).
+      static thread_local unsigned t_steps = 0;
+      const bool timed = (t_steps++ & 255u) == 0;
+      const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       const StepResult r = env.Step(Action(s.action_rows.data()));
+      if (timed) SampleStep(std::chrono::steady_clock::now() - start);
       if (s.out.block == nullptr) throw std::logic_error("Step() did not write its outputs (call Allocate())");
       const bool done = r.terminated || r.truncated;
       s.episode.Count(r.reward);
