@@ -125,18 +125,17 @@ class JobQueue {
 
 // One JobQueue per lane, a lane being a stepping thread's own queue (a pool's: lane 0 the caller's
 // and its stand-in's, then one per worker). An env's job is pushed to the lane of the thread that
-// ran its last job, whose core's caches hold the env's state; a thread takes its own lane's jobs
-// first, and another lane's oldest job when its own lane is empty (no thread idles while jobs wait)
-// or when that job has waited `max_lag` longer than its own lane's oldest, looked at on every
-// `look_every`-th pop of a thread (reading another lane's head is a cache miss when its thread just
-// popped: ~0.1-1 us on the project's VM, measured as 3-4% of HalfCheetah-v5's step when looked at on
-// every pop) (no job waits long
-// behind a slow one on its lane while other threads step newer jobs: the queue stays about first
-// in, first out across lanes, so in async mode quick envs still come back more often than slow
-// ones). A job taken from another lane moves its env to the taker's lane. Measured on the
-// project's 2-vCPU VM (benchmarks/BENCHMARKS.md, "env affinity"): a MuJoCo env stepped on another
-// core than its last step costs 2-5% more per step most of the time and ~27% more in the stretches
-// where the host places the two vCPUs apart; the pool moved ~half its envs per step without lanes.
+// ran its last job, whose core's caches hold the env's state. A thread takes its own lane's jobs
+// first; another lane's oldest job when its own lane is empty (no thread idles while jobs wait), or
+// when that job has waited `max_lag` longer than its own lane's oldest, so that no job waits long
+// behind a slow one while other threads step newer jobs (the queue stays about first in, first out
+// across lanes: in async mode quick envs still come back more often than slow ones). That look at
+// the other lanes' heads is taken on every `look_every`-th pop of a thread only: their cache lines
+// are written by their threads (looked at on every pop, it cost HalfCheetah-v5 3-4%). A job taken
+// from another lane moves its env to the taker's lane. Measured on the project's 2-vCPU VM
+// (benchmarks/BENCHMARKS.md, "per-thread job lanes on main"): a MuJoCo env stepped on another core
+// than its last step costs 2-5% more per step most of the time and ~27% more in slow stretches;
+// the pool moved ~half its envs per step without lanes.
 class LaneQueues {
  public:
   // `lanes` >= 1 queues of min_capacity_each items each.
@@ -148,10 +147,11 @@ class LaneQueues {
 
   int lanes() const { return static_cast<int>(queues_.size()); }
 
-  // As JobQueue::TryPush, into lane `lane` (taken modulo lanes()).
+  // As JobQueue::TryPush, into lane `lane` (taken modulo lanes(); lane 0 with affinity off).
   // `stamp`: when the item was queued (Now(); one reading may serve a whole batch of pushes: a clock
   // read is ~25 ns, a cheap env's step ~100 ns).
   bool TryPush(int lane, int value, int64_t stamp) { return queues_[Index(lane)]->TryPush(value, stamp); }
+  bool TryPush(int lane, int value) { return TryPush(lane, value, Now()); }
 
   // With affinity off, every job goes to lane 0 and every thread takes lane 0's first: one queue,
   // first in, first out (for jobs so short that a cache miss per job costs more than the env's
@@ -161,7 +161,6 @@ class LaneQueues {
     if (affinity_.load(std::memory_order_relaxed) != on) affinity_.store(on, std::memory_order_relaxed);
   }
   bool affinity() const { return affinity_.load(std::memory_order_relaxed); }
-  bool TryPush(int lane, int value) { return TryPush(lane, value, Now()); }
 
   // The clock of the stamps (steady_clock, ns); 0 with one lane, where no stamp is ever compared.
   int64_t Now() const {
