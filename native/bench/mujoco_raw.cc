@@ -125,35 +125,6 @@ void PinToCpu(int cpu) {
   }
 }
 
-// Runs the loop for `seconds`; returns (iterations, elapsed seconds). `done[i]`: env i resets next.
-std::pair<long, double> Run(const std::vector<std::unique_ptr<pp::Env>>& envs,
-                            const std::vector<const std::byte*>& rows, double seconds, std::vector<char>& done) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  long iterations = 0;
-  double elapsed = 0.0;
-  std::size_t next_row = 0, next_env = 0;
-  while (elapsed < seconds) {
-    for (long i = 0; i < kCheckEvery; ++i) {
-      pp::Env& env = *envs[next_env];
-      if (done[next_env]) {
-        env.BeginReset();
-        env.Reset();
-        done[next_env] = false;
-      } else {
-        env.BeginStep();
-        const pp::StepResult r = env.Step(pp::Action(&rows[next_row]));
-        done[next_env] = r.terminated || r.truncated;
-        next_row = (next_row + 1) % rows.size();
-      }
-      next_env = (next_env + 1) % envs.size();
-    }
-    iterations += kCheckEvery;
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  }
-  return {iterations, elapsed};
-}
-
 // One env step (or, after an episode ended, its reset), with action row `row`.
 void StepOnce(pp::Env& env, const std::byte* row, char& done) {
   if (done) {
@@ -165,6 +136,28 @@ void StepOnce(pp::Env& env, const std::byte* row, char& done) {
     const pp::StepResult r = env.Step(pp::Action(&row));
     done = r.terminated || r.truncated;
   }
+}
+
+// Runs the loop for `seconds`; returns (iterations, elapsed seconds). `done[i]`: env i resets next.
+std::pair<long, double> Run(const std::vector<std::unique_ptr<pp::Env>>& envs,
+                            const std::vector<const std::byte*>& rows, double seconds, std::vector<char>& done) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  long iterations = 0;
+  double elapsed = 0.0;
+  std::size_t next_row = 0, next_env = 0;
+  while (elapsed < seconds) {
+    for (long i = 0; i < kCheckEvery; ++i) {
+      char& env_done = done[next_env];
+      const bool stepping = !env_done;
+      StepOnce(*envs[next_env], rows[next_row], env_done);
+      if (stepping) next_row = (next_row + 1) % rows.size();
+      next_env = (next_env + 1) % envs.size();
+    }
+    iterations += kCheckEvery;
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return {iterations, elapsed};
 }
 
 // --threads: passes of every group stepped once by its thread of the pass, with a barrier between

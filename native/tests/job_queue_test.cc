@@ -141,6 +141,19 @@ TEST(PopManyTakesRunsInOrder) {
   CHECK_EQ(out[6], 306);
 }
 
+// Every value came out of the queue exactly once (seen[v]: how many times v did).
+template <typename Count>
+void CheckEachSeenOnce(const std::vector<std::atomic<Count>>& seen) {
+  int missing = 0, duplicated = 0;
+  for (const auto& s : seen) {
+    const int n = s.load();
+    if (n == 0) ++missing;
+    if (n > 1) ++duplicated;
+  }
+  CHECK_EQ(missing, 0);
+  CHECK_EQ(duplicated, 0);
+}
+
 // 4 producers and 4 consumers through a small queue (so it is often full and often empty).
 // Every value must be popped exactly once, and one consumer must see each producer's values in
 // the order they were pushed (positions are handed out in increasing order on both sides). With
@@ -213,14 +226,7 @@ void Stress(int max_run) {
 
   CHECK_EQ(popped.load(), kTotal);
   CHECK_EQ(order_violations.load(), 0);
-  int missing = 0, duplicated = 0;
-  for (auto& s : seen) {
-    const int n = s.load();
-    if (n == 0) ++missing;
-    if (n > 1) ++duplicated;
-  }
-  CHECK_EQ(missing, 0);
-  CHECK_EQ(duplicated, 0);
+  CheckEachSeenOnce(seen);
   CHECK(q.EmptyApprox());
   int v;
   CHECK(!q.TryPop(&v));
@@ -331,14 +337,7 @@ TEST(LanesStress) {
     });
   }
   for (auto& t : threads) t.join();
-  int missing = 0, duplicated = 0;
-  for (auto& s : seen) {
-    const int n = s.load();
-    if (n == 0) ++missing;
-    if (n > 1) ++duplicated;
-  }
-  CHECK_EQ(missing, 0);
-  CHECK_EQ(duplicated, 0);
+  CheckEachSeenOnce(seen);
   CHECK(q.EmptyApprox());
 }
 
