@@ -207,6 +207,7 @@ class LaneQueues {
       }
     }
     for (std::size_t k = 1; k < n; ++k) {
+      if ((first + k) % n == oldest) continue;  // tried just above
       got = queues_[(first + k) % n]->TryPopMany(out, max);
       if (got > 0) {
         if (own != nullptr) *own = false;

@@ -95,14 +95,9 @@ class JobClock {
   int64_t mark_delay_ = 0;  // that reading
 };
 
-// The worker threads a pool makes: options.num_threads resolved as the constructor does, less the
-// caller (which steps envs too); at least one in async mode, where the caller need not be waiting.
-int NumWorkers(const PoolOptions& options, bool ordered) {
-  int num_threads = options.num_threads;
-  if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  num_threads = std::min(num_threads, options.num_envs);
-  return ordered ? num_threads - 1 : std::max(1, num_threads - 1);
-}
+// The worker threads a pool of num_threads (resolved) makes: less the caller, which steps envs too;
+// at least one in async mode, where the caller need not be waiting.
+int NumWorkers(int num_threads, bool ordered) { return ordered ? num_threads - 1 : std::max(1, num_threads - 1); }
 
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
@@ -171,6 +166,10 @@ Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
         "autoreset_mode='same_step' is not supported for multi-player envs; use 'next_step' or 'disabled'");
   }
   options.batch_size = batch_size;
+  // Resolved here, before the pool's members are built: the job lanes are one per stepping thread.
+  if (options.num_threads == 0)
+    options.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.num_threads = std::min(options.num_threads, num_envs);
   OutputOptions output_options;
   output_options.batch_size = batch_size;
   output_options.episode_stats = options.episode_stats;
@@ -199,7 +198,7 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
                                           : nullptr),
       // Twice the most jobs ever queued, so a push rarely meets a cell still being released; a lane
       // for the caller and one per worker.
-      queue_(2 * static_cast<std::size_t>(options_.num_envs), 1 + NumWorkers(options_, ring_.ordered())) {
+      queue_(2 * static_cast<std::size_t>(options_.num_envs), 1 + NumWorkers(options_.num_threads, ring_.ordered())) {
   const int num_envs = options_.num_envs;
   envs_ = std::vector<EnvState>(static_cast<std::size_t>(num_envs));
   seen_.assign(static_cast<std::size_t>(num_envs), 0);
@@ -222,18 +221,14 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     s.slot_rows.resize(spec_.state.size());
   }
 
-  int num_threads = options_.num_threads;
-  if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  num_threads = std::min(num_threads, num_envs);
-  options_.num_threads = num_threads;
-  // The calling thread steps envs too while it waits, so it is one of the threads: in sync mode a
-  // single env runs entirely on the caller, with no thread hand-off at all. In async mode it helps
-  // in recv() (without a timeout), and while it is busy elsewhere (the policy, in Python) the
-  // workers go on with the envs in flight: num_threads - 1 workers keep num_threads CPUs busy
-  // without oversubscribing them (measured: HalfCheetah-v5, 2 CPUs, 16 envs / batch 8, 95% of two
-  // pinned raw loops with one worker, 85-87% with two). At least one worker, since an async
-  // caller need not be waiting.
-  const int num_workers = NumWorkers(options_, ring_.ordered());
+  // num_threads is resolved (Prepare). The calling thread steps envs too while it waits, so it is
+  // one of the threads: in sync mode a single env runs entirely on the caller, with no thread
+  // hand-off at all. In async mode it helps in recv() (without a timeout), and while it is busy
+  // elsewhere (the policy, in Python) the workers go on with the envs in flight: num_threads - 1
+  // workers keep num_threads CPUs busy without oversubscribing them (measured: HalfCheetah-v5, 2
+  // CPUs, 16 envs / batch 8, 95% of two pinned raw loops with one worker, 85-87% with two). At
+  // least one worker, since an async caller need not be waiting.
+  const int num_workers = NumWorkers(options_.num_threads, ring_.ordered());
   // Each lane starts with a contiguous share of the envs (not every lanes()-th env, which would give
   // one thread all envs of a kind when their cost follows their ids).
   for (int i = 0; i < num_envs; ++i) {
