@@ -91,9 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         raw_binary = bench_module(args.family).build_raw_binary()
     raw_binary = os.path.abspath(raw_binary)
 
+    with tempfile.TemporaryDirectory(prefix="ab_limit_") as workdir:
+        return compare(args, raw_binary, workdir)
+
+
+def compare(args: argparse.Namespace, raw_binary: str, workdir: str) -> int:
+    """Runs the A and B children in turn (in ``workdir``) and prints each one's share of the limit."""
     builds = {"A": args.a, "B": args.b}
     shares: dict[str, dict[str, list[float]]] = {b: {c: [] for c in args.configs} for b in builds}
-    workdir = tempfile.mkdtemp(prefix="ab_limit_")
     for rep in range(args.reps):
         order = ["A", "B"] if rep % 2 == 0 else ["B", "A"]
         for build in order:

@@ -630,9 +630,11 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
-def test_no_engine_outlives_its_process(how: str) -> None:
+def test_no_engine_outlives_its_process(how: str, tmp_path: Any) -> None:
+    # A SIGKILLed process cannot remove its engines' private directories: TMPDIR puts them in the
+    # test's temporary directory, not the machine's.
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, how], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
