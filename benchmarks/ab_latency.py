@@ -16,8 +16,10 @@ Usage (from anywhere; processes run outside the repository so they import the in
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     builds = {"A": args.a, "B": args.b}
     segments: dict[str, list[float]] = {"A": [], "B": []}
     workdir = tempfile.mkdtemp(prefix="ab_latency_")
+    atexit.register(shutil.rmtree, workdir, True)
     for rep in range(args.reps):
         for build in (["A", "B"] if rep % 2 == 0 else ["B", "A"]):
             cmd = [builds[build], os.path.abspath(__file__), "--child", "--a", args.a, "--b", args.b,

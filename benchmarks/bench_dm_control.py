@@ -25,8 +25,10 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -167,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         args.json = os.path.abspath(args.json)
     if args.envpool_path:
         sys.path.append(args.envpool_path)
-    os.chdir(tempfile.mkdtemp(prefix="bench_dm_control_"))  # MuJoCo's MUJOCO_LOG.TXT, if any, goes here
+    workdir = tempfile.mkdtemp(prefix="bench_dm_control_")
+    atexit.register(shutil.rmtree, workdir, True)  # removed at exit, with whatever was written there
+    os.chdir(workdir)  # MuJoCo's MUJOCO_LOG.TXT, if any, goes here
 
     machine = bench.machine_info()
     print(f"# dm_control ({', '.join(args.tasks)}): parallel_pool vs EnvPool")

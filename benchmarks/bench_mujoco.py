@@ -38,8 +38,10 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -206,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         args.json = os.path.abspath(args.json)
     # Gymnasium's HalfCheetah model draws a MuJoCo compiler warning, which the mujoco Python package
     # (in Gymnasium's and SB3's workers) appends to ./MUJOCO_LOG.TXT: run where that does no harm.
-    os.chdir(tempfile.mkdtemp(prefix="bench_mujoco_"))
+    workdir = tempfile.mkdtemp(prefix="bench_mujoco_")
+    atexit.register(shutil.rmtree, workdir, True)  # removed at exit, with whatever was written there
+    os.chdir(workdir)
 
     machine = bench.machine_info()
     print(f"# MuJoCo ({', '.join(args.tasks)}): parallel_pool vs Gymnasium {machine['gymnasium']}, SB3, EnvPool")
