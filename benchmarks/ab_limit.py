@@ -20,8 +20,10 @@ A config ``N/B`` is num_envs N with batch_size B (B == N: sync mode; B < N: asyn
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -91,14 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         raw_binary = bench_module(args.family).build_raw_binary()
     raw_binary = os.path.abspath(raw_binary)
 
-    with tempfile.TemporaryDirectory(prefix="ab_limit_") as workdir:
-        return compare(args, raw_binary, workdir)
-
-
-def compare(args: argparse.Namespace, raw_binary: str, workdir: str) -> int:
-    """Runs the A and B children in turn (in ``workdir``) and prints each one's share of the limit."""
     builds = {"A": args.a, "B": args.b}
     shares: dict[str, dict[str, list[float]]] = {b: {c: [] for c in args.configs} for b in builds}
+    workdir = tempfile.mkdtemp(prefix="ab_limit_")
+    atexit.register(shutil.rmtree, workdir, True)
     for rep in range(args.reps):
         order = ["A", "B"] if rep % 2 == 0 else ["B", "A"]
         for build in order:

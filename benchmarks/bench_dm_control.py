@@ -25,13 +25,10 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from typing import Any, Callable
 
 import limit_check  # benchmarks/limit_check.py, next to this script
@@ -169,9 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json = os.path.abspath(args.json)
     if args.envpool_path:
         sys.path.append(args.envpool_path)
-    workdir = tempfile.mkdtemp(prefix="bench_dm_control_")
-    atexit.register(shutil.rmtree, workdir, True)  # removed at exit, with whatever was written there
-    os.chdir(workdir)  # MuJoCo's MUJOCO_LOG.TXT, if any, goes here
+    bench.work_in_scratch_dir("bench_dm_control_")  # MuJoCo's MUJOCO_LOG.TXT, if any, goes there
 
     machine = bench.machine_info()
     print(f"# dm_control ({', '.join(args.tasks)}): parallel_pool vs EnvPool")

@@ -38,13 +38,10 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from typing import Any, Callable
 
 import gymnasium
@@ -208,9 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json = os.path.abspath(args.json)
     # Gymnasium's HalfCheetah model draws a MuJoCo compiler warning, which the mujoco Python package
     # (in Gymnasium's and SB3's workers) appends to ./MUJOCO_LOG.TXT: run where that does no harm.
-    workdir = tempfile.mkdtemp(prefix="bench_mujoco_")
-    atexit.register(shutil.rmtree, workdir, True)  # removed at exit, with whatever was written there
-    os.chdir(workdir)
+    bench.work_in_scratch_dir("bench_mujoco_")
 
     machine = bench.machine_info()
     print(f"# MuJoCo ({', '.join(args.tasks)}): parallel_pool vs Gymnasium {machine['gymnasium']}, SB3, EnvPool")

@@ -31,15 +31,12 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import atexit
 import importlib.util
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any, Callable
 
@@ -213,9 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.append(args.envpool_path)
     if importlib.util.find_spec("envpool") is None:
         raise SystemExit("envpool is not installed (pip install envpool==1.2.5, or --envpool-path)")
-    workdir = tempfile.mkdtemp(prefix="bench_scaling_")
-    atexit.register(shutil.rmtree, workdir, True)  # removed at exit, with whatever was written there
-    os.chdir(workdir)  # MuJoCo's MUJOCO_LOG.TXT, if any, goes here
+    bench.work_in_scratch_dir("bench_scaling_")  # MuJoCo's MUJOCO_LOG.TXT, if any, goes there
     cpus = spread_cpus()
     threads = [t for t in args.threads if t <= len(cpus)]
     if threads != args.threads:

@@ -9,6 +9,15 @@ import numpy as np
 import pytest
 
 
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """SB3's learn() makes a log folder (tempdir/SB3-<date>) even when it writes nothing, in this
+    process and in the examples' subprocesses: SB3_LOGDIR puts them in pytest's temporary directory."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
+        yield
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)

@@ -135,8 +135,7 @@ CASES = [
 
 @pytest.mark.parametrize(("script", "args", "last_line"), CASES)
 def test_example_runs_in_smoke_mode(script: str, args: list[str], last_line: str, tmp_path: Path) -> None:
-    # SB3's logger makes a folder (tempdir/SB3-<date>) at learn(): in the test's directory, not /tmp.
-    env = {**os.environ, "PYTHONWARNINGS": "ignore", "SB3_LOGDIR": str(tmp_path / "sb3_logs")}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / script), *args],

@@ -36,13 +36,6 @@ MAX_STEPS = 30  # short episodes: truncations and terminations both happen often
 ATOL = 1e-5
 
 
-@pytest.fixture(autouse=True)
-def sb3_logs_in_tmp_path(tmp_path: Any, monkeypatch: Any) -> None:
-    # learn() configures SB3's logger, which makes a folder (tempdir/SB3-<date>) even when it writes
-    # nothing: SB3_LOGDIR sends it to the test's own temporary directory.
-    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3_logs"))
-
-
 class Twin(gym.Wrapper):
     """Gymnasium's CartPole that starts its next episode in a given state (its native twin's)."""
 

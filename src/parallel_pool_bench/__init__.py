@@ -18,6 +18,7 @@ no benchmark code. Its modules, one idea each:
   targets' checks (``check_ratios``), ``plot`` and ``write_json``.
 - ``machine``: ``machine_info``, what the numbers were measured on.
 - ``progress``: ``Progress``, the bar on stderr.
+- ``scratch``: ``work_in_scratch_dir``, a benchmark's working directory, removed at exit.
 
 Example:
     >>> from parallel_pool_bench import format_table, run_benchmarks
@@ -57,6 +58,7 @@ from parallel_pool_bench.runners import (
     draw_actions,
     make_runner,
 )
+from parallel_pool_bench.scratch import work_in_scratch_dir
 from parallel_pool_bench.throughput import BenchResult, Measurement, run_benchmarks
 from parallel_pool_bench.timing import HANG_SECONDS, WARMUP_SECONDS, Hung, time_calls, warm_up
 
@@ -95,5 +97,6 @@ __all__ = [
     "single_env_latency",
     "time_calls",
     "warm_up",
+    "work_in_scratch_dir",
     "write_json",
 ]
