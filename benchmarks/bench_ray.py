@@ -30,12 +30,14 @@ send and read, the driver's time between calls, the nodes' imbalance).
 ``--profile``: the data plane's CPU per batch without Ray (docs/ray.md's profile): two processes
 serve ``PoolActor`` over the data plane on this machine, the driver is a ``DistributedPool`` wired
 to them by hand; it reports the driver's CPU per sync call or async batch (``time.thread_time``)
-and each node's data-plane thread's CPU per frame beyond the env work (the pool's calls timed on
-that thread), for every task and n given.
+and each node's data-plane thread's CPU per frame, in all and beyond the env work (the front-end's
+calls timed on that thread: only where every frame is served in Python, ``--python-serve``; the
+native serving of async batches makes those calls itself), for every task and n given.
 
 Usage:
     python benchmarks/bench_ray.py                                  # the issue's cells, ~8 minutes
     python benchmarks/bench_ray.py --profile                        # the CPU per batch, ~1 minute
+    python benchmarks/bench_ray.py --profile --python-serve --tasks CartPole-v1 --num-envs 8  # Python serving
     python benchmarks/bench_ray.py --trace --num-envs 8 --modes sync async --rounds 2   # per-process CPU
     python benchmarks/bench_ray.py --timeline --num-envs 8 --calls 1000           # a sync call's parts
     python benchmarks/bench_ray.py --tasks CartPole-v1 --num-envs 8 --seconds 1 --rounds 1
@@ -330,9 +332,10 @@ def _floor(seconds: float) -> tuple[float, float]:
     return 1e3 * noop, 1e3 * step
 
 
-def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
-    """A node of ``--profile``: one PoolActor on this machine, serving its data plane; on SIGUSR1
-    prints (the data-plane thread's CPU, the pool calls' CPU on it) in seconds."""
+def _profile_node(task: str, offset: int, n: int, batch: int, serve: str = "native") -> None:
+    """A node of ``--profile``: one PoolActor on this machine, serving its data plane (``serve``
+    "python": every frame in Python); on SIGUSR1 prints (the data-plane thread's CPU, the pool
+    calls' CPU on it) in seconds."""
     import json
     import signal
     import sys
@@ -342,6 +345,7 @@ def _profile_node(task: str, offset: int, n: int, batch: int) -> None:
     ray.util.get_node_ip_address = lambda: "127.0.0.1"  # no Ray: the actor's address is this machine's
     from parallel_pool.integrations.ray.actor import PoolActor
 
+    PoolActor.native_serve = serve == "native"
     actor = PoolActor(task, offset, {"num_envs": n, "batch_size": batch, "num_threads": 1, "seed": offset},
                       os.getpriority(os.PRIO_PROCESS, 0))
     env_cpu = [0.0]
@@ -427,7 +431,7 @@ def _timeline(task: str, n: int, calls: int) -> None:
     from parallel_pool.integrations.ray import distributed
 
     env = {**os.environ, "PP_BENCH_TIMELINE": "1"}
-    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(n)],
+    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(n), "native"],
                               stdout=subprocess.PIPE, text=True, env=env) for i in range(2)]
     events: list[tuple[str, int, float]] = []
     link_class = distributed._Link
@@ -526,7 +530,7 @@ def _wired_pool(task: str, n: int, batch: int, addresses: list[Any]) -> Any:
     return pool
 
 
-def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
+def _profile(task: str, n: int, mode: str, calls: int, serve: str = "native") -> dict[str, Any]:
     """The CPU of ``calls`` sync calls (``mode`` "sync") or async batches of ``n/2`` ("async") on 2
     nodes of ``n`` envs, without Ray: per call or batch, the driver's and each node's data-plane
     thread's beyond the pool's own calls."""
@@ -536,8 +540,8 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
     import sys
 
     batch = n if mode == "sync" else n // 2
-    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(batch)],
-                              stdout=subprocess.PIPE, text=True) for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, __file__, "--profile-node", task, str(i * n), str(n), str(batch),
+                               serve], stdout=subprocess.PIPE, text=True) for i in range(2)]
 
     def node_cpu() -> list[list[float]]:
         out = []
@@ -574,8 +578,10 @@ def _profile(task: str, n: int, mode: str, calls: int) -> dict[str, Any]:
             p.kill()
             p.wait()
     # Per async batch only one node frames; the nodes' CPU per batch is their sum over the calls.
+    total = [(b[0] - a[0]) / calls for a, b in zip(before, after)]
     nodes = [((b[0] - a[0]) - (b[1] - a[1])) / calls for a, b in zip(before, after)]
-    return {"task": task, "n": n, "mode": mode, "driver_us": driver * 1e6, "node_us": [x * 1e6 for x in nodes]}
+    return {"task": task, "n": n, "mode": mode, "serve": serve, "driver_us": driver * 1e6,
+            "node_total_us": [x * 1e6 for x in total], "node_us": [x * 1e6 for x in nodes]}
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -600,7 +606,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads-per-node", type=int, default=None,
                         help="each node pool's threads (default: the node's CPUs as Ray reports them, 1 here)")
     parser.add_argument("--profile", action="store_true", help="the data plane's CPU per batch, without Ray")
-    parser.add_argument("--profile-node", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-node", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--python-serve", action="store_true",
+                        help="--profile: the nodes serve every frame in Python (not async batches natively)")
     parser.add_argument("--calls", type=int, default=300, help="--profile: calls (or batches) timed per cell")
     parser.add_argument("--timeline", action="store_true",
                         help="where a sync call's wall time goes, without Ray (timestamps on both sides)")
@@ -608,24 +616,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="per batch: wall time, each process's CPU and context switches, idle cores (on Ray)")
     args = parser.parse_args(argv)
     if args.profile_node:
-        task, offset, n, batch = args.profile_node
-        _profile_node(task, int(offset), int(n), int(batch))
+        task, offset, n, batch, serve = args.profile_node
+        _profile_node(task, int(offset), int(n), int(batch), serve)
     if args.timeline:
         for task in args.tasks:
             for n in args.num_envs:
                 _timeline(task, n, args.calls)
         return 0
     if args.profile:
-        print("# CPU per sync call (2 nodes) or per async batch (one node's n/2 envs), without Ray; "
+        serve = "python" if args.python_serve else "native"
+        print("# CPU per sync call (2 nodes) or per async batch (one node's n/2 envs), without Ray; the nodes "
+              f"serve {'every frame in Python' if args.python_serve else 'async batches natively'}; "
               f"load average {os.getloadavg()[0]:.1f} at start")
-        print("| task | n | mode | driver (us) | node data-plane thread beyond the pool (us, each node) |")
-        print("|---|---:|---|---:|---|")
+        print("| task | n | mode | driver (us) | node data-plane thread: all (us, each node) | beyond the pool |")
+        print("|---|---:|---|---:|---|---|")
         for task in args.tasks:
             for n in args.num_envs:
                 for mode in ("sync", "async"):
-                    r = _profile(task, n, mode, args.calls)
-                    nodes = ", ".join(f"{x:.0f}" for x in r["node_us"])
-                    print(f"| {task} | {n} | {mode} | {r['driver_us']:.0f} | {nodes} |", flush=True)
+                    r = _profile(task, n, mode, args.calls, serve)
+                    total = ", ".join(f"{x:.0f}" for x in r["node_total_us"])
+                    beyond = ", ".join(f"{x:.0f}" for x in r["node_us"])
+                    if mode == "async" and serve == "native":
+                        beyond = "-"  # the native loop makes the front-end's calls itself: not timed
+                    print(f"| {task} | {n} | {mode} | {r['driver_us']:.0f} | {total} | {beyond} |", flush=True)
         print(f"# load average {os.getloadavg()[0]:.1f} at the end")
         return 0
 

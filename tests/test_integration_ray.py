@@ -299,6 +299,105 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
         a.close()
 
 
+def _read_raw_frame(sock: Any) -> bytes:
+    """One whole frame's bytes from ``sock``, as the peer wrote them."""
+    from parallel_pool.integrations.ray import wire
+
+    def exactly(n: int) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            chunk = sock.recv(n - got)
+            assert chunk, "the peer closed mid-frame"
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    prefix = exactly(wire._PREFIX.size)
+    _, skeleton_len, extra_len, data_len = wire._PREFIX.unpack(prefix)
+    return prefix + exactly(skeleton_len + extra_len + data_len)
+
+
+def _serve_script(native_serve: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], int]:
+    """A node's replies to one script of driver frames, with its async batches served natively
+    (after the first) or every frame in Python: (the replies' bytes, frames _handle saw). Faulty-v0,
+    3 envs of global ids 3-5 in batches of 1, one in flight at a time (so every reply is the same
+    whichever path makes it): env 4 raises on its 7th step (ENV_ERROR), a wrong action shape is
+    refused (SEND_ERROR, then the native loop again), an async reset comes between batches (a frame
+    the native loop gives back; its three rows compared as a set: they finish in any order), and
+    CLOSE ends it."""
+    import socket
+    import threading
+
+    from parallel_pool.integrations.ray import actor as actor_module
+    from parallel_pool.integrations.ray import wire
+
+    monkeypatch.setattr(actor_module.PoolActor, "native_serve", native_serve)
+    node = actor_module.PoolActor("Faulty-v0", 3, {"num_envs": 3, "batch_size": 1, "num_threads": 1, "seed": 0,
+                                                   "fault_env_id": 1, "raise_on_step": 7, "episode_length": 5})
+    handled = [0]
+    handle = node._handle
+
+    def counted(conn: Any, frame: Any) -> bool:
+        handled[0] += 1
+        return handle(conn, frame)
+
+    monkeypatch.setattr(node, "_handle", counted)
+    driver, served = socket.socketpair()
+    thread = threading.Thread(target=node._serve_connection, args=(served,), daemon=True)
+    thread.start()
+    replies: list[Any] = []
+    try:
+        driver.settimeout(TIMEOUT)
+
+        def async_reset() -> None:
+            wire.send_frame(driver, actor_module.ASYNC_RESET, None, None)
+            rows = []
+            for _ in range(3):
+                wire.send_frame(driver, actor_module.RECV)
+                rows.append(_read_raw_frame(driver))
+            replies.append(sorted(rows))
+
+        async_reset()
+        for t in range(30):
+            if t == 12:
+                async_reset()
+            for env in (3, 4, 5):
+                bad = t == 5 and env == 4
+                actions = np.zeros(2 if bad else 1, dtype=np.int64) + t % 2
+                wire.send_frame(driver, actor_module.SEND, (actions, np.array([env], dtype=np.int32)), True)
+                replies.append(_read_raw_frame(driver))
+        wire.send_frame(driver, actor_module.CLOSE)
+        replies.append(_read_raw_frame(driver))
+        thread.join(TIMEOUT)
+        assert not thread.is_alive()
+    finally:
+        driver.close()
+        served.close()
+    assert (node._plan is not None) == native_serve
+    return replies, handled[0]
+
+
+def test_native_serving_of_async_batches_matches_the_python_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node's async batches served in one native call (_dp_serve_batches) send the driver the same
+    bytes as the Python path, for every kind of reply (OK, ENV_ERROR, SEND_ERROR after a refused
+    send, the rows of an async reset, CLOSE), and the Python path sees only what the native loop
+    gives back."""
+    from parallel_pool.integrations.ray import actor as actor_module
+    from parallel_pool.integrations.ray import wire
+
+    python_replies, python_handled = _serve_script(False, monkeypatch)
+    native_replies, native_handled = _serve_script(True, monkeypatch)
+    assert native_replies == python_replies
+    kinds = [wire._PREFIX.unpack(r[:wire._PREFIX.size])[0] for r in python_replies if isinstance(r, bytes)]
+    assert kinds.count(actor_module.ENV_ERROR) == 1 and kinds.count(actor_module.SEND_ERROR) == 1
+    assert kinds.count(actor_module.OK) == len(kinds) - 2
+    # Python: the 2 async resets with their 6 RECVs, 90 batches, CLOSE. Native: the first batch,
+    # the resets' frames, the refused send (given back), CLOSE (the ENV_ERROR batch is given back
+    # received and answered without _handle).
+    assert python_handled == 2 * 4 + 90 + 1
+    assert native_handled == 1 + 2 * 4 + 1 + 1
+
+
 @pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
 def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The driver's side of the data plane, without Ray: a request counts its reply (``owed``) and

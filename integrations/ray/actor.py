@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import secrets
 import socket
 import threading
@@ -53,6 +54,10 @@ class PoolActor:
         >>> obs, reward, terminated, truncated, info = ray.get(actor.reset.remote())  # doctest: +SKIP
     """
 
+    # Whether the data plane serves async batches natively (_dp_serve_batches) after the first; off,
+    # every frame goes through _handle (the tests compare the two).
+    native_serve = True
+
     def __init__(self, task_id: str, offset: int, make_kwargs: dict[str, Any], niceness: int | None = None) -> None:
         # Ray starts its workers at nice 15 (below the raylet), so a pool in one would get only the
         # CPU that nice-0 work on its node leaves: the learner on the head node, Ray's own threads.
@@ -75,6 +80,8 @@ class PoolActor:
         self._episode_length = np.zeros(self._env.num_envs, dtype=np.int64)
         self._server: threading.Thread | None = None
         self._spare_segment: dict[str, Any] | None = None  # the data plane's last segment, sent
+        # How the data plane serves async batches natively (_recv_planned), once worked out.
+        self._plan: tuple | None = None
 
     def describe(self) -> dict[str, Any]:
         """Where this actor runs and what its pool is."""
@@ -125,13 +132,44 @@ class PoolActor:
         conn.settimeout(None)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with conn:
-            while True:
-                try:
+            self._serve_connection(conn)
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        """Serves the driver's frames on ``conn`` until it closes or sends CLOSE. The async batches
+        (a SEND with its RECV riding along) go through one native call once the first has been
+        served here (``_dp_serve_batches``, which gives back what it does not serve)."""
+        while True:
+            try:
+                if self._plan is not None and self._deferred_error is None:
+                    frame = self._serve_natively(conn, self._plan)
+                    if frame is None:
+                        continue
+                else:
                     frame = wire.read_frame(conn)
-                except OSError:  # the driver went away
-                    return
-                if not self._handle(conn, frame):
-                    return
+            except OSError:  # the driver went away
+                return
+            if not self._handle(conn, frame):
+                return
+
+    def _serve_natively(self, conn: socket.socket, plan: tuple) -> wire.Frame | None:
+        """Runs the native loop until it stops; returns the frame it left for ``_handle``, or None
+        when what it left (a batch it did not reply to, an error of the pool's recv) was answered
+        here, as ``_handle`` answers a RECV."""
+        got = wire._native._dp_serve_batches(conn.fileno(), -1.0, self._env._native, plan, wire._decoded,
+                                             wire._layout, wire.Slot)
+        if got[0] == "frame":
+            return wire.frame_of(got[1])
+        if got[0] == "raised":
+            error = got[1]
+            wire.send_frame(conn, ERROR, None, (type(error).__name__, str(error)))
+            return None
+        _, arrays, errors = got
+        if errors:
+            e = self._global_env_error(EnvError(errors, self._env._convert(arrays, reset=False)))
+            wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
+        else:
+            wire.send_frame(conn, OK, self._globalize(self._env._unpack(arrays)))
+        return None
 
     def _handle(self, conn: socket.socket, frame: wire.Frame) -> bool:
         kind, message, extra = frame.kind, frame.message, frame.extra
@@ -139,6 +177,18 @@ class PoolActor:
             actions, env_id = message
             self.send(actions, env_id)
             if not extra:
+                return True
+            if extra is True and self._plan is None and self._deferred_error is None and self._may_plan():
+                # The first async batch: served here, and how to serve the next ones natively worked out.
+                try:
+                    batch, self._plan = self._recv_planned(frame.skeleton)
+                except EnvError as e:
+                    wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
+                    return True
+                except Exception as e:  # a closed pool: raised on the driver
+                    wire.send_frame(conn, ERROR, None, (type(e).__name__, str(e)))
+                    return True
+                wire.send_frame(conn, OK, batch)
                 return True
             kind = RECV  # extra True: the driver's RECV rode along (one frame per batch, not two)
         if kind == ASYNC_RESET:
@@ -235,6 +285,47 @@ class PoolActor:
 
     def close(self) -> None:
         self._env.close()
+
+    # --- the data plane's native serving of async batches ---
+    def _may_plan(self) -> bool:
+        """Whether the async batches can be served natively: an async pool whose front-end sends the
+        actions as they come and returns each field of a batch as it is (its flat unpacking: no
+        info key that comes and goes, no final observations, no text, no pickled info)."""
+        env = self._env
+        return (PoolActor.native_serve and wire._native is not None and hasattr(wire._native, "_dp_serve_batches")
+                and env.batch_size < env.num_envs and not env._tuple_action
+                and getattr(getattr(env, "_unpacker", None), "_simple", False)
+                and env._unpack == env._unpacker.unpack)
+
+    def _recv_planned(self, send_skeleton: bytes) -> tuple[tuple, tuple | None]:
+        """``recv`` for the first async batch: ``(the reply, the plan of _dp_serve_batches or None)``.
+        The plan maps the reply's arrays, in the order the wire sends them, to the batch's fields:
+        each must be one of them, except the global ids, which are a field plus the offset."""
+        try:
+            arrays = self._env._recv_arrays(None)
+        except EnvError as e:
+            raise self._global_env_error(e) from None
+        result = self._env._unpack(arrays)
+        local_ids = result[4]["env_id"]
+        leaves = wire.encode(result)[1]  # in wire order, before the ids are made global
+        result = self._globalize(result)
+        skeleton, sent = wire.encode(result)
+        field_of = {id(a): k for k, a in enumerate(arrays)}
+        plan_leaves: list[tuple[int, bool]] = []
+        for leaf, out in zip(leaves, sent):
+            k = field_of.get(id(leaf))
+            if k is None or not arrays[k].flags.c_contiguous:
+                return result, None
+            derived = out is not leaf
+            if out.dtype != leaf.dtype or out.shape != leaf.shape or (derived and not (
+                    leaf is local_ids and leaf.dtype == np.int32)):
+                return result, None
+            plan_leaves.append((k, derived))
+        if len(leaves) != len(sent) or not isinstance(skeleton, bytes):
+            return result, None
+        plan = (send_skeleton, pickle.dumps(True, protocol=pickle.HIGHEST_PROTOCOL), self._offset, skeleton,
+                plan_leaves, [arrays[k].nbytes for k, _ in plan_leaves], SEND, OK)
+        return result, plan
 
     # --- rollouts on the node ---
     def set_policy(self, policy: Any) -> None:

@@ -21,6 +21,8 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -541,6 +543,127 @@ py::object WaitRead(const py::list& links, double wait_s, const py::dict& layout
   return TakeStashed(ready, link, layouts, layout_of, slot_type);
 }
 
+// Whether a bytes object holds exactly `text`.
+bool BytesEqual(py::handle bytes, const std::string& text) {
+  return PyBytes_GET_SIZE(bytes.ptr()) == static_cast<Py_ssize_t>(text.size()) &&
+         std::memcmp(PyBytes_AS_STRING(bytes.ptr()), text.data(), text.size()) == 0;
+}
+
+// A node's async batches, served natively (integrations/ray/actor.py, PoolActor._serve_connection):
+// the driver's frame per async batch (SEND with its RECV riding along) read, its actions sent to
+// the node's native pool (`pool`, the front-end's _native) with the env ids made local, the next
+// batch received, and the reply sent, with no Python bytecode per batch. `plan` is what the actor
+// worked out from the first such batch it served in Python (PoolActor._native_plan): (the SEND
+// frames' skeleton and extra bytes, the node's global id offset, the reply's skeleton, its leaves
+// as (field index, whether the offset is added), each leaf's byte count, the SEND and OK kinds).
+// The reply is the frame wire.send_frame would send for the front-end's (obs, reward, terminated,
+// truncated, info) with global ids, byte for byte (tests/test_integration_ray.py): each leaf is a
+// whole field of the batch, which the front-end's flat unpacking (the only one planned) returns.
+//
+// Returns at the first frame or batch it does not serve, for the actor's Python path:
+//   ("frame", raw)             a frame of another kind or structure, or whose send raised (raw as
+//                              RecvFrame returns it; the pool queued nothing, so the Python path
+//                              sends it again and defers the same error);
+//   ("batch", arrays, errors)  a batch received whose reply it does not make (errors: an env
+//                              raised; None: a field's size changed);
+//   ("raised", error)          the pool's recv() raised (a closed pool).
+// A socket error (the driver went away) raises OSError, as wire.read_frame would.
+py::tuple ServeBatches(int fd, double timeout_s, py::handle pool, const py::tuple& plan, const py::dict& layouts,
+                       py::handle layout_of, py::handle slot_type) {
+  const auto send_skeleton = plan[0].cast<std::string>();
+  const auto send_extra = plan[1].cast<std::string>();
+  const auto offset = plan[2].cast<int64_t>();
+  const py::bytes reply_skeleton = plan[3];
+  const auto leaves = plan[4].cast<std::vector<std::pair<std::size_t, bool>>>();
+  const auto leaf_bytes = plan[5].cast<std::vector<std::size_t>>();
+  const auto send_kind = plan[6].cast<uint32_t>();
+  const auto ok_kind = plan[7].cast<uint32_t>();
+  if (leaves.size() != leaf_bytes.size()) throw py::value_error("a plan's leaves and byte counts differ in length");
+  const std::string_view skeleton_view = reply_skeleton;
+  const py::object send = pool.attr("send");
+  const py::object recv = pool.attr("recv");
+  uint64_t data_len = 0;
+  std::size_t num_global = 0;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    data_len += Padded(leaf_bytes[i]);
+    if (leaves[i].second) {
+      if (leaf_bytes[i] % sizeof(int32_t) != 0) throw py::value_error("a global id leaf is not int32");
+      ++num_global;
+    }
+  }
+  std::vector<std::vector<int32_t>> global_ids(num_global);
+  std::vector<iovec> pieces;
+  pieces.reserve(2 + 2 * leaves.size());
+  char prefix[kPrefixSize];
+  PackPrefix(prefix, ok_kind, static_cast<uint32_t>(skeleton_view.size()), 0, data_len);
+  while (true) {
+    const py::tuple raw = RecvFrame(fd, timeout_s);
+    if (raw[0].cast<uint32_t>() != send_kind || !BytesEqual(raw[1], send_skeleton) || !BytesEqual(raw[2], send_extra)) {
+      return py::make_tuple("frame", raw);
+    }
+    const py::tuple decoded = DecodeRaw(raw, layouts, layout_of, slot_type);
+    const py::object message = decoded[1];
+    if (!PyTuple_CheckExact(message.ptr()) || PyTuple_GET_SIZE(message.ptr()) != 2) {
+      return py::make_tuple("frame", raw);
+    }
+    // The ids made local (as PoolActor.send: env_id - offset), as int64; ids that are not a 1-d
+    // integer array go the Python way (which refuses them as it always did).
+    const py::handle id_object = PyTuple_GET_ITEM(message.ptr(), 1);
+    if (!py::isinstance<py::array>(id_object)) return py::make_tuple("frame", raw);
+    const auto id_array = py::reinterpret_borrow<py::array>(id_object);
+    const char id_kind = id_array.dtype().kind();
+    if ((id_kind != 'i' && id_kind != 'u') || id_array.ndim() != 1) return py::make_tuple("frame", raw);
+    py::array_t<int64_t> local;
+    try {
+      const auto ids = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(id_array);
+      if (!ids) return py::make_tuple("frame", raw);
+      local = py::array_t<int64_t>(ids.size());
+      const int64_t* in = ids.data();
+      int64_t* out = local.mutable_data();
+      for (py::ssize_t i = 0; i < ids.size(); ++i) out[i] = in[i] - offset;
+      send(py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(message.ptr(), 0)), local);
+    } catch (py::error_already_set&) {
+      // A bad action or id: nothing was queued. The Python path sends it again and defers the error.
+      PyErr_Clear();
+      return py::make_tuple("frame", raw);
+    }
+    py::tuple result;
+    try {
+      result = recv(py::none());
+    } catch (py::error_already_set& e) {
+      return py::make_tuple("raised", e.value());
+    }
+    const py::tuple arrays = result[0];
+    const py::object errors = result[1];
+    bool planned = errors.is_none();
+    for (std::size_t i = 0; planned && i < leaves.size(); ++i) {
+      planned = leaves[i].first < arrays.size() &&
+                static_cast<std::size_t>(py::reinterpret_borrow<py::array>(arrays[leaves[i].first]).nbytes()) ==
+                    leaf_bytes[i];
+    }
+    if (!planned) return py::make_tuple("batch", arrays, errors);
+    pieces.clear();
+    pieces.push_back({prefix, kPrefixSize});
+    pieces.push_back({const_cast<char*>(skeleton_view.data()), skeleton_view.size()});
+    std::size_t g = 0;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      const auto field = py::reinterpret_borrow<py::array>(arrays[leaves[i].first]);
+      char* data = static_cast<char*>(const_cast<void*>(field.data()));
+      if (leaves[i].second) {  // info["env_id"] + offset (int32, as NumPy keeps it)
+        std::vector<int32_t>& ids = global_ids[g++];
+        ids.resize(leaf_bytes[i] / sizeof(int32_t));
+        const auto* in = reinterpret_cast<const int32_t*>(data);
+        for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<int32_t>(in[k] + offset);
+        data = reinterpret_cast<char*>(ids.data());
+      }
+      pieces.push_back({data, leaf_bytes[i]});
+      const std::size_t pad = Padded(leaf_bytes[i]) - leaf_bytes[i];
+      if (pad) pieces.push_back({const_cast<char*>(kPad), pad});
+    }
+    TransferOrRaise(fd, pieces, true, timeout_s);
+  }
+}
+
 }  // namespace
 
 void RegisterDataPlane(py::module_& m) {
@@ -553,6 +676,8 @@ void RegisterDataPlane(py::module_& m) {
   m.def("_dp_send_message", &SendMessage, py::arg("fd"), py::arg("timeout"), py::arg("kind"), py::arg("message"),
         py::arg("extra"), py::arg("cache"), py::arg("cache_size"), py::arg("encode"), py::arg("counter"));
   m.def("_dp_decode_raw", &DecodeRaw, py::arg("raw"), py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
+  m.def("_dp_serve_batches", &ServeBatches, py::arg("fd"), py::arg("timeout"), py::arg("pool"), py::arg("plan"),
+        py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
   m.def("_dp_wait_read", &WaitRead, py::arg("links"), py::arg("wait_s"), py::arg("layouts"), py::arg("layout_of"),
         py::arg("slot_type"));
 }
