@@ -317,14 +317,15 @@ def _read_raw_frame(sock: Any) -> bytes:
     return prefix + exactly(skeleton_len + extra_len + data_len)
 
 
-def _serve_script(native_serve: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], int]:
+def _serve_script(native_serve: bool, monkeypatch: pytest.MonkeyPatch,
+                  **make_kwargs: Any) -> tuple[list[Any], int, Any]:
     """A node's replies to one script of driver frames, with its async batches served natively
     (after the first) or every frame in Python: (the replies' bytes, frames _handle saw). Faulty-v0,
     3 envs of global ids 3-5 in batches of 1, one in flight at a time (so every reply is the same
     whichever path makes it): env 4 raises on its 7th step (ENV_ERROR), a wrong action shape is
     refused (SEND_ERROR, then the native loop again), an async reset comes between batches (a frame
     the native loop gives back; its three rows compared as a set: they finish in any order), and
-    CLOSE ends it."""
+    CLOSE ends it. Returns the node's plan too (None: every frame went through Python)."""
     import socket
     import threading
 
@@ -333,7 +334,8 @@ def _serve_script(native_serve: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[
 
     monkeypatch.setattr(actor_module.PoolActor, "native_serve", native_serve)
     node = actor_module.PoolActor("Faulty-v0", 3, {"num_envs": 3, "batch_size": 1, "num_threads": 1, "seed": 0,
-                                                   "fault_env_id": 1, "raise_on_step": 7, "episode_length": 5})
+                                                   "fault_env_id": 1, "raise_on_step": 7, "episode_length": 5,
+                                                   **make_kwargs})
     handled = [0]
     handle = node._handle
 
@@ -373,8 +375,7 @@ def _serve_script(native_serve: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[
     finally:
         driver.close()
         served.close()
-    assert (node._plan is not None) == native_serve
-    return replies, handled[0]
+    return replies, handled[0], node._plan
 
 
 def test_native_serving_of_async_batches_matches_the_python_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -385,8 +386,10 @@ def test_native_serving_of_async_batches_matches_the_python_one(monkeypatch: pyt
     from parallel_pool.integrations.ray import actor as actor_module
     from parallel_pool.integrations.ray import wire
 
-    python_replies, python_handled = _serve_script(False, monkeypatch)
-    native_replies, native_handled = _serve_script(True, monkeypatch)
+    python_replies, python_handled, plan = _serve_script(False, monkeypatch)
+    assert plan is None
+    native_replies, native_handled, plan = _serve_script(True, monkeypatch)
+    assert plan is not None
     assert native_replies == python_replies
     kinds = [wire._PREFIX.unpack(r[:wire._PREFIX.size])[0] for r in python_replies if isinstance(r, bytes)]
     assert kinds.count(actor_module.ENV_ERROR) == 1 and kinds.count(actor_module.SEND_ERROR) == 1
@@ -396,6 +399,11 @@ def test_native_serving_of_async_batches_matches_the_python_one(monkeypatch: pyt
     # received and answered without _handle).
     assert python_handled == 2 * 4 + 90 + 1
     assert native_handled == 1 + 2 * 4 + 1 + 1
+    # A front-end whose unpacking is not flat (episode_stats: info keys that come and go) is served
+    # in Python throughout, as before.
+    stats_replies, stats_handled, plan = _serve_script(True, monkeypatch, episode_stats=True)
+    assert plan is None and stats_handled == python_handled
+    assert len(stats_replies) == len(python_replies) and stats_replies != python_replies
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "python"])

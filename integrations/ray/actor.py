@@ -80,8 +80,10 @@ class PoolActor:
         self._episode_length = np.zeros(self._env.num_envs, dtype=np.int64)
         self._server: threading.Thread | None = None
         self._spare_segment: dict[str, Any] | None = None  # the data plane's last segment, sent
-        # How the data plane serves async batches natively (_recv_planned), once worked out.
+        # How the data plane serves async batches natively (_recv_planned), once worked out; whether
+        # that was tried (a pool it cannot serve so is asked once, not on every batch).
         self._plan: tuple | None = None
+        self._plan_tried = False
 
     def describe(self) -> dict[str, Any]:
         """Where this actor runs and what its pool is."""
@@ -178,8 +180,9 @@ class PoolActor:
             self.send(actions, env_id)
             if not extra:
                 return True
-            if extra is True and self._plan is None and self._deferred_error is None and self._may_plan():
-                # The first async batch: served here, and how to serve the next ones natively worked out.
+            if extra is True and not self._plan_tried and self._deferred_error is None and self._may_plan():
+                # The first async batch: served here, and how to serve the next ones natively worked
+                # out (tried again with the next batch when this one raised).
                 try:
                     batch, self._plan = self._recv_planned(frame.skeleton)
                 except EnvError as e:
@@ -188,6 +191,7 @@ class PoolActor:
                 except Exception as e:  # a closed pool: raised on the driver
                     wire.send_frame(conn, ERROR, None, (type(e).__name__, str(e)))
                     return True
+                self._plan_tried = True
                 wire.send_frame(conn, OK, batch)
                 return True
             kind = RECV  # extra True: the driver's RECV rode along (one frame per batch, not two)
