@@ -532,8 +532,9 @@ def _wired_pool(task: str, n: int, batch: int, addresses: list[Any]) -> Any:
 
 def _profile(task: str, n: int, mode: str, calls: int, serve: str = "native") -> dict[str, Any]:
     """The CPU of ``calls`` sync calls (``mode`` "sync") or async batches of ``n/2`` ("async") on 2
-    nodes of ``n`` envs, without Ray: per call or batch, the driver's and each node's data-plane
-    thread's beyond the pool's own calls."""
+    nodes of ``n`` envs, without Ray: per call or batch, the driver's, and each node's data-plane
+    thread's in all and beyond the pool's own calls (those timed only when ``serve`` is "python":
+    the native serving of async batches calls the pool itself)."""
     import json
     import signal
     import subprocess
