@@ -162,39 +162,25 @@ class PoolActor:
         if got[0] == "frame":
             return wire.frame_of(got[1])
         if got[0] == "raised":
-            error = got[1]
-            wire.send_frame(conn, ERROR, None, (type(error).__name__, str(error)))
+            _send_error(conn, got[1])
             return None
         _, arrays, errors = got
         if errors:
-            e = self._global_env_error(EnvError(errors, self._env._convert(arrays, reset=False)))
-            wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
+            _send_error(conn, self._global_env_error(EnvError(errors, self._env._convert(arrays, reset=False))))
         else:
             wire.send_frame(conn, OK, self._globalize(self._env._unpack(arrays)))
         return None
 
     def _handle(self, conn: socket.socket, frame: wire.Frame) -> bool:
         kind, message, extra = frame.kind, frame.message, frame.extra
+        rode_along = False
         if kind == SEND:
             actions, env_id = message
             self.send(actions, env_id)
             if not extra:
                 return True
-            if extra is True and not self._plan_tried and self._deferred_error is None and self._may_plan():
-                # The first async batch: served here, and how to serve the next ones natively worked
-                # out (tried again with the next batch when this one raised).
-                try:
-                    batch, self._plan = self._recv_planned(frame.skeleton)
-                except EnvError as e:
-                    wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
-                    return True
-                except Exception as e:  # a closed pool: raised on the driver
-                    wire.send_frame(conn, ERROR, None, (type(e).__name__, str(e)))
-                    return True
-                self._plan_tried = True
-                wire.send_frame(conn, OK, batch)
-                return True
             kind = RECV  # extra True: the driver's RECV rode along (one frame per batch, not two)
+            rode_along = True
         if kind == ASYNC_RESET:
             self.async_reset(extra)
             return True
@@ -208,10 +194,16 @@ class PoolActor:
                 # while it waits (it is one of the pool's num_threads: num_threads - 1 workers);
                 # with one it would only wait, leaving a core idle (half the rate at 2 threads).
                 # The driver bounds the wait itself (call_timeout, then Ray's ping).
-                result, send_error = self.recv(None)
-                if send_error is not None:
-                    wire.send_frame(conn, SEND_ERROR, None, send_error)
-                    return True
+                if rode_along and not self._plan_tried and self._deferred_error is None and self._may_plan():
+                    # The first async batch: its reply also says how to serve the next ones natively
+                    # (worked out again with the next batch when this one raises).
+                    result, self._plan = self._recv_planned(frame.skeleton)
+                    self._plan_tried = True
+                else:
+                    result, send_error = self.recv(None)
+                    if send_error is not None:
+                        wire.send_frame(conn, SEND_ERROR, None, send_error)
+                        return True
             elif kind == ROLLOUT:
                 # The segment is written into the last one's arrays (sent, so free again): no new
                 # pages to fault in per segment (7 MB for 32 steps of 8 Pong envs).
@@ -232,12 +224,8 @@ class PoolActor:
                 return False
             else:
                 raise ValueError(f"unknown request kind {kind}")
-        except EnvError as e:
-            # The batch is not lost: it goes as the message, the errors (global ids) as the extra.
-            wire.send_frame(conn, ENV_ERROR, e.result, e.errors)
-            return True
-        except Exception as e:  # a bad action, a closed pool, a timeout: raised on the driver
-            wire.send_frame(conn, ERROR, None, (type(e).__name__, str(e)))
+        except Exception as e:  # an env's error, a bad action, a closed pool, a timeout
+            _send_error(conn, e)
             return True
         wire.send_frame(conn, OK, result)
         return True
@@ -296,10 +284,8 @@ class PoolActor:
         actions as they come and returns each field of a batch as it is (its flat unpacking: no
         info key that comes and goes, no final observations, no text, no pickled info)."""
         env = self._env
-        return (PoolActor.native_serve and wire._native is not None and hasattr(wire._native, "_dp_serve_batches")
-                and env.batch_size < env.num_envs and not env._tuple_action
-                and getattr(getattr(env, "_unpacker", None), "_simple", False)
-                and env._unpack == env._unpacker.unpack)
+        return (PoolActor.native_serve and wire._native is not None and env.batch_size < env.num_envs
+                and not env._tuple_action and env._unpacker._simple and env._unpack == env._unpacker.unpack)
 
     def _recv_planned(self, send_skeleton: bytes) -> tuple[tuple, tuple | None]:
         """``recv`` for the first async batch: ``(the reply, the plan of _dp_serve_batches or None)``.
@@ -478,6 +464,15 @@ class PoolActor:
             if isinstance(players, dict) and "env_id" in players:
                 players["env_id"] = players["env_id"] + self._offset
         return result
+
+
+def _send_error(conn: socket.socket, error: Exception) -> None:
+    """An error as the driver gets it: an env's (EnvError) as ENV_ERROR, the batch not lost (the
+    message, with the errors by global id as the extra); any other as ERROR, raised there."""
+    if isinstance(error, EnvError):
+        wire.send_frame(conn, ENV_ERROR, error.result, error.errors)
+    else:
+        wire.send_frame(conn, ERROR, None, (type(error).__name__, str(error)))
 
 
 def _set_niceness(niceness: int | None) -> None:

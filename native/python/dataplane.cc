@@ -635,19 +635,16 @@ py::tuple ServeBatches(int fd, double timeout_s, py::handle pool, const py::tupl
     }
     const py::tuple arrays = result[0];
     const py::object errors = result[1];
-    bool planned = errors.is_none();
-    for (std::size_t i = 0; planned && i < leaves.size(); ++i) {
-      planned = leaves[i].first < arrays.size() &&
-                static_cast<std::size_t>(py::reinterpret_borrow<py::array>(arrays[leaves[i].first]).nbytes()) ==
-                    leaf_bytes[i];
-    }
-    if (!planned) return py::make_tuple("batch", arrays, errors);
+    if (!errors.is_none()) return py::make_tuple("batch", arrays, errors);
     pieces.clear();
     pieces.push_back({prefix, kPrefixSize});
     pieces.push_back({const_cast<char*>(skeleton_view.data()), skeleton_view.size()});
     std::size_t g = 0;
     for (std::size_t i = 0; i < leaves.size(); ++i) {
+      if (leaves[i].first >= arrays.size()) return py::make_tuple("batch", arrays, errors);
       const auto field = py::reinterpret_borrow<py::array>(arrays[leaves[i].first]);
+      // A field whose size changed (a per-player field's rows): the reply is not the planned one.
+      if (static_cast<std::size_t>(field.nbytes()) != leaf_bytes[i]) return py::make_tuple("batch", arrays, errors);
       char* data = static_cast<char*>(const_cast<void*>(field.data()));
       if (leaves[i].second) {  // info["env_id"] + offset (int32, as NumPy keeps it)
         std::vector<int32_t>& ids = global_ids[g++];
