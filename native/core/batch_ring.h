@@ -106,9 +106,12 @@ class BatchRing {
   const int batch_size_;
   const bool ordered_;
   std::vector<OutputBlock*> ring_;
-  std::atomic<int64_t> write_index_{0};  // async: claimed by the threads running envs
-  int64_t send_index_ = 0;               // sync: assigned at send
-  std::size_t read_slot_ = 0;            // the ring slot of the next block to hand off
+  // Async: claimed by the threads running envs, once per env: on a cache line of its own, apart
+  // from the members read on every claim (ring_, batch_size_) and the receiver's (read_slot_).
+  alignas(64) std::atomic<int64_t> write_index_{0};
+  char write_index_pad_[64 - sizeof(std::atomic<int64_t>)] = {};
+  int64_t send_index_ = 0;     // sync: assigned at send
+  std::size_t read_slot_ = 0;  // the ring slot of the next block to hand off
   std::mutex ready_mu_;
   std::condition_variable ready_cv_;
 };

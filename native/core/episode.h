@@ -38,7 +38,8 @@ class Episode {
   // Throws std::invalid_argument, naming env_id, when a step of this env cannot be sent: its
   // episode is over and autoreset is disabled. (A step of an env never reset is sent: it resets.)
   void CheckStep(int env_id, AutoresetMode mode) const {
-    if (over_ && mode == AutoresetMode::kDisabled) ThrowCannotStep(env_id);
+    // The mode first: over_ is on a line the running thread writes (pool.h, EnvState).
+    if (mode == AutoresetMode::kDisabled && over_) ThrowCannotStep(env_id);
   }
   bool ever_reset() const { return ever_reset_; }
 

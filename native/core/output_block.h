@@ -64,8 +64,10 @@ class OutputBlock {
 
   std::byte* field(int index) const { return fields_[static_cast<std::size_t>(index)]; }
 
-  // Rows written so far; the block is complete at batch_size.
-  std::atomic<int> rows_done{0};
+  // Rows written so far; the block is complete at batch_size. On a cache line of its own: every
+  // stepping thread adds to it once per env and the receiver polls it, while data_ and fields_
+  // above are read on every row write and never change.
+  alignas(64) std::atomic<int> rows_done{0};
   // Per-player rows claimed so far.
   std::atomic<int> player_rows{0};
 

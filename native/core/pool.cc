@@ -766,7 +766,7 @@ void Pool::WriteFailedRow(EnvState& s, const char* message) {
 
 OutputBlock* Pool::RunJob(int env_id, int lane) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
-  s.lane = lane;
+  if (s.lane != lane) s.lane = lane;  // the sender reads this line: written only when it changes
   Env& env = *s.env;
   const AutoresetMode mode = options_.autoreset_mode;
   s.out.block = nullptr;

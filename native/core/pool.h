@@ -134,31 +134,42 @@ class Pool final : public SlotAllocator {
  private:
   enum class JobKind : uint8_t { kStep, kReset };
 
+  // The fields in two groups by who writes them, the second starting a cache line of its own: the
+  // sender's (the API thread, at send and receive; the running thread reads them once per job) and
+  // the running thread's (written by each job; the sender reads none of them). Mixed, the sender's
+  // writes and the runner's moved the same lines between the two cores on every job (~0.1 us per
+  // line on the project's VM; benchmarks/BENCHMARKS.md, "dm_control (issue 15): cache lines").
   struct alignas(64) EnvState {
+    // Written by the sender (and read by the thread that runs the job), or never after the pool
+    // is made.
     std::unique_ptr<Env> env;
+    bool split_phase = false;  // env->SplitPhase(): its jobs go through PostJob
     // The queued job.
     JobKind job = JobKind::kReset;
     bool reseed = false;
+    // Sent, not yet returned by Recv. Set under api_mu_, cleared by the receiver (recv_mu_): the
+    // release/acquire pair hands the env's state from the thread that ran its job to the next sender.
+    std::atomic<bool> pending{false};
+    // The lane (LaneQueues) of the thread that ran its last job, where its next job is queued.
+    // Written by the thread that runs its job when it changes (rarely: a job taken by another
+    // lane's thread), read by the next sender (after `pending`'s hand-off) and by the thread that
+    // pops its job (the queue's hand-off).
+    int lane = 0;
     uint64_t seed = 0;
     int64_t assigned_index = -1;  // sync mode: output index fixed at send
-    RowRef forced;                // ResetNow: the row is fixed by the caller
-    std::vector<std::byte> action_storage;
     std::vector<const std::byte*> action_rows;
+    std::vector<std::byte> action_storage;
+
+    // Written by the thread that runs the job.
+    alignas(64) RowRef forced;  // ResetNow: the row is fixed by the caller (under api_mu_, before the push)
     // The output row of the running job.
     RowRef out;
     int player_row = -1;
     int num_players = 0;
     std::vector<std::byte*> slot_rows;
     Episode episode;
-    bool split_phase = false;  // env->SplitPhase(): its jobs go through PostJob
-    // Sent, not yet returned by Recv. Set under api_mu_, cleared by the receiver (recv_mu_): the
-    // release/acquire pair hands the env's state from the thread that ran its job to the next sender.
-    std::atomic<bool> pending{false};
-    // The lane (LaneQueues) of the thread that ran its last job, where its next job is queued, and
-    // how long its last reset took (0: none timed yet). Written by the thread that runs its job,
-    // read by the next sender (after `pending`'s hand-off) and by the thread that pops its job (the
-    // queue's hand-off).
-    int lane = 0;
+    // How long its last reset took (0: none timed yet); read by the caller that pops its job
+    // (HandOffLongReset, after the queue's hand-off).
     int64_t reset_nanos = 0;
   };
 
