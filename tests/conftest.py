@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+
+# Importing rl_games' torch_runner (tests/test_integration_rl_games.py, at collection) makes
+# torch's inductor cache folder, /tmp/torchinductor_<user> by default, even though nothing is
+# compiled: TORCHINDUCTOR_CACHE_DIR puts it in a folder of this run's, removed at its end (set
+# before collection, which imports the test modules; subprocesses inherit it).
+_TORCHINDUCTOR_DIR: str | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _TORCHINDUCTOR_DIR
+    if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        _TORCHINDUCTOR_DIR = tempfile.mkdtemp(prefix="pp_tests_torchinductor_")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = _TORCHINDUCTOR_DIR
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _TORCHINDUCTOR_DIR is not None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        shutil.rmtree(_TORCHINDUCTOR_DIR, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
