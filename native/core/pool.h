@@ -136,9 +136,10 @@ class Pool final : public SlotAllocator {
 
   // The fields in two groups by who writes them, the second starting a cache line of its own: the
   // sender's (the API thread, at send and receive; the running thread reads them once per job) and
-  // the running thread's (written by each job; the sender reads none of them). Mixed, the sender's
-  // writes and the runner's moved the same lines between the two cores on every job (~0.1 us per
-  // line on the project's VM; benchmarks/BENCHMARKS.md, "dm_control (issue 15): cache lines").
+  // the running thread's (written by each job; a send reads them only in autoreset_mode="disabled",
+  // for the episode's state). Mixed, the sender's writes and the runner's moved the same lines
+  // between the two cores on every job (benchmarks/BENCHMARKS.md, "dm_control (issue 15): cache
+  // lines": +0.7 to +1.3 points of CheetahRun-v1's share of the 2-core limit).
   struct alignas(64) EnvState {
     // Written by the sender (and read by the thread that runs the job), or never after the pool
     // is made.
