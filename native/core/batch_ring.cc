@@ -10,11 +10,12 @@ BatchRing::BatchRing(BlockLayout layout, int num_envs, int batch_size, bool orde
   // A claimed output index is at most num_envs ahead of the first unreceived one, so this many
   // blocks in the ring can never be overrun.
   const int ring_size = (num_envs + batch_size - 1) / batch_size + 1;
-  for (int i = 0; i < ring_size; ++i) ring_.push_back(free_list_->Acquire());
+  ring_ = std::vector<std::atomic<OutputBlock*>>(static_cast<std::size_t>(ring_size));
+  for (int i = 0; i < ring_size; ++i) ring_[static_cast<std::size_t>(i)].store(Fresh(i), std::memory_order_relaxed);
 }
 
 BatchRing::~BatchRing() {
-  for (OutputBlock* b : ring_) BlockFreeList::Release(b);
+  for (auto& b : ring_) BlockFreeList::Release(b.load(std::memory_order_relaxed));
 }
 
 }  // namespace pp

@@ -41,14 +41,50 @@ class BatchRing {
   // Sync mode, on the sending thread: the output index of the next env sent.
   int64_t AssignIndex() { return send_index_++; }
 
-  // The row of an env that has its result: its `assigned` index in sync mode, the next index in
+  // The row of an env that has its result: its `assigned` index in sync mode, the next row in
   // finishing order in async mode. Called on the thread that ran the env.
   RowRef Claim(int64_t assigned) {
-    // acq_rel: the claim chain orders this thread's read of ring_ after the PopFront that refilled
-    // the slot (an env sent after that PopFront claimed an earlier index with a release).
-    const int64_t index = ordered_ ? assigned : write_index_.fetch_add(1, std::memory_order_acq_rel);
-    return RowRef{ring_[static_cast<std::size_t>((index / batch_size_) % static_cast<int64_t>(ring_.size()))],
-                  static_cast<int>(index % batch_size_)};
+    if (ordered_) {
+      return RowRef{ring_[Slot(assigned / batch_size_)].load(std::memory_order_acquire),
+                    static_cast<int>(assigned % batch_size_)};
+    }
+    // Async: a row of the block being filled, taken with one compare-and-swap of that block's
+    // claim word (its number and rows claimed), which shares a cache line with its rows_done: the
+    // claim brings the line to this core and the row's FinishRow, a few hundred ns later, mostly
+    // finds it there (a ring-wide claim counter on a line of its own cost one more transfer
+    // between cores per env). The number tells a block from the one its slot held a lap before.
+    int64_t k = write_block_.load(std::memory_order_acquire);
+    for (;;) {
+      OutputBlock* block = ring_[Slot(k)].load(std::memory_order_acquire);
+      uint64_t word = block->claim_word.load(std::memory_order_acquire);
+      if (static_cast<uint32_t>(word >> 32) != static_cast<uint32_t>(k)) {
+        // k is stale (the block was filled and handed off since), or block k is not in its slot
+        // yet (the receiver has not popped the block a lap before it; the ring's size makes that
+        // wait end: no env claims more than num_envs rows ahead of the first unreceived one).
+        const int64_t now = write_block_.load(std::memory_order_acquire);
+        if (now == k) CpuRelax();
+        k = now;
+        continue;
+      }
+      const auto claimed = static_cast<uint32_t>(word);
+      if (claimed >= static_cast<uint32_t>(batch_size_)) {
+        // Full: its last claimer moves write_block_ on; help it, then look again. (A block out of
+        // the ring, reached through a stale pointer, counts as full; k is then stale, and the
+        // exchange fails.)
+        int64_t expected = k;
+        write_block_.compare_exchange_strong(expected, k + 1, std::memory_order_acq_rel);
+        k = write_block_.load(std::memory_order_acquire);
+        continue;
+      }
+      if (block->claim_word.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                                  std::memory_order_acquire)) {
+        if (claimed + 1 == static_cast<uint32_t>(batch_size_)) {
+          int64_t expected = k;
+          write_block_.compare_exchange_strong(expected, k + 1, std::memory_order_acq_rel);
+        }
+        return RowRef{block, static_cast<int>(claimed)};
+      }
+    }
   }
 
   // Counts `rows` finished rows of `block`; wakes the receiver when that completes the block.
@@ -60,7 +96,7 @@ class BatchRing {
   }
 
   // The block the receiver gets next, and whether all its rows are written.
-  OutputBlock* front() const { return ring_[read_slot_]; }
+  OutputBlock* front() const { return ring_[read_slot_].load(std::memory_order_relaxed); }
   bool FrontComplete() const { return RowsLeft(front()) == 0; }
   int RowsLeft(const OutputBlock* block) const {
     const int done = block->rows_done.load(std::memory_order_acquire);
@@ -69,8 +105,9 @@ class BatchRing {
   // Hands the (complete) front block to the caller, who gives it back with BlockFreeList::Release,
   // and puts a fresh one in its place.
   OutputBlock* PopFront() {
-    OutputBlock* block = ring_[read_slot_];
-    ring_[read_slot_] = free_list_->Acquire();
+    OutputBlock* block = ring_[read_slot_].load(std::memory_order_relaxed);
+    ring_[read_slot_].store(Fresh(read_block_ + static_cast<int64_t>(ring_.size())), std::memory_order_release);
+    ++read_block_;
     if (++read_slot_ == ring_.size()) read_slot_ = 0;
     return block;
   }
@@ -102,16 +139,34 @@ class BatchRing {
   static constexpr int kSpinMicros = 50;
 
  private:
+  std::size_t Slot(int64_t block_number) const {
+    return static_cast<std::size_t>(block_number % static_cast<int64_t>(ring_.size()));
+  }
+  // A block from the free list, numbered: its claim word says it is block `number`, no row claimed.
+  OutputBlock* Fresh(int64_t number) {
+    OutputBlock* block = free_list_->Acquire();
+    block->claim_word.store(static_cast<uint64_t>(static_cast<uint32_t>(number)) << 32, std::memory_order_relaxed);
+    return block;
+  }
+  static void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   std::shared_ptr<BlockFreeList> free_list_;
   const int batch_size_;
   const bool ordered_;
-  std::vector<OutputBlock*> ring_;
-  // Async: claimed by the threads running envs, once per env: on a cache line of its own, apart
-  // from the members read on every claim (ring_, batch_size_) and the receiver's (read_slot_).
-  alignas(64) std::atomic<int64_t> write_index_{0};
-  char write_index_pad_[64 - sizeof(std::atomic<int64_t>)] = {};
+  // Slot i holds block number i + a multiple of the size; written by the receiver (PopFront), read
+  // by the claiming threads.
+  std::vector<std::atomic<OutputBlock*>> ring_;
+  // Async: the number of the block being filled (Claim), read on every claim and moved on once per
+  // block: on a cache line of its own, apart from the receiver's members below.
+  alignas(64) std::atomic<int64_t> write_block_{0};
+  char write_block_pad_[64 - sizeof(std::atomic<int64_t>)] = {};
   int64_t send_index_ = 0;     // sync: assigned at send
   std::size_t read_slot_ = 0;  // the ring slot of the next block to hand off
+  int64_t read_block_ = 0;     // its number
   std::mutex ready_mu_;
   std::condition_variable ready_cv_;
 };

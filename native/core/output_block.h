@@ -64,10 +64,16 @@ class OutputBlock {
 
   std::byte* field(int index) const { return fields_[static_cast<std::size_t>(index)]; }
 
-  // Rows written so far; the block is complete at batch_size. On a cache line of its own: every
-  // stepping thread adds to it once per env and the receiver polls it, while data_ and fields_
-  // above are read on every row write and never change.
-  alignas(64) std::atomic<int> rows_done{0};
+  // The ring's claim word of this block (BatchRing::Claim, async mode): its block number (high 32
+  // bits) and the rows claimed so far (low 32); kNotInRing (more rows than any batch) while the
+  // block is not in the ring, so that a claimer holding a stale pointer to it never claims a row
+  // there. Beside rows_done, on a cache line of their own:
+  // every stepping thread updates both once per env and the receiver polls rows_done, while data_
+  // and fields_ above are read on every row write and never change.
+  static constexpr uint64_t kNotInRing = uint64_t{1} << 31;
+  alignas(64) std::atomic<uint64_t> claim_word{kNotInRing};
+  // Rows written so far; the block is complete at batch_size.
+  std::atomic<int> rows_done{0};
   // Per-player rows claimed so far.
   std::atomic<int> player_rows{0};
 
@@ -84,6 +90,7 @@ class OutputBlock {
   const std::vector<std::pair<int, std::string>>& errors() const { return errors_; }
 
   void Clear() {
+    claim_word.store(kNotInRing, std::memory_order_relaxed);
     rows_done.store(0, std::memory_order_relaxed);
     player_rows.store(0, std::memory_order_relaxed);
     errors_.clear();
