@@ -36,6 +36,7 @@
 #include "core/env.h"
 #include "core/registry.h"
 #include "core/rng.h"
+#include "core/spin.h"
 #ifdef PP_RAW_DM_CONTROL
 #include "envs/dm_control/register.h"
 #else
@@ -201,9 +202,7 @@ std::pair<long, double> RunThreads(const Options& o, const std::vector<std::uniq
         pass.store(p + 1, std::memory_order_release);
       } else {
         while (pass.load(std::memory_order_acquire) <= p) {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
+          pp::CpuRelax();
         }
       }
     }

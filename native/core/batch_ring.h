@@ -148,12 +148,6 @@ class BatchRing {
     block->claim_word.store(static_cast<uint64_t>(static_cast<uint32_t>(number)) << 32, std::memory_order_relaxed);
     return block;
   }
-  static void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-
   std::shared_ptr<BlockFreeList> free_list_;
   const int batch_size_;
   const bool ordered_;

@@ -67,9 +67,9 @@ class OutputBlock {
   // The ring's claim word of this block (BatchRing::Claim, async mode): its block number (high 32
   // bits) and the rows claimed so far (low 32); kNotInRing (more rows than any batch) while the
   // block is not in the ring, so that a claimer holding a stale pointer to it never claims a row
-  // there. Beside rows_done, on a cache line of their own:
-  // every stepping thread updates both once per env and the receiver polls rows_done, while data_
-  // and fields_ above are read on every row write and never change.
+  // there. Beside rows_done, on a cache line of their own: every stepping thread updates both once
+  // per env and the receiver polls rows_done, while data_ and fields_ above are read on every row
+  // write and never change.
   static constexpr uint64_t kNotInRing = uint64_t{1} << 31;
   alignas(64) std::atomic<uint64_t> claim_word{kNotInRing};
   // Rows written so far; the block is complete at batch_size.

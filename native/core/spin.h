@@ -6,6 +6,14 @@
 
 namespace pp {
 
+// The CPU's hint that this thread is spinning on memory another core writes (x86's pause; a no-op
+// elsewhere).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // Polls done() (with the CPU's pause hint, the clock read every 64 polls) until it holds or
 // `deadline` passes; returns whether it held.
 template <typename Done>
@@ -13,9 +21,7 @@ bool SpinUntil(std::chrono::steady_clock::time_point deadline, Done done) {
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (done()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      CpuRelax();
     }
     if (std::chrono::steady_clock::now() >= deadline) return false;
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "job_queue.h"
+#include "spin.h"
 
 namespace pp {
 
@@ -97,9 +98,7 @@ class WorkerPool {
           found = true;
           break;
         }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        CpuRelax();
       }
       if (found) continue;
       std::unique_lock<std::mutex> lock(mu_);
