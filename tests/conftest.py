@@ -57,7 +57,7 @@ def async_rows() -> AsyncRows:
 
 
 def _async_rows(pool: Any, next_action: Callable[[int, Any], Any], batches: int, seed: int = 0,
-                timeout: float = 60.0) -> Iterator[AsyncBatch]:
+                timeout: float | None = 60.0) -> Iterator[AsyncBatch]:
     """``async_reset``, then ``batches`` batches from ``recv``, then what is still in flight.
 
     Yields each batch with the action each of its rows was produced by (None for the first reset
@@ -65,7 +65,8 @@ def _async_rows(pool: Any, next_action: Callable[[int, Any], Any], batches: int,
     ``next_action(env_id, obs_row)``: each env follows its own sequence of actions, whatever order
     the batches come in. The envs of a batch are sent in an order shuffled by ``seed``, so that
     later batches mix envs whatever the threads' timing. Checks that every env comes back exactly
-    once per send (the reset included); every wait is bounded by ``timeout``.
+    once per send (the reset included); every wait is bounded by ``timeout`` (None: a plain
+    ``recv()``, whose caller steps envs while it waits; one with a timeout only waits).
     """
     assert pool.num_envs % pool.batch_size == 0, "whole batches only: the drain receives every env"
     order = np.random.default_rng(seed)

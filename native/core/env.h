@@ -67,6 +67,15 @@ class SlotAllocator {
   virtual Slot Allocate(int env_id, int num_players) = 0;
 };
 
+// Whether the thread running an env's reset is wanted elsewhere now (Env::PauseReset): the pool's
+// async caller, whose batch completed while it runs a long reset, would otherwise keep every
+// worker waiting for its next actions until the reset ends.
+class PauseSignal {
+ public:
+  virtual ~PauseSignal() = default;
+  virtual bool Wanted() const = 0;
+};
+
 class Env {
  public:
   Env(const EnvSpec& spec, int env_id) : spec_(spec), env_id_(env_id) {}
@@ -76,6 +85,8 @@ class Env {
 
   // Start a new episode: draw the initial state from rng() and write the observation through
   // Allocate(). Reward, terminated and truncated of a reset are 0/false, written by the core.
+  // A long reset may stop halfway when PauseReset() says so (before Allocate()): the core then
+  // calls Reset() again later, maybe on another thread, and it goes on from where it stopped.
   virtual void Reset() = 0;
   // Advance one step. Must write its outputs through Allocate() once it knows them (late, so a
   // batch holds the envs that finished first) and return reward, terminated and truncated.
@@ -114,6 +125,14 @@ class Env {
   void BeginReset() { elapsed_step_ = 0; }
   void BeginStep() { ++elapsed_step_; }
   int elapsed_step() const { return elapsed_step_; }
+  // Around a Reset() the running thread may leave halfway (Pool::RunJob): `signal` says when;
+  // null: never. Clears paused().
+  void SetPauseSignal(const PauseSignal* signal) {
+    pause_signal_ = signal;
+    paused_ = false;
+  }
+  // Whether the last Reset() stopped halfway (PauseReset returned true).
+  bool paused() const { return paused_; }
   int env_id() const { return env_id_; }
   const EnvSpec& spec() const { return spec_; }
 
@@ -127,6 +146,14 @@ class Env {
   virtual void Reseeded(uint64_t /*seed*/) {}
   // True on the step that reaches max_episode_steps: report it as `truncated`.
   bool TimeLimitReached() const { return spec_.max_episode_steps > 0 && elapsed_step_ >= spec_.max_episode_steps; }
+  // For a long Reset() (dm_control's cheetah settles its physics for 200 steps, ~1.3 ms): asked
+  // now and then inside it, before Allocate(); true means stop now, keeping the progress, and
+  // return. Cheap (a null check; with a signal, one atomic load): ask every ~50 us of work.
+  bool PauseReset() {
+    if (pause_signal_ == nullptr || !pause_signal_->Wanted()) return false;
+    paused_ = true;
+    return true;
+  }
   Slot Allocate(int num_players = 1) {
     if (allocator_ == nullptr) throw std::logic_error("env has no output allocator");
     return allocator_->Allocate(env_id_, num_players);
@@ -139,6 +166,8 @@ class Env {
   NumpyGenerator np_random_;
   SlotAllocator* allocator_ = nullptr;
   int elapsed_step_ = 0;
+  const PauseSignal* pause_signal_ = nullptr;
+  bool paused_ = false;
 };
 
 // One row of every state field, owned here: for running an env outside a pool.

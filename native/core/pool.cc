@@ -95,6 +95,34 @@ class JobClock {
   int64_t mark_delay_ = 0;  // that reading
 };
 
+// Set by an async caller in Recv while it runs jobs: a long reset it runs may stop halfway
+// (Env::PauseReset) once the batch it waits for is complete, and go on on a worker (RunJob).
+// Null on every other thread and call.
+thread_local const PauseSignal* t_pause_signal = nullptr;
+
+// The batch a receiver waits for is complete: its caller is wanted back.
+class BatchComplete final : public PauseSignal {
+ public:
+  BatchComplete(const OutputBlock* block, int batch_size) : block_(block), batch_size_(batch_size) {}
+  bool Wanted() const override { return block_->rows_done.load(std::memory_order_relaxed) >= batch_size_; }
+
+ private:
+  const OutputBlock* block_;
+  int batch_size_;
+};
+
+// t_pause_signal set for a scope (Recv's loop), restored whatever the scope throws.
+class PauseScope {
+ public:
+  explicit PauseScope(const PauseSignal* signal) : saved_(t_pause_signal) { t_pause_signal = signal; }
+  ~PauseScope() { t_pause_signal = saved_; }
+  PauseScope(const PauseScope&) = delete;
+  PauseScope& operator=(const PauseScope&) = delete;
+
+ private:
+  const PauseSignal* saved_;
+};
+
 // The worker threads a pool of num_threads (resolved) makes: less the caller, which steps envs too;
 // at least one in async mode, where the caller need not be waiting.
 int NumWorkers(int num_threads, bool ordered) { return ordered ? num_threads - 1 : std::max(1, num_threads - 1); }
@@ -482,6 +510,11 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
            (help && !queue_.EmptyApprox());
   };
   int64_t slice_end = 0;  // poll_s: when the caller, running jobs, returns (coarse clock)
+  // Async: a long reset the caller runs stops halfway once this batch is complete, to go on on a
+  // worker (RunJob), rather than hold the batch, and the workers waiting for the next actions,
+  // until it ends.
+  const BatchComplete batch_complete(block, batch_size);
+  const PauseScope pause_scope(ring_.ordered() ? nullptr : &batch_complete);
   while (block->rows_done.load(std::memory_order_acquire) < batch_size) {
     CheckOpen();
     int env_id;
@@ -625,6 +658,7 @@ Pool::Ran Pool::RunRun(int env_id, int lane, int64_t stop_at) {
     if (i > 0 && stop_at != 0 && CoarseNanos() >= stop_at) break;
     steps += envs_[static_cast<std::size_t>(ids[i])].job == JobKind::kStep ? 1 : 0;
     OutputBlock* block = RunJob(ids[i], lane);
+    if (block == nullptr) continue;  // its reset paused: queued again
     if (block != held) {
       if (held != nullptr) ring_.FinishRow(held, held_rows);
       held = block;
@@ -770,10 +804,14 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
   Env& env = *s.env;
   const AutoresetMode mode = options_.autoreset_mode;
   s.out.block = nullptr;
+  bool paused = false;
   try {
     if (s.episode.ResetDue(s.job == JobKind::kReset, mode)) {
+      const bool resuming = s.resuming;
+      s.resuming = false;
       // With the lanes' affinity on (HandOffLongReset's only case): timed (two clock reads per
-      // reset), and counted while a worker runs it. Off, neither (a cheap env's reset is ~50 ns).
+      // reset; not a reset run in parts), and counted while a worker runs it. Off, neither (a
+      // cheap env's reset is ~50 ns).
       const bool track = queue_.affinity();
       const bool worker = track && lane != kCallerLane;
       if (worker) workers_in_reset_.fetch_add(1, std::memory_order_relaxed);
@@ -789,13 +827,32 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
           if (in_reset != nullptr) in_reset->fetch_sub(1, std::memory_order_relaxed);
         }
       } done{s, worker ? &workers_in_reset_ : nullptr,
-             track ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}};
-      if (s.reseed) env.Seed(s.seed);
+             track && !resuming ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}};
+      if (s.reseed && !resuming) env.Seed(s.seed);
       env.BeginReset();
-      env.Reset();
-      if (s.out.block == nullptr) throw std::logic_error("Reset() did not write its outputs (call Allocate())");
-      s.episode.Begin(options_.episode_stats);
-      WriteRow(s, StepResult{}, false);
+      {
+        // A split-phase env's reset is collected from elsewhere: it never pauses.
+        env.SetPauseSignal(s.split_phase ? nullptr : t_pause_signal);
+        struct Clear {
+          Env& env;
+          ~Clear() { env.SetPauseSignal(nullptr); }
+        } clear{env};
+        env.Reset();
+        paused = env.paused();
+      }
+      if (paused) {
+        if (s.out.block != nullptr) {
+          paused = false;
+          throw std::logic_error("Reset() paused after Allocate()");
+        }
+        s.resuming = true;
+        resets_paused_.fetch_add(1, std::memory_order_relaxed);
+        done.start = {};  // a part of a reset: not its time
+      } else {
+        if (s.out.block == nullptr) throw std::logic_error("Reset() did not write its outputs (call Allocate())");
+        s.episode.Begin(options_.episode_stats);
+        WriteRow(s, StepResult{}, false);
+      }
     } else {
       env.BeginStep();
       // Every 256th step of a thread is timed, for the lanes' affinity (kAffinityMinStep).
@@ -829,6 +886,13 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
   }
   OutputBlock* block = s.out.block;
   s.out.block = nullptr;
+  if (paused) {
+    // Queued again, on a worker's lane (env ids spread them), to go on there; the last touch of s
+    // here, since a worker may run it as soon as it is queued.
+    s.lane = kCallerLane + 1 + env_id % workers_->num_threads();
+    PushJob(env_id, queue_.Now());
+    workers_->Wake(1);
+  }
   return block;
 }
 

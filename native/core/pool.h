@@ -116,6 +116,8 @@ class Pool final : public SlotAllocator {
   int outstanding() const {
     return static_cast<int>(sent_.load(std::memory_order_acquire) - received_.load(std::memory_order_acquire));
   }
+  // Resets that stopped halfway to go on on a worker (RunJob), for tests.
+  int64_t resets_paused() const { return resets_paused_.load(std::memory_order_relaxed); }
   int blocks_allocated() const { return ring_.blocks_allocated() + (reset_blocks_ ? reset_blocks_->allocated() : 0); }
 
   Slot Allocate(int env_id, int num_players) override;
@@ -172,6 +174,9 @@ class Pool final : public SlotAllocator {
     // How long its last reset took (0: none timed yet); read by the caller that pops its job
     // (HandOffLongReset, after the queue's hand-off).
     int64_t reset_nanos = 0;
+    // Its reset stopped halfway (Env::PauseReset), and its queued job goes on with it: not seeded
+    // again.
+    bool resuming = false;
   };
 
   // The options checked and resolved, and the output layout they give: built before the members
@@ -195,7 +200,9 @@ class Pool final : public SlotAllocator {
   // Queues env_id's job on its lane; `stamp`: LaneQueues::Now() (one reading per batch of pushes).
   void PushJob(int env_id, int64_t stamp);
   // Runs env_id's job and returns the block it wrote its row of; the row is not counted as
-  // finished yet (BatchRing::FinishRow).
+  // finished yet (BatchRing::FinishRow). nullptr: its reset paused (an async caller's, whose batch
+  // completed meanwhile: Recv) and the job is queued again on a worker's lane to go on there;
+  // never for a split-phase env.
   OutputBlock* RunJob(int env_id, int lane);
   // Runs env_id's job, and when its env posts its work (Env::Post: a split-phase env), the jobs of
   // further queued envs that post too, up to a batch of them: all posted, then all finished in
@@ -267,6 +274,7 @@ class Pool final : public SlotAllocator {
   std::atomic<int> workers_in_reset_{0};
   // The running mean of the sampled steps' time (ns; 0: none sampled yet), for kAffinityMinStep.
   std::atomic<int64_t> step_nanos_{0};
+  std::atomic<int64_t> resets_paused_{0};
   std::atomic<int> quick_streak_{0};
   std::atomic<int> quick_target_{kQuickStreak};
   std::atomic<bool> closed_{false};

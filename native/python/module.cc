@@ -310,6 +310,7 @@ class PyPool {
   bool closed() const { return pool_->closed(); }
   int outstanding() const { return pool_->outstanding(); }
   int blocks_allocated() const { return pool_->blocks_allocated(); }
+  int64_t resets_paused() const { return pool_->resets_paused(); }
 
   void CheckOpen() const { pool_->CheckOpen(); }
 
@@ -995,6 +996,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("closed", &PyPool::closed)
       .def_property_readonly("outstanding", &PyPool::outstanding)
       .def_property_readonly("blocks_allocated", &PyPool::blocks_allocated)
+      .def_property_readonly("_resets_paused", &PyPool::resets_paused)
       .def("send", &PyPool::Send, py::arg("actions"), py::arg("env_ids") = py::none())
       .def("reset", &PyPool::Reset, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("recv", &PyPool::Recv, py::arg("timeout") = py::none())

@@ -938,6 +938,101 @@ TEST(SyncRunsCutAtAPolledCallersSliceKeepEveryRow) {
   CHECK_THROWS_WITH(std::logic_error, pool->Recv(1.0), "would wait");
 }
 
+// An env whose reset spins on its thread's CPU time in parts, asking Env::PauseReset() between
+// them and keeping its progress across calls: env 0's reset is kParts parts of 500 us, every
+// other env's one part of 5 ms (never paused). A reset's row holds the parts it ran (obs[0]) and
+// its rng's second draw (obs[1], drawn after the parts: a resumed reset that seeded again would
+// give the first). Counts the pauses.
+std::atomic<int> g_pauses{0};
+
+class PausingEnv final : public pp::Env {
+ public:
+  static constexpr int kParts = 40;
+  PausingEnv(const pp::EnvSpec& spec, int env_id)
+      : Env(spec, env_id), obs_(spec.StateIndex("obs")), num_players_(spec.StateIndex("info:num_players")) {}
+  void Reset() override {
+    const bool long_reset = env_id() == 0;
+    const int parts = long_reset ? kParts : 1;
+    if (done_ == 0) rng().NextU64();  // the first draw, at the reset's start
+    while (done_ < parts) {
+      if (done_ > 0 && PauseReset()) {
+        g_pauses.fetch_add(1);
+        return;
+      }
+      const int64_t until = ThreadCpuMicros() + (long_reset ? 500 : 5000);
+      while (ThreadCpuMicros() < until) {
+      }
+      ++done_;
+    }
+    Write(static_cast<float>(done_), static_cast<float>(rng().NextU64() % 1000));
+    done_ = 0;
+  }
+  pp::StepResult Step(const pp::Action& /*action*/) override {
+    Write(0.0f, -1.0f);
+    return pp::StepResult{};
+  }
+
+ private:
+  void Write(float a, float b) {
+    pp::Slot slot = Allocate(1);
+    slot.Get<float>(obs_)[0] = a;
+    slot.Get<float>(obs_)[1] = b;
+    *slot.Get<int32_t>(num_players_) = 1;
+  }
+  int obs_, num_players_;
+  int done_ = 0;  // parts run of the reset in progress
+};
+
+// (parts run, second draw) of each env's row in the next `n` async batches of one row, the caller
+// helping (Recv without a timeout).
+std::map<int, std::pair<float, float>> RecvResetRows(Pool& pool, int n) {
+  std::map<int, std::pair<float, float>> rows;
+  for (int k = 0; k < n; ++k) {
+    View v(pool, pool.Recv(-1.0), pool.batch_size());
+    for (int r = 0; r < v.rows(); ++r) rows[v.env_id(r)] = {v.Get<float>("obs")[2 * r], v.Get<float>("obs")[2 * r + 1]};
+  }
+  return rows;
+}
+
+float SecondDraw(uint64_t seed) {
+  pp::Rng rng;
+  rng.Seed(seed);
+  rng.NextU64();
+  return static_cast<float>(rng.NextU64() % 1000);
+}
+
+// Async: a long reset the caller runs stops once the batch it waits for is complete
+// (Env::PauseReset) and goes on on the worker; the batch comes back without waiting for it, and
+// the reset's row, when it comes, is the whole reset's, seeded once. 2 envs, batches of 1, one
+// worker: the caller takes env 0's reset (its lane's) while the worker takes env 1's, whose row
+// completes the batch ~5 ms later. Sync mode never pauses.
+TEST(AsyncCallerPausesALongResetWhenItsBatchIsComplete) {
+  const int before = g_pauses.load();
+  for (int trial = 0; trial < 5; ++trial) {
+    auto pool = MakePoolOf<PausingEnv>("Pausing-v0", Options(2, 1, 2), 0);
+    for (const bool seeded : {false, true}) {
+      const std::vector<uint64_t> seeds = seeded ? std::vector<uint64_t>{7, 8} : std::vector<uint64_t>{};
+      Reset(*pool, Iota(2), seeds);
+      auto rows = RecvResetRows(*pool, 2);
+      CHECK_EQ(rows.size(), 2u);
+      CHECK_EQ(rows[0].first, static_cast<float>(PausingEnv::kParts));
+      CHECK_EQ(rows[0].second, SecondDraw(seeded ? 7 : 1000));
+      CHECK_EQ(rows[1].first, 1.0f);
+      CHECK_EQ(rows[1].second, SecondDraw(seeded ? 8 : 1001));
+    }
+  }
+  // Each of the 10 resets of env 0 pauses unless the worker took it first (the caller, popping
+  // its own lane at once, wins that race by the ~5 ms of env 1's reset).
+  CHECK_GT(g_pauses.load() - before, 0);
+  const int async_pauses = g_pauses.load();
+  auto pool = MakePoolOf<PausingEnv>("Pausing-v0", Options(2, 2, 2), 0);
+  Reset(*pool, Iota(2));
+  auto rows = RecvResetRows(*pool, 1);
+  CHECK_EQ(rows[0].first, static_cast<float>(PausingEnv::kParts));
+  CHECK_EQ(rows[0].second, SecondDraw(1000));
+  CHECK_EQ(g_pauses.load(), async_pauses);
+}
+
 bool PinThisThread(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -19,14 +19,15 @@ class CheetahEnv final : public SuiteEnv<CheetahEnv, int> {
 
  protected:
   // Limited joints uniform in their range (nq == njnt: one qpos per joint), then 200 physics
-  // steps to let the cheetah settle, and the clock back to 0.
+  // steps to let the cheetah settle (physics.step(nstep=200), run by Reset in parts), and the
+  // clock back to 0.
   void InitializeEpisode() override {
     for (int j = 0; j < m_->njnt; ++j) {
       if (m_->jnt_limited[j] == 1) d_->qpos[j] = random().Uniform(m_->jnt_range[2 * j], m_->jnt_range[2 * j + 1]);
     }
-    physics_.Step(200, LegacyStep());
-    d_->time = 0;
+    StepsInReset(200);
   }
+  void EndInitializeEpisode() override { d_->time = 0; }
   void Observe(double* out) override {
     for (int i = 1; i < m_->nq; ++i) *out++ = d_->qpos[i];
     for (int i = 0; i < m_->nv; ++i) *out++ = d_->qvel[i];

@@ -241,9 +241,24 @@ class DmControlEnv : public Env {
  public:
   // control.Environment.reset(): reset_context (Physics.reset, the task's initialize_episode,
   // Physics.after_reset), then the task's observation.
+  // A task whose initialize_episode steps the physics for long (cheetah: 200 steps, ~1.3 ms) asks
+  // for the steps (StepsInReset) and the reset runs them in parts: it may stop between them
+  // (Env::PauseReset) and go on with the next call.
   void Reset() final {
-    physics_.Reset();
-    InitializeEpisode();
+    try {
+      if (!reset_steps_left_) {
+        physics_.Reset();
+        InitializeEpisode();
+      }
+      if (reset_steps_left_) {
+        if (!physics_.RunSteps(&reset_steps_, [this] { return PauseReset(); })) return;
+        reset_steps_left_ = false;
+        EndInitializeEpisode();
+      }
+    } catch (...) {
+      reset_steps_left_ = false;  // the next reset starts afresh
+      throw;
+    }
     physics_.AfterReset();
     Write(Allocate(), /*reset=*/true);
   }
@@ -352,6 +367,14 @@ class DmControlEnv : public Env {
 #endif
   // The task's initialize_episode (inside reset_context: after Physics.reset, before after_reset).
   virtual void InitializeEpisode() = 0;
+  // For a task whose initialize_episode ends with physics.step(n) and then a little more: called
+  // last in InitializeEpisode, it has Reset run the n steps (in parts, Reset above), then
+  // EndInitializeEpisode (the rest).
+  void StepsInReset(int n) {
+    physics_.BeginSteps(&reset_steps_, n, legacy_step_);
+    reset_steps_left_ = true;
+  }
+  virtual void EndInitializeEpisode() {}
   // The task's get_observation: the OrderedDict's values, in order, into `out` (the layout given
   // to the constructor).
   virtual void Observe(double* out) = 0;
@@ -421,6 +444,9 @@ class DmControlEnv : public Env {
   mjData* const d_;
 
  private:
+  // StepsInReset's steps, and whether some are still to run (a reset that paused between them).
+  Physics::Steps reset_steps_;
+  bool reset_steps_left_ = false;
   void Reseeded(uint64_t seed) final {
     random_.Seed(seed);
     Seeded();

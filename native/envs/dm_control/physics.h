@@ -120,6 +120,40 @@ class Physics {
     });
   }
 
+  // Step(n, legacy_step) in parts, for a long one inside a reset that may stop halfway
+  // (Env::PauseReset): BeginSteps, then RunSteps until it returns true. The same MuJoCo calls in
+  // the same order as Step's, and its PhysicsError over the whole n steps, raised at the end.
+  struct Steps {
+    int total = 0;
+    int done = 0;
+    bool legacy = true;
+    int warnings[mjNWARNING] = {};  // the warning counters before the first step
+  };
+  void BeginSteps(Steps* steps, int n, bool legacy_step) const {
+    steps->total = n;
+    steps->done = 0;
+    steps->legacy = legacy_step;
+    for (int i = 0; i < mjNWARNING; ++i) steps->warnings[i] = d_->warning[i].number;
+  }
+  // Runs the steps left, asking `pause` every kPauseEvery steps; false when it said stop (the
+  // steps left are still to run).
+  static constexpr int kPauseEvery = 8;
+  template <typename Pause>
+  bool RunSteps(Steps* steps, const Pause& pause) {
+    while (steps->done < steps->total) {
+      if (steps->done == 0 && steps->legacy && m_->opt.integrator != mjINT_RK4) {
+        mj_step2(m_, d_);
+      } else {
+        mj_step(m_, d_);
+      }
+      ++steps->done;
+      if (steps->done < steps->total && steps->done % kPauseEvery == 0 && pause()) return false;
+    }
+    if (steps->legacy) mj_step1(m_, d_);
+    ThrowNewWarnings(steps->warnings);
+    return true;
+  }
+
  private:
   // `with model.disable('actuation'): forward()`.
   void ForwardWithoutActuation() {
@@ -136,6 +170,10 @@ class Physics {
     int before[mjNWARNING];
     for (int i = 0; i < mjNWARNING; ++i) before[i] = d_->warning[i].number;
     call();
+    ThrowNewWarnings(before);
+  }
+  // PhysicsError when a warning counter grew past `before`.
+  void ThrowNewWarnings(const int* before) const {
     std::string names;
     for (int i = 0; i < mjNWARNING; ++i) {
       if (d_->warning[i].number > before[i]) names += (names.empty() ? "" : ", ") + std::string(WarningName(i));
