@@ -437,9 +437,10 @@ def test_alignment_async(task_id: str, async_rows: Any) -> None:
 def test_alignment_async_with_paused_resets(async_rows: Any) -> None:
     """CheetahRun-v1's reset settles its physics for 200 steps; an async caller that runs one
     while the batch it waits for completes stops it halfway and a worker goes on with it (the pool's
-    resets_paused counts them). Episodes of 5 steps, so that most jobs are resets, received without
-    a timeout (a receiver with one only waits): every env still matches its own suite env, row by
-    row, and some resets did pause."""
+    resets_paused counts them). Episodes of 5 steps, so that most of the work is resets, received
+    without a timeout (a receiver with one only waits) and kept, the suite envs stepped only
+    afterwards (stepped between the batches, they would leave the caller no time to help): every
+    env matches its own suite env, row by row, and some resets did pause."""
     task = by_id("CheetahRun-v1")
     num_envs, seed = 8, 40
     pool = parallel_pool.make("CheetahRun-v1", num_envs=num_envs, batch_size=4, num_threads=2, seed=seed,
@@ -448,24 +449,27 @@ def test_alignment_async_with_paused_resets(async_rows: Any) -> None:
     oracles = [load_oracle(task, seed + i, time_limit=0.05, environment_kwargs=flat) for i in range(num_envs)]
     spec = oracles[0].action_spec()
     rngs = [np.random.default_rng([seed, i]) for i in range(num_envs)]
-    resets = 0
+    kept = []
     try:
         rows = async_rows(pool, lambda i, obs: rngs[i].uniform(spec.minimum, spec.maximum), 400, seed=seed,
                           timeout=None)
-        for batch, actions in rows:
-            obs, reward, terminated, truncated, info = batch
-            for k, i in enumerate(info["env_id"].tolist()):
-                theirs = oracles[i].reset() if actions[k] is None else oracles[i].step(actions[k])
-                np.testing.assert_array_equal(obs[k], theirs.observation["observations"], err_msg=f"env {i}")
-                if theirs.first():
-                    resets += 1
-                    assert reward[k] == 0 and not terminated[k] and not truncated[k]
-                    continue
-                assert bool(truncated[k]) == theirs.last()
-                np.testing.assert_allclose(reward[k], theirs.reward, rtol=REWARD_RTOL, atol=0)
+        for (obs, reward, terminated, truncated, info), actions in rows:
+            ids = info["env_id"].copy()
+            kept.append((obs.copy(), reward.copy(), terminated.copy(), truncated.copy(), ids, actions))
         paused = pool._native._resets_paused
     finally:
         pool.close()
+    resets = 0
+    for obs, reward, terminated, truncated, ids, actions in kept:
+        for k, i in enumerate(ids.tolist()):
+            theirs = oracles[i].reset() if actions[k] is None else oracles[i].step(actions[k])
+            np.testing.assert_array_equal(obs[k], theirs.observation["observations"], err_msg=f"env {i}")
+            if theirs.first():
+                resets += 1
+                assert reward[k] == 0 and not terminated[k] and not truncated[k]
+                continue
+            assert bool(truncated[k]) == theirs.last() and not terminated[k]  # cheetah never terminates
+            np.testing.assert_allclose(reward[k], theirs.reward, rtol=REWARD_RTOL, atol=0)
     assert resets >= 200
     assert paused > 0, f"no reset paused in {resets}"
 
