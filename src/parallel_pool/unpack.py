@@ -114,7 +114,6 @@ class Unpacker:
             else:
                 self._info.append((key, i))
         self._info_keys = tuple(key for key, _ in self._info)
-        self._info_getter = _tuple_getter([i for _, i in self._info])
         self._info_dict = _dict_getter(self._info_keys, [i for _, i in self._info])
         # A Python env's info (python_envs.py): keys a row may lack, each with its "_key" mask field,
         # and the pickled entries.
@@ -237,8 +236,8 @@ class Unpacker:
         elif self._tuple_obs:
             obs = self._obs_getter(arrays)
         else:
-            obs = dict(zip(self._obs_keys, self._obs_getter(arrays)))
-        info = dict(zip(self._info_keys, self._info_getter(arrays)))
+            obs = self._obs_dict(arrays)
+        info = self._info_dict(arrays)
         for group, entries in self._groups.items():
             info[group] = {key: arrays[i] for key, i in entries}
         return obs, arrays[self._reward], arrays[self._terminated], arrays[self._truncated], info

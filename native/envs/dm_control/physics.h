@@ -104,25 +104,16 @@ class Physics {
   // Physics.step(n) with legacy_step (the default): mj_step2 finishes the step whose mj_step1 the
   // last forward or step did, n - 1 full steps follow, and mj_step1 leaves the position- and
   // velocity-dependent quantities current for the observation. RK4 has no split step.
+  // Without legacy_step: n full steps. A warning counter that grew is dm_control's PhysicsError.
   void Step(int n, bool legacy_step) {
-    CheckedCall([this, n, legacy_step] {
-      if (!legacy_step) {
-        for (int i = 0; i < n; ++i) mj_step(m_, d_);
-        return;
-      }
-      if (m_->opt.integrator != mjINT_RK4) {
-        mj_step2(m_, d_);
-        for (int i = 1; i < n; ++i) mj_step(m_, d_);
-      } else {
-        for (int i = 0; i < n; ++i) mj_step(m_, d_);
-      }
-      mj_step1(m_, d_);
-    });
+    Steps steps;
+    BeginSteps(&steps, n, legacy_step);
+    RunSteps(&steps, [] { return false; });
   }
 
   // Step(n, legacy_step) in parts, for a long one inside a reset that may stop halfway
-  // (Env::PauseReset): BeginSteps, then RunSteps until it returns true. The same MuJoCo calls in
-  // the same order as Step's, and its PhysicsError over the whole n steps, raised at the end.
+  // (Env::PauseReset): BeginSteps, then RunSteps until it returns true; its PhysicsError over the
+  // whole n steps, raised at the end.
   struct Steps {
     int total = 0;
     int done = 0;
