@@ -2,12 +2,13 @@
 # default font, freesansbold.ttf (CarRacing draws its score with it), taken at build time from pygame's
 # PyPI source distribution (never stored in this repository) and installed as parallel_pool/fonts/.
 #
-# Defines Freetype::Freetype (link it into a library that includes pygame_text.h; the engine does not)
+# Defines Freetype::Freetype where FreeType is found (link it into a library that includes
+# pygame_text.h; the engine does not; the families that draw text are skipped without it)
 # and PP_PYGAME_FONT_FILE, the font in the build tree ("" when PP_WITH_PYGAME_FONT is OFF). The
 # installed package always has a fonts/ folder (its README.txt), so an env library can declare the
 # resource "fonts_dir parallel_pool fonts" and find the font there, or report that it was left out.
 
-find_package(Freetype REQUIRED)
+find_package(Freetype)
 
 option(PP_WITH_PYGAME_FONT "Install pygame 2.6.1's freesansbold.ttf (from its PyPI sdist) for CarRacing's score" ON)
 set(PP_PYGAME_VERSION 2.6.1)

@@ -22,7 +22,9 @@
 #include "core/pool.h"
 #include "core/process_env.h"
 #include "core/registry.h"
+#ifdef PP_WITH_TEXT_HOOKS
 #include "envs/common/png.h"
+#endif
 #include "envs/common/pygame_raster.h"
 #include "envs/common/pygame_smoothscale.h"
 #include "python/pool_handles.h"
@@ -856,6 +858,7 @@ py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, doub
 
 // ---- Test hooks: envs/common/png.h and the sprite half of pygame_raster.h (tests/test_pygame_sprites.py) ---
 // _png_decode(path) -> (alpha, (h, w, 4) uint8 RGBA): png::Load, compared with pygame.image.load.
+#ifdef PP_WITH_TEXT_HOOKS
 py::tuple PngDecode(const std::string& path) {
   const png::Image image = png::Load(path);
   py::array_t<uint8_t> rgba({image.height, image.width, 4});
@@ -868,6 +871,7 @@ py::tuple PngDecode(const std::string& path) {
   }
   return py::make_tuple(image.alpha, std::move(rgba));
 }
+#endif
 
 // _pygame_blit(background, ops) -> frame: on a raster::Surface holding `background` ((h, w, 3)
 // uint8), draws each op and returns the RGB frame. Ops:
@@ -922,8 +926,10 @@ py::array PygameBlitProgram(const py::array_t<uint8_t, py::array::c_style | py::
 
 }  // namespace
 
-// pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h.
+#ifdef PP_WITH_TEXT_HOOKS
+// pygame_text_hooks.cc: the test hooks of envs/common/pygame_text.h (built where FreeType and zlib are).
 void RegisterPygameTextHooks(py::module_& m);
+#endif
 // process_bindings.cc: the Python-env backend's channel.
 void RegisterProcessChannel(py::module_& m);
 // dataplane.cc: the Ray layer's frame I/O (integrations/ray/wire.py).
@@ -1022,10 +1028,12 @@ PYBIND11_MODULE(_native, m) {
         py::arg("simd") = "auto");
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
   // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
-  m.def("_png_decode", &PngDecode, py::arg("path"));
   m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));
+#ifdef PP_WITH_TEXT_HOOKS
+  m.def("_png_decode", &PngDecode, py::arg("path"));
   // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
   RegisterPygameTextHooks(m);
+#endif
   RegisterDataPlane(m);
 #ifdef PP_WITH_XLA
   RegisterXlaTargets(m);

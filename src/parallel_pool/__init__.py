@@ -39,7 +39,7 @@ from parallel_pool.families import load_installed_families as _load_installed_fa
 from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
 from parallel_pool.pettingzoo_api import PettingZooPool
 from parallel_pool.spec import EnvSpec
-from parallel_pool.tasks import list_all_envs
+from parallel_pool.tasks import UnavailableTaskError, list_all_envs, unavailable_envs
 from parallel_pool.vector import ParallelPoolVectorEnv
 
 __version__ = "0.1.0"
@@ -54,6 +54,7 @@ __all__ = [
     "ParallelPoolVectorEnv",
     "PettingZooPool",
     "PoolClosedError",
+    "UnavailableTaskError",
     "get_cmake_dir",
     "get_include",
     "list_all_envs",
@@ -66,6 +67,7 @@ __all__ = [
     "make_python",
     "make_spec",
     "register",
+    "unavailable_envs",
 ]
 
 

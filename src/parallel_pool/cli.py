@@ -43,6 +43,9 @@ def _check_task(task_id: str) -> None:
     known = parallel_pool.list_all_envs()
     if task_id in known:
         return
+    if task_id in parallel_pool.unavailable_envs():
+        family, _, reason = parallel_pool.unavailable_envs()[task_id]
+        raise CliError(f"{task_id!r} is a task of the {family} family, not available here: {reason}")
     close = difflib.get_close_matches(task_id, known, n=3)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     raise CliError(f"unknown task id {task_id!r}{hint}; `{PROG} list` shows the {len(known)} known ones")
@@ -59,9 +62,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     for task_id in parallel_pool.list_all_envs():
         family, base = _family(task_id)
         rows.append([task_id, family, f"alias of {base}" if base else ""])
+    # The families this installation cannot run: listed, with what they need, and each family's
+    # whole reason (with the command that installs what is missing) once below the table.
+    reasons: dict[str, str] = {}
+    for task_id, (family, needs, reason) in parallel_pool.unavailable_envs().items():
+        rows.append([task_id, family, f"not available: needs {needs}"])
+        reasons[family] = reason
     if not any(r[2] for r in rows):
         rows = [r[:2] for r in rows]
     print(_columns(rows, ["task id", "family", "note"][: len(rows[0]) if rows else 2]))
+    for family, reason in reasons.items():
+        print(f"\n{family}: {reason}")
     return 0
 
 

@@ -39,8 +39,40 @@ def lookup(task_id: str) -> tuple[str, dict[str, Any]]:
 
 
 def list_all_envs() -> list[str]:
-    """Every registered task id, native or alias, sorted."""
+    """Every task id that can be made here, native or alias, sorted (``unavailable_envs()`` lists the
+    others)."""
     return sorted(set(_native.task_ids()) | set(_ALIASES))
+
+
+class UnavailableTaskError(ValueError):
+    """A task of a family that this installation cannot run: the family was left out of the build
+    (a system package was missing) or a Python package it reads data from is not installed. The
+    message names what is missing and the command that brings it."""
+
+    def __init__(self, task_id: str, family: str, reason: str) -> None:
+        super().__init__(f"{task_id!r} is a task of the {family} family, not available here: {reason}")
+        self.task_id = task_id
+        self.family = family
+        self.reason = reason
+
+
+# Task ids of the families that are not available here: id -> (family, what is missing, the whole
+# reason with the command that installs it).
+_UNAVAILABLE: dict[str, tuple[str, str, str]] = {}
+
+
+def add_unavailable(task_ids: list[str], family: str, needs: str, reason: str) -> None:
+    """Records task ids that cannot be made here (``families.py``, at import)."""
+    for task_id in task_ids:
+        _UNAVAILABLE[task_id] = (family, needs, reason)
+
+
+def unavailable_envs() -> dict[str, tuple[str, str, str]]:
+    """The task ids of the families this installation cannot run: id -> (family, needs, reason).
+    ``needs`` names the missing system or Python package in a few words; ``reason`` says it whole,
+    with the command that installs it."""
+    registered = set(_native.task_ids())
+    return {task_id: entry for task_id, entry in sorted(_UNAVAILABLE.items()) if task_id not in registered}
 
 
 # Ids a reference package registers that this package does not serve, by prefix, with the reason the
@@ -66,6 +98,9 @@ def task_info(task_id: str) -> dict[str, Any]:
     try:
         return dict(_native.task_info(base_id))
     except ValueError:
+        if base_id in _UNAVAILABLE:
+            family, _, why = _UNAVAILABLE[base_id]
+            raise UnavailableTaskError(task_id, family, why) from None
         for prefix, reason in _UNSUPPORTED.items():
             if task_id.startswith(prefix):
                 raise ValueError(f"{task_id!r}: {reason}") from None

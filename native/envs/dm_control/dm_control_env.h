@@ -97,7 +97,8 @@ inline Config CommonDefaults(const TaskInfo& info, const std::string& suite_dir)
 
 // What this build says when asked for a frame it cannot make.
 constexpr const char* kNoRenderBuild =
-    "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF)";
+    "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF, or EGL's "
+    "headers were missing at build time: Debian: apt-get install libegl-dev, then build parallel_pool again)";
 
 // Camera(physics, camera_id=...)'s checks: a name is looked up (ValueError if the model has no
 // such camera), an id must be in [-1, ncam).

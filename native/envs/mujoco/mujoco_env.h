@@ -68,7 +68,8 @@ inline Config CommonDefaults(int64_t max_episode_steps = kDefaultMaxEpisodeSteps
 
 // What this build says when asked for a frame it cannot make.
 constexpr const char* kNoRenderBuild =
-    "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF)";
+    "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF, or EGL's "
+    "headers were missing at build time: Debian: apt-get install libegl-dev, then build parallel_pool again)";
 
 // A task's DEFAULT_CAMERA_CONFIG (Gymnasium's default_camera_config): the attributes it sets on
 // the free camera after OffScreenViewer placed it (lookat: the median of geom_xpos; distance:
