@@ -64,7 +64,7 @@ def suite_dir() -> str:
 
     spec = importlib.util.find_spec("dm_control")
     if spec is None or spec.origin is None:
-        raise SystemExit("dm_control is not installed (pip install dm-control==1.0.50)")
+        raise SystemExit("dm_control is not installed (pip install 'parallel-pool[dm_control]')")
     return os.path.join(os.path.dirname(spec.origin), "suite")
 
 

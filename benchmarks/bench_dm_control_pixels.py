@@ -42,26 +42,11 @@ DOMAINS = {"CheetahRun-v1": ("cheetah", "run"), "WalkerWalk-v1": ("walker", "wal
            "HumanoidRun-v1": ("humanoid", "run")}
 
 
-def _patch_dm_control_for_mujoco_4() -> None:
-    """As tests/test_dm_control.py: dm_control 1.0.50's named indexer lists mjModel/mjData fields that
-    mujoco 4.0 removed (flex arrays no suite model has) and getattr()s each when a Physics is made."""
-    import mujoco
-    from dm_control.mujoco.wrapper.mjbindings import sizes
-
-    model = mujoco.MjModel.from_xml_string("<mujoco/>")
-    data = mujoco.MjData(model)
-    for struct_name, struct in (("mjmodel", model), ("mjdata", data)):
-        fields = sizes.array_sizes[struct_name]
-        for name in [n for n in fields if not hasattr(struct, n)]:
-            del fields[name]
-
-
 def dm_env(task: str, camera: int, seed: int) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from dm_control import suite
         from dm_control.suite.wrappers import pixels
-    _patch_dm_control_for_mujoco_4()
     domain, name = DOMAINS[task]
     return pixels.Wrapper(suite.load(domain, name, task_kwargs={"random": seed}), pixels_only=True,
                           render_kwargs={"height": SIZE, "width": SIZE, "camera_id": camera})

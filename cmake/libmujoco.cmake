@@ -19,7 +19,7 @@ execute_process(COMMAND "${Python_EXECUTABLE}" -c "${_pp_find_libmujoco}"
                 OUTPUT_VARIABLE _pp_libmujoco RESULT_VARIABLE _pp_libmujoco_rc)
 if(NOT _pp_libmujoco_rc EQUAL 0 OR NOT _pp_libmujoco)
   message(FATAL_ERROR "no libmujoco.so.* with headers in ${Python_EXECUTABLE}'s mujoco package; "
-                      "pip install mujoco-core==4.0.0, or switch the families that need it off")
+                      "pip install mujoco-core==4.0.1, or switch the families that need it off")
 endif()
 list(GET _pp_libmujoco 0 _pp_libmujoco_library)
 list(GET _pp_libmujoco 1 _pp_libmujoco_include)

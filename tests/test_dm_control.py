@@ -1,11 +1,11 @@
 """Alignment of the native dm_control suite tasks with ``dm_control.suite`` itself.
 
-dm_control 1.0.50 is the oracle. dm_control draws each episode's initial state from the task's
-``np.random.RandomState``; ours is ``core/numpy_random_state.h``, the same stream in C++, so a pool
-env with seed ``s`` starts every episode where ``suite.load(domain, task, task_kwargs={"random":
-s})`` does, and both then take the same actions. Observations (every key), rewards, discounts and
-step types must agree over whole episodes, resets included. The RandomState port itself is checked
-draw by draw against NumPy.
+dm_control (1.0.52 or later, the dm_control extra) is the oracle. dm_control draws each episode's
+initial state from the task's ``np.random.RandomState``; ours is ``core/numpy_random_state.h``, the
+same stream in C++, so a pool env with seed ``s`` starts every episode where ``suite.load(domain,
+task, task_kwargs={"random": s})`` does, and both then take the same actions. Observations (every
+key), rewards, discounts and step types must agree over whole episodes, resets included. The
+RandomState port itself is checked draw by draw against NumPy.
 
 Tolerances (everything else is compared with ``==``, no tolerance):
 
@@ -40,28 +40,10 @@ import parallel_pool
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # glfw's "no display" warning from dm_control's import
     import dm_control.suite as dm_control_suite  # the oracle (the test extra): never skipped
-from dm_control.mujoco.wrapper.mjbindings import sizes as _dm_sizes  # noqa: E402
 
 # 4 ulp at 1.0: one rounding difference in exp, carried through a product of up to three factors.
 REWARD_RTOL = 1e-15
 TOUCH_RTOL = 1e-15
-
-
-def _patch_dm_control_for_mujoco_4() -> None:
-    """dm_control 1.0.50's named indexer lists mjModel/mjData fields that mujoco 4.0 removed (flex
-    vertex-edge and flexvert Jacobian arrays) and getattr()s each when a Physics is made; drop the
-    names the installed structs lack. No suite model has a flex, so nothing the tasks read changes."""
-    import mujoco
-
-    model = mujoco.MjModel.from_xml_string("<mujoco/>")
-    data = mujoco.MjData(model)
-    for struct_name, struct in (("mjmodel", model), ("mjdata", data)):
-        fields = _dm_sizes.array_sizes[struct_name]
-        for name in [n for n in fields if not hasattr(struct, n)]:
-            del fields[name]
-
-
-_patch_dm_control_for_mujoco_4()
 
 
 @dataclass(frozen=True)

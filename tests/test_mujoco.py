@@ -33,7 +33,7 @@ import pytest
 import parallel_pool
 
 # Max |ours - Gymnasium's| of obs, reward and every info entry. The default, and far
-# above what we measure: the envs call the same libmujoco.so.4.0.0 from the same state with the
+# above what we measure: the envs call the same libmujoco.so.4.0.1 from the same state with the
 # same float32 actions and compute the reward terms in NumPy's order and precision, so every
 # task below agreed to the bit (max error 0.0 over every alignment run here, including
 # terminations, truncations and resyncs after them). A nonzero error would mean a real change.
