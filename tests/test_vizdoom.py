@@ -677,8 +677,9 @@ def test_an_engine_that_exits_at_once_is_an_env_error(tmp_path: Any) -> None:
 
 
 def test_a_scenario_the_engine_refuses_is_an_env_error() -> None:
-    # multi_duel without -deathmatch: the engine exits at start (where the vizdoom package segfaults).
-    env = parallel_pool.make("MultiDuel-v1", num_envs=1)
+    # multi_duel without -deathmatch (its default): the engine exits at start (where the vizdoom package
+    # segfaults).
+    env = parallel_pool.make("MultiDuel-v1", num_envs=1, game_args="")
     try:
         with pytest.raises(parallel_pool.EnvError, match=r"failed to start \(No player 1 start"):
             env.reset()

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "core/task_maker.h"
 #include "envs/vizdoom/vizdoom_env.h"
@@ -62,9 +63,14 @@ int RegisterVizdoom(Registry& registry, const std::string& scenario_dir, const s
     // doom.cfg and doom2.cfg need the commercial IWADs, which no wheel ships.
     const std::string iwad = CfgValue(entry.path(), "doom_game_path");
     if (!iwad.empty() && iwad != "freedoom1.wad" && iwad != "freedoom2.wad") continue;
-    registry.Add(MakeTask<VizdoomEnv>(
-        ScenarioToTaskId(entry.path().stem().string()), "vizdoom", VizdoomDefaults(entry.path().string(), vizdoom_dir),
-        [](const std::string& /*id*/, const Config& config) { return MakeVizdoomSpec(config); }));
+    const std::string stem = entry.path().stem().string();
+    Config defaults = VizdoomDefaults(entry.path().string(), vizdoom_dir);
+    // cig's and multi_duel's maps have deathmatch starts only: without -deathmatch their engine exits
+    // at start ("No player 1 start"), so their tasks default to it, as ViZDoom's own examples run them.
+    if (stem == "cig" || stem == "multi_duel") defaults.Set("game_args", std::string("-deathmatch"));
+    registry.Add(
+        MakeTask<VizdoomEnv>(ScenarioToTaskId(stem), "vizdoom", std::move(defaults),
+                             [](const std::string& /*id*/, const Config& config) { return MakeVizdoomSpec(config); }));
     ++added;
   }
   return added;
