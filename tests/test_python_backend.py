@@ -900,3 +900,31 @@ def test_register_names_a_python_env_for_make_and_make_vec() -> None:
         parallel_pool.register("CartPole-py-test", "gymnasium:CartPole-v1")
     with pytest.raises(gym.error.Error, match="NoSuchEnv"):
         parallel_pool.register("NoSuch-py-test", "gymnasium:NoSuchEnv-v0")
+
+
+def test_a_script_without_the_main_guard_is_told_so(tmp_path: Any) -> None:
+    # make_python spawns its workers, which import the main module again: a script that makes a pool
+    # at import (no `if __name__ == "__main__":`) fails, and the error says why and shows the guard
+    # (it was "worker 0 ... closed its pipe while probing a spare env").
+    script = tmp_path / "no_guard.py"
+    script.write_text(textwrap.dedent("""
+        import gymnasium, parallel_pool
+        env = parallel_pool.make_python([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=1)
+        env.close()
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()
+    assert any("RuntimeError: worker 0 (envs 0, 1) exited while" in line for line in last), proc.stderr
+    assert "re-ran the main module" in proc.stderr and 'if __name__ == "__main__":' in proc.stderr
+    guarded = tmp_path / "guard.py"
+    guarded.write_text(textwrap.dedent("""
+        import gymnasium, parallel_pool
+        if __name__ == "__main__":
+            env = parallel_pool.make_python([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=1)
+            env.reset(seed=0)
+            env.close()
+            print("ok")
+    """))
+    proc = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -141,6 +141,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import time
 import traceback
 import weakref
@@ -179,6 +180,16 @@ _PARENT_POLL_S = 0.1
 _JOIN_S = 2.0
 # How long the pool waits for a worker to build its envs and report (imports, env construction).
 _START_S = 120.0
+# The exit status of a spawned worker whose start re-ran the user's main module, which tried to make a
+# pool again (a script without the ``if __name__ == "__main__":`` guard): the parent then says so.
+_MAIN_RERAN_EXIT = 87
+_MAIN_GUARD_HELP = (
+    "make_python starts its worker processes with multiprocessing's 'spawn' method, which imports the "
+    "main module (your script) again in each worker, and your script made a pool at import. Put the code "
+    "that makes and uses the pool under a main guard:\n\n"
+    "    if __name__ == \"__main__\":\n"
+    "        env = parallel_pool.make_python(...)\n"
+)
 # The pool's default threads per worker process (see "Threads and workers" above for the measurements).
 _THREADS_PER_WORKER = 2
 # Sync mode, default worker count: a worker on every CPU (none spinning) rather than on every CPU but
@@ -657,6 +668,11 @@ def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
 # ---- the parent's side -----------------------------------------------------------------------------
 
 
+def _main_module_name() -> str:
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    return repr(path) if path else "(__main__)"
+
+
 class WorkerGroup:
     """The worker processes of one pool of Python envs: which envs each holds, their liveness, restarts.
 
@@ -665,6 +681,12 @@ class WorkerGroup:
 
     def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], num_workers: int,
                  probe_info: bool = False, time_steps: bool = False) -> None:
+        if getattr(multiprocessing.current_process(), "_inheriting", False):
+            # This process is a worker being spawned, and importing the main module made a pool:
+            # exit with a status the parent recognizes (``_receive``), before starting any process.
+            sys.stderr.write("parallel_pool: a worker process re-ran the main module, which made a pool. "
+                             + _MAIN_GUARD_HELP)
+            raise SystemExit(_MAIN_RERAN_EXIT)
         self._env_fns = list(env_fns)
         # Worker 0 first reports the info keys of a spare env (first start only); with
         # ``time_steps`` (sync mode, default workers: needs ``probe_info``), also the time of one of
@@ -745,6 +767,7 @@ class WorkerGroup:
         while not conn.poll(0.1):
             waited += 0.1
             if not process.is_alive() and not conn.poll(0):
+                self._check_main_reran(w, what, process)
                 raise RuntimeError(f"worker {w} (envs {self._range(w)}) exited with code {process.exitcode} "
                                    f"while {what}")
             if waited > _START_S:
@@ -752,10 +775,17 @@ class WorkerGroup:
         try:
             message = conn.recv()
         except EOFError:
+            process.join(5.0)
+            self._check_main_reran(w, what, process)
             raise RuntimeError(f"worker {w} (envs {self._range(w)}) closed its pipe while {what}") from None
         if message[0] == "error":
             raise RuntimeError(f"worker {w} (envs {self._range(w)}) failed while {what}:\n{message[1]}")
         return message
+
+    def _check_main_reran(self, w: int, what: str, process: Any) -> None:
+        if process.exitcode == _MAIN_RERAN_EXIT:
+            raise RuntimeError(f"worker {w} (envs {self._range(w)}) exited while {what}: its start re-ran "
+                               f"the main module {_main_module_name()}, which made a pool again. " + _MAIN_GUARD_HELP)
 
     def _report(self, w: int) -> tuple:
         return self._receive(w, "building its envs")
