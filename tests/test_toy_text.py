@@ -4,6 +4,10 @@ spaces and info, env by env.
 The envs draw from NumPy's stream (core/numpy_random.h) in Gymnasium's order, so a pool seeded
 with ``s`` replays, env by env, Gymnasium's env ``i`` reset with seed ``s + i``: every comparison
 here is exact (no tolerance). Actions come from a fixed NumPy generator.
+
+Each Gymnasium registers one taxi: Taxi-v3 up to 1.2, Taxi-v4 from 1.3 on (is_rainy and
+fickle_passenger fixed, their probabilities as kwargs). We register both, so each is compared where
+Gymnasium has it, and both are compared with the installed one where their rules agree.
 """
 
 from __future__ import annotations
@@ -19,6 +23,21 @@ import parallel_pool
 
 SEEDS = [0, 1, 7, 2**32 + 5]
 NUM_ENVS = 4
+
+GYMNASIUM = tuple(int(part) for part in gymnasium.__version__.split(".")[:2])
+TAXI = "Taxi-v4" if GYMNASIUM >= (1, 3) else "Taxi-v3"  # the taxi the installed Gymnasium registers
+OTHER_TAXI = "Taxi-v3" if TAXI == "Taxi-v4" else "Taxi-v4"
+NEEDS_TAXI_V3 = pytest.mark.skipif(
+    TAXI != "Taxi-v3",
+    reason=f"Gymnasium {gymnasium.__version__} has no Taxi-v3 (1.3 renamed it Taxi-v4 and changed is_rainy): "
+    "Taxi-v3's own rules are compared under gymnasium<1.3; here test_taxi_ids_agree_where_their_rules_do "
+    "compares it with Taxi-v4",
+)
+NEEDS_TAXI_V4 = pytest.mark.skipif(
+    TAXI != "Taxi-v4",
+    reason=f"Gymnasium {gymnasium.__version__} has no Taxi-v4 (added in 1.3): Taxi-v4's own rules are compared "
+    "under gymnasium>=1.3; here test_taxi_ids_agree_where_their_rules_do compares it with Taxi-v3",
+)
 
 # (task id, kwargs): every kwarg and its combinations.
 CASES: list[tuple[str, dict[str, Any]]] = [
@@ -36,6 +55,13 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("Taxi-v3", {"is_rainy": True}),
     ("Taxi-v3", {"fickle_passenger": True}),
     ("Taxi-v3", {"is_rainy": True, "fickle_passenger": True}),
+    ("Taxi-v4", {}),
+    ("Taxi-v4", {"is_rainy": True}),
+    ("Taxi-v4", {"fickle_passenger": True}),
+    ("Taxi-v4", {"is_rainy": True, "fickle_passenger": True}),
+    ("Taxi-v4", {"is_rainy": True, "rainy_probability": 0.6}),
+    ("Taxi-v4", {"is_rainy": True, "fickle_passenger": True, "rainy_probability": 0.95, "fickle_probability": 0.9}),
+    ("Taxi-v4", {"is_rainy": True, "fickle_passenger": True, "rainy_probability": 1.0, "fickle_probability": 0.0}),
     ("CliffWalking-v1", {}),
     ("CliffWalking-v1", {"is_slippery": True}),
     ("CliffWalkingSlippery-v1", {}),
@@ -43,8 +69,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("Blackjack-v1", {"sab": False}),
     ("Blackjack-v1", {"sab": False, "natural": True}),
 ]
-CASE_IDS = [f"{t}-{i}" for i, (t, _) in enumerate(CASES)]
-TIME_LIMITS = {"FrozenLake-v1": 100, "FrozenLake8x8-v1": 200, "Taxi-v3": 200}
+CASE_PARAMS = [
+    pytest.param(t, kwargs, id=f"{t}-{i}", marks={"Taxi-v3": [NEEDS_TAXI_V3], "Taxi-v4": [NEEDS_TAXI_V4]}.get(t, []))
+    for i, (t, kwargs) in enumerate(CASES)
+]
+TIME_LIMITS = {"FrozenLake-v1": 100, "FrozenLake8x8-v1": 200, "Taxi-v3": 200, "Taxi-v4": 200}
 
 
 def gym_make(task_id: str, **kwargs: Any) -> gymnasium.Env:
@@ -100,11 +129,14 @@ def references(task_id: str, kwargs: dict[str, Any], seed: int, n: int) -> list[
     return [Reference(task_id, kwargs, seed + i) for i in range(n)]
 
 
-def compare_sync(task_id: str, kwargs: dict[str, Any], seed: int, steps: int, stay: bool = False) -> dict[str, int]:
-    """Steps a pool and Gymnasium's envs side by side: random actions, or with ``stay`` always
-    action 0 (FrozenLake: left, so the walk stays near the start until the time limit)."""
+def compare_sync(
+    task_id: str, kwargs: dict[str, Any], seed: int, steps: int, stay: bool = False, reference_id: str | None = None
+) -> dict[str, int]:
+    """Steps a pool and Gymnasium's envs (``reference_id``, by default the same id) side by side:
+    random actions, or with ``stay`` always action 0 (FrozenLake: left, so the walk stays near the
+    start until the time limit)."""
     pool = parallel_pool.make(task_id, num_envs=NUM_ENVS, seed=seed, **kwargs)
-    refs = references(task_id, kwargs, seed, NUM_ENVS)
+    refs = references(reference_id or task_id, kwargs, seed, NUM_ENVS)
     num_actions = int(pool.action_space.n)
     rng = np.random.default_rng(seed)
     counts = {"terminated": 0, "truncated": 0}
@@ -132,7 +164,7 @@ def compare_sync(task_id: str, kwargs: dict[str, Any], seed: int, steps: int, st
     return counts
 
 
-@pytest.mark.parametrize(("task_id", "kwargs"), CASES, ids=CASE_IDS)
+@pytest.mark.parametrize(("task_id", "kwargs"), CASE_PARAMS)
 def test_transition_table_is_gymnasiums(task_id: str, kwargs: dict[str, Any]) -> None:
     ours = parallel_pool.make_spec(task_id, **kwargs)
     theirs = gym_make(task_id, **kwargs).unwrapped
@@ -160,7 +192,7 @@ def test_random_maps_are_gymnasiums(seed: int) -> None:
         assert ours == gym_make("FrozenLake-v1", desc=desc, is_slippery=slippery).unwrapped.P  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("task_id", "kwargs"), CASES, ids=CASE_IDS)
+@pytest.mark.parametrize(("task_id", "kwargs"), CASE_PARAMS)
 def test_trajectories_are_gymnasiums(task_id: str, kwargs: dict[str, Any]) -> None:
     steps = 2 * TIME_LIMITS.get(task_id, 150) + 17  # past the time limit, episodes restart
     counts = {"terminated": 0, "truncated": 0}
@@ -172,6 +204,36 @@ def test_trajectories_are_gymnasiums(task_id: str, kwargs: dict[str, Any]) -> No
     assert counts["terminated"] > 0 or task_id.startswith(("Taxi", "CliffWalking"))
     if task_id.startswith("Taxi"):
         assert counts["truncated"] > 0
+
+
+# Without rain the two taxis have the same table, draws and info (the fickle passenger too: one draw
+# at reset, 0.3 by default, and one at the first move with the passenger aboard).
+@pytest.mark.parametrize("kwargs", [{}, {"fickle_passenger": True}], ids=["dry", "fickle"])
+@pytest.mark.parametrize("task_id", ["Taxi-v3", "Taxi-v4"])
+def test_taxi_ids_agree_where_their_rules_do(task_id: str, kwargs: dict[str, Any]) -> None:
+    """Both taxi ids against the one taxi the installed Gymnasium has (Taxi-v3 or Taxi-v4)."""
+    ours = parallel_pool.make_spec(task_id, **kwargs).transition_table()
+    assert ours == gym_make(TAXI, **kwargs).unwrapped.P  # type: ignore[attr-defined]
+    counts = {"truncated": 0}
+    for seed in SEEDS[:2]:
+        counts["truncated"] += compare_sync(task_id, kwargs, seed, 417, reference_id=TAXI)["truncated"]
+    assert counts["truncated"] > 0
+
+
+def test_taxi_v4_rain_differs_from_v3() -> None:
+    """Gymnasium 1.3 fixed the rain (slips to the navigational left and right, blocked moves never
+    slip): only the rainy tables differ between the ids, and only v4 takes the probabilities."""
+    v3 = parallel_pool.make_spec("Taxi-v3", is_rainy=True).transition_table()
+    v4 = parallel_pool.make_spec("Taxi-v4", is_rainy=True).transition_table()
+    assert v3 != v4
+    # (1 - 0.8) / 2 in doubles: 0.09999999999999998, as Gymnasium computes it.
+    assert [p for p, *_ in v4[0][0]] == [0.8, (1.0 - 0.8) / 2.0, (1.0 - 0.8) / 2.0]
+    assert [p for p, *_ in v3[0][0]] == [0.8, 0.1, 0.1]
+    for key in ("rainy_probability", "fickle_probability"):
+        with pytest.raises(ValueError, match=key):
+            parallel_pool.make_spec("Taxi-v3", **{key: 0.5})
+        with pytest.raises(ValueError, match=key):
+            parallel_pool.make_spec("Taxi-v4", **{key: 1.5})
 
 
 @pytest.mark.parametrize("task_id", ["FrozenLake-v1", "FrozenLake8x8-v1"])
@@ -191,10 +253,10 @@ def test_random_map_is_drawn_from_the_envs_seed() -> None:
         parallel_pool.make_spec("FrozenLake-v1", map_name=None).transition_table()
 
 
-@pytest.mark.parametrize("task_id", ["FrozenLake-v1", "Taxi-v3", "Blackjack-v1"])
+@pytest.mark.parametrize("task_id", ["FrozenLake-v1", TAXI, "Blackjack-v1"])
 def test_async_pool_matches_env_by_env(task_id: str) -> None:
     n, batch = 6, 2
-    kwargs: dict[str, Any] = {"is_rainy": True, "fickle_passenger": True} if task_id == "Taxi-v3" else {}
+    kwargs: dict[str, Any] = {"is_rainy": True, "fickle_passenger": True} if task_id.startswith("Taxi") else {}
     pool = parallel_pool.make(task_id, num_envs=n, batch_size=batch, num_threads=2, seed=3, **kwargs)
     refs = references(task_id, kwargs, 3, n)
     rng = np.random.default_rng(0)
@@ -222,7 +284,11 @@ def test_async_pool_matches_env_by_env(task_id: str) -> None:
         pool.close()
 
 
-@pytest.mark.parametrize(("task_id", "kwargs"), [CASES[0], CASES[10], CASES[14], CASES[17]], ids=str)
+@pytest.mark.parametrize(
+    ("task_id", "kwargs"),
+    [("FrozenLake-v1", {}), (TAXI, {}), ("CliffWalking-v1", {}), ("Blackjack-v1", {})],
+    ids=str,
+)
 def test_make_vec_agrees_with_gymnasiums_vector_env(task_id: str, kwargs: dict[str, Any]) -> None:
     """gymnasium.make_vec of ours and of Gymnasium's, reset with the same seed: the same batches
     (observations, rewards, ends), next-step autoreset included."""
@@ -249,10 +315,11 @@ def test_make_vec_agrees_with_gymnasiums_vector_env(task_id: str, kwargs: dict[s
         theirs.close()
 
 
-@pytest.mark.parametrize("task_id", ["FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v3", "CliffWalking-v1",
+@pytest.mark.parametrize("task_id", ["FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v3", "Taxi-v4", "CliffWalking-v1",
                                      "CliffWalkingSlippery-v1", "Blackjack-v1"])
 def test_spaces_time_limits_and_thresholds(task_id: str) -> None:
-    theirs = gym_make(task_id)
+    # The taxi Gymnasium lacks has the other's spaces, limit and threshold (200 steps, 8).
+    theirs = gym_make(TAXI if task_id.startswith("Taxi") else task_id)
     spec = parallel_pool.make_spec(task_id)
     assert spec.observation_space == theirs.observation_space
     assert spec.action_space == theirs.action_space

@@ -2,8 +2,10 @@
 
 The native envs draw Gymnasium's own sprites (read from the installed gymnasium, decoded by
 ``native/envs/common/png.h``) with ``pygame_raster.h``'s scale, blit and rect (each checked against
-pygame in tests/test_pygame_sprites.py) and Blackjack's text with ``pygame_text.h``, in the order
-Gymnasium's ``render`` does. Env ``i`` of
+pygame in tests/test_pygame_sprites.py) and, in Gymnasium 1.1 to 1.3's art, Blackjack's text with
+``pygame_text.h``, in the order and layout the installed Gymnasium's ``render`` has: 1.4 redrew the
+art (its files tell the family which layout to draw), so these tests compare with whichever Gymnasium
+is installed, and the window shapes are chosen by its version. Env ``i`` of
 a pool made with ``seed=s`` is mirrored by a Gymnasium env made with ``render_mode="rgb_array"`` and
 first reset with ``seed=s + i`` (next-step autoreset, as in tests/test_toy_text.py); both take the
 same random actions and their frames must be **equal**, pixel for pixel, over full episodes. Some
@@ -25,6 +27,21 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")  # Gymnasium's render() calls 
 
 import parallel_pool  # noqa: E402
 
+GYMNASIUM = tuple(int(part) for part in gymnasium.__version__.split(".")[:2])
+ART_14 = GYMNASIUM >= (1, 4)  # Gymnasium 1.4's redrawn toy-text art and layouts
+TAXI = "Taxi-v4" if GYMNASIUM >= (1, 3) else "Taxi-v3"  # the taxi the installed Gymnasium registers
+OTHER_TAXI = "Taxi-v3" if TAXI == "Taxi-v4" else "Taxi-v4"
+NEEDS_TAXI_V3 = pytest.mark.skipif(
+    TAXI != "Taxi-v3",
+    reason=f"Gymnasium {gymnasium.__version__} has no Taxi-v3 to draw a rainy Taxi-v3 (1.3 renamed it Taxi-v4): "
+    "compared under gymnasium<1.3; here the Taxi-v4 cases and test_other_taxi_id_frames_match draw the taxi",
+)
+NEEDS_TAXI_V4 = pytest.mark.skipif(
+    TAXI != "Taxi-v4",
+    reason=f"Gymnasium {gymnasium.__version__} has no Taxi-v4 (added in 1.3): compared under gymnasium>=1.3; "
+    "here the Taxi-v3 cases and test_other_taxi_id_frames_match draw the taxi",
+)
+
 
 class Mirror:
     """Gymnasium's env ``i`` of a pool, rendering: reset with ``seed + i``, next-step autoreset."""
@@ -33,6 +50,11 @@ class Mirror:
         if task_id.startswith("FrozenLake") and kwargs.get("map_name", "") is None and kwargs.get("desc") is None:
             # A random map: env i's is generate_random_map(seed=s + i), s its seed at its first reset.
             kwargs = {**kwargs, "desc": generate_random_map(seed=seed)}
+        if task_id.startswith("Taxi"):
+            # Only one taxi id is in each Gymnasium: the other is compared with it where their rules
+            # agree (no rain), see test_other_taxi_id_frames_match.
+            assert task_id == TAXI or not kwargs.get("is_rainy"), (task_id, kwargs)
+            task_id = TAXI
         self.env = gymnasium.make(task_id, render_mode="rgb_array", **kwargs)
         self.seed: int | None = seed
         self.done = True
@@ -111,22 +133,28 @@ CASES: list[tuple[str, dict[str, Any], int, int]] = [
     ("FrozenLake-v1", {"desc": ["SFFFFFFFFH", "FFFHFFFFFG"], "is_slippery": False}, 200, 1),
     ("FrozenLake-v1", {"desc": generate_random_map(size=9, p=0.85, seed=4)}, 200, 1),  # 56-pixel cells
     ("FrozenLake-v1", {"map_name": None}, 200, 1),  # random maps, one per env
-    # Gymnasium's Taxi frame takes ~14 ms to draw: fewer frames, each past the 200-step time limit.
-    ("Taxi-v3", {}, 230, 1),
-    ("Taxi-v3", {}, 400, 3),  # the cab faces the last move a render saw
+    # Gymnasium 1.2's Taxi frame takes ~14 ms to draw: fewer frames, each past the 200-step time limit.
+    (TAXI, {}, 230, 1),
+    (TAXI, {}, 400, 3),  # the cab faces the last move a render saw
     ("Taxi-v3", {"is_rainy": True, "fickle_passenger": True}, 230, 2),
+    ("Taxi-v4", {"is_rainy": True, "fickle_passenger": True}, 230, 2),
+    ("Taxi-v4", {"is_rainy": True, "fickle_passenger": True, "rainy_probability": 0.5, "fickle_probability": 1.0},
+     230, 2),
     ("CliffWalking-v1", {}, 300, 1),
     ("CliffWalkingSlippery-v1", {}, 300, 1),
     ("CliffWalking-v1", {"is_slippery": True}, 200, 4),
-    # The dealer's card (suit, and J/Q/K for a 10) and text in Minecraft.ttf (common/pygame_text.h).
+    # The dealer's card (suit, and J/Q/K for a 10) and, up to Gymnasium 1.3, text in Minecraft.ttf
+    # (common/pygame_text.h); in 1.4, digit and label sprites.
     ("Blackjack-v1", {}, 60, 1),
     ("Blackjack-v1", {"natural": True, "sab": False}, 40, 1),
 ]
+CASE_PARAMS = [
+    pytest.param(*c, id=f"{c[0]}-{i}", marks={"Taxi-v3": [NEEDS_TAXI_V3], "Taxi-v4": [NEEDS_TAXI_V4]}.get(c[0], []))
+    for i, c in enumerate(CASES)
+]
 
 
-@pytest.mark.parametrize(
-    ("task_id", "kwargs", "steps", "render_every"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
-)
+@pytest.mark.parametrize(("task_id", "kwargs", "steps", "render_every"), CASE_PARAMS)
 def test_frames_match_gymnasium(task_id: str, kwargs: dict[str, Any], steps: int, render_every: int) -> None:
     counts = run_sync(task_id, kwargs, 3, steps, seed=10 + steps + render_every, render_every=render_every)
     assert counts["frames"] == 3 * (steps // render_every + 1)
@@ -135,11 +163,19 @@ def test_frames_match_gymnasium(task_id: str, kwargs: dict[str, Any], steps: int
         assert counts["usable_aces"] >= 1  # frames with the "usable ace" line too
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"fickle_passenger": True}], ids=["dry", "fickle"])
+def test_other_taxi_id_frames_match(kwargs: dict[str, Any]) -> None:
+    """The taxi id the installed Gymnasium lacks (Taxi-v4 before 1.3, Taxi-v3 from 1.3 on), without
+    rain (where both ids have the same rules), against the taxi it has: the same frames."""
+    counts = run_sync(OTHER_TAXI, kwargs, 2, 230, seed=5, render_every=2)
+    assert counts["frames"] == 2 * (230 // 2 + 1) and counts["episodes"] >= 1
+
+
 @pytest.mark.parametrize(
     ("task_id", "kwargs", "batches"),
     [
         ("FrozenLake8x8-v1", {}, 300),
-        ("Taxi-v3", {"is_rainy": True, "fickle_passenger": True}, 100),
+        (TAXI, {"is_rainy": True, "fickle_passenger": True}, 100),
         ("CliffWalkingSlippery-v1", {}, 300),
         ("Blackjack-v1", {}, 60),
     ],
@@ -174,6 +210,12 @@ def test_frames_match_gymnasium_async(task_id: str, kwargs: dict[str, Any], batc
     assert frames == batches * n // 2
 
 
+# The windows of Gymnasium 1.1-1.3 and of 1.4 (FrozenLake's are the same in both).
+TAXI_SHAPE = (456, 536, 3) if ART_14 else (350, 550, 3)
+CLIFF_SHAPE = (256, 768, 3) if ART_14 else (240, 720, 3)
+BLACKJACK_SHAPE = (376, 384, 3) if ART_14 else (500, 600, 3)
+
+
 @pytest.mark.parametrize(
     ("task_id", "kwargs", "shape"),
     [
@@ -182,10 +224,11 @@ def test_frames_match_gymnasium_async(task_id: str, kwargs: dict[str, Any], batc
         ("FrozenLake-v1", {"map_name": None}, (512, 512, 3)),
         ("FrozenLake-v1", {"desc": ["SFFHF", "FHFFG", "FFFFH"]}, (192, 320, 3)),
         ("FrozenLake-v1", {"desc": ["SF"] * 3 + ["FG"] * 7}, (512, 128, 3)),
-        ("Taxi-v3", {}, (350, 550, 3)),
-        ("CliffWalking-v1", {}, (240, 720, 3)),
-        ("CliffWalkingSlippery-v1", {}, (240, 720, 3)),
-        ("Blackjack-v1", {}, (500, 600, 3)),
+        ("Taxi-v3", {}, TAXI_SHAPE),
+        ("Taxi-v4", {}, TAXI_SHAPE),
+        ("CliffWalking-v1", {}, CLIFF_SHAPE),
+        ("CliffWalkingSlippery-v1", {}, CLIFF_SHAPE),
+        ("Blackjack-v1", {}, BLACKJACK_SHAPE),
     ],
 )
 def test_render_shape_and_mode(task_id: str, kwargs: dict[str, Any], shape: tuple[int, int, int]) -> None:
@@ -208,8 +251,8 @@ def test_render_shape_and_mode(task_id: str, kwargs: dict[str, Any], shape: tupl
 def test_the_family_needs_only_the_folder_every_gymnasium_has() -> None:
     # Gymnasium 1.4 redrew the toy-text art (other file names under img/, no font/). The family
     # declares only gymnasium's envs/toy_text, so its tasks load and step with any Gymnasium from 1.1
-    # on; only render() needs 1.1-1.3's files and says so (native/envs/toy_text/toy_text_test.cc
-    # renders without them).
+    # on; render() draws the art that folder holds, and a missing file fails only render(), saying
+    # so (native/envs/toy_text/toy_text_test.cc renders without them).
     from parallel_pool import _native, families
 
     (library,) = [path for path in families.installed_families() if os.path.basename(path) == "toy_text.so"]

@@ -26,11 +26,12 @@ inline Config BlackjackDefaults() {
 
 // Observation: Tuple(Discrete(32), Discrete(11), Discrete(2)) = (player sum, dealer's card, usable
 // ace), declared as the fields obs:0, obs:1, obs:2.
-inline EnvSpec BlackjackSpec(const std::string& /*task_id*/, const Config& /*config*/) {
+inline EnvSpec BlackjackSpec(const std::string& /*task_id*/, const Config& /*config*/, Art art) {
   EnvSpec spec;
   spec.state = {Discrete("obs:0", 32), Discrete("obs:1", 11), Discrete("obs:2", 2)};
   spec.action = {Discrete("action", 2)};  // 0: stick, 1: hit
-  spec.render_shape = {500, 600, 3};      // BlackjackEnv.render's screen
+  // BlackjackEnv.render's screen: 600 x 500 in Gymnasium 1.1-1.3, SCREEN_SIZE 384 x 376 in 1.4.
+  spec.render_shape = art == Art::kGymnasium1_4 ? std::vector<int>{376, 384, 3} : std::vector<int>{500, 600, 3};
   return spec;
 }
 
@@ -83,10 +84,20 @@ class BlackjackEnv final : public Env {
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
-  // BlackjackEnv.render's rgb_array frame: the green table, "Dealer: <card>", the dealer's card and
-  // the face-down one, "Player", the player's sum in the large font and "usable ace" if there is one.
-  // pygame's blit returns the drawn rect (clipped to the screen): the layout follows its bottoms.
+  // BlackjackEnv.render's rgb_array frame, in the installed Gymnasium's art.
   void Render(uint8_t* rgb) override {
+    if (sheet_->art() == Art::kGymnasium1_4) {
+      Render14(rgb);
+    } else {
+      Render11(rgb);
+    }
+  }
+
+ private:
+  // Gymnasium 1.1-1.3: the green table, "Dealer: <card>", the dealer's card and the face-down one,
+  // "Player", the player's sum in the large font and "usable ace" if there is one. pygame's blit
+  // returns the drawn rect (clipped to the screen): the layout follows its bottoms.
+  void Render11(uint8_t* rgb) {
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
     raster::Surface surface(kScreenW, kScreenH);
@@ -123,7 +134,48 @@ class BlackjackEnv final : public Env {
     surface.WriteRgb(rgb, false, 0, kScreenW);
   }
 
- private:
+  // Gymnasium 1.4's draw_table: the felt, the "DEALER" label and the dealer's card value in small
+  // digits, the dealer's card and the face-down one, the "PLAYER" label, the player's sum in big
+  // digits and the "USABLE ACE" label, both centred on the 4-pixel art grid. Every sprite at its own
+  // size (the art is drawn at 4x).
+  void Render14(uint8_t* rgb) {
+    // blackjack.py's layout constants (SCREEN_SIZE, *_POS, *_TOP, *_GAP), in pixels.
+    static constexpr int kW = 384, kH = 376, kArtPixel = 4;
+    static constexpr int kDealerLabelX = 40, kDealerLabelY = 32, kDealerCardX = 96, kHiddenCardX = 208, kCardY = 72;
+    static constexpr int kPlayerLabelX = 40, kPlayerLabelY = 208, kPlayerSumTop = 248, kUsableAceTop = 328;
+    static constexpr int kLabelDigitGap = 12, kSmallDigitGap = 4, kBigDigitGap = 12;
+    static constexpr raster::Rgb kFelt{196, 216, 158};
+    raster::Surface surface(kW, kH);
+    auto load = [&](const std::string& name) { return sheet_->Image("blackjack/" + name + ".png"); };
+    // blit_digits: the digits of `number` left to right, each followed by `gap` pixels.
+    auto digits = [&](int number, const std::string& size, int gap, int x, int y) {
+      for (char digit : std::to_string(number)) {
+        const SpritePtr img = load("digit_" + size + "_" + digit);
+        raster::Blit(surface, *img, x, y);
+        x += img->width + gap;
+      }
+    };
+    // centred_x, on the art's 4-pixel grid (every width here is below kW: no negative floor division).
+    auto centred_x = [](int width) { return (kW - width) / 2 / kArtPixel * kArtPixel; };
+    surface.Fill(kFelt);
+    const SpritePtr dealer_label = load("label_dealer");
+    raster::Blit(surface, *dealer_label, kDealerLabelX, kDealerLabelY);
+    digits(dealer_[0], "small", kSmallDigitGap, kDealerLabelX + dealer_label->width + kLabelDigitGap, kDealerLabelY);
+    const std::string card = std::string("card_") + kValues[dealer_face_] + kSuits[dealer_suit_];  // e.g. card_KS
+    raster::Blit(surface, *load(card), kDealerCardX, kCardY);
+    raster::Blit(surface, *load("card_back"), kHiddenCardX, kCardY);
+    raster::Blit(surface, *load("label_player"), kPlayerLabelX, kPlayerLabelY);
+    const int sum = SumHand(player_);
+    const int num_digits = static_cast<int>(std::to_string(sum).size());
+    const int sum_width = num_digits * load("digit_big_0")->width + (num_digits - 1) * kBigDigitGap;
+    digits(sum, "big", kBigDigitGap, centred_x(sum_width), kPlayerSumTop);
+    if (UsableAce(player_)) {
+      const SpritePtr label = load("label_usable_ace");
+      raster::Blit(surface, *label, centred_x(label->width), kUsableAceTop);
+    }
+    surface.WriteRgb(rgb, false, 0, kW);
+  }
+
   // The screen (600 x 500) and its layout: cards a third of its height, 142:197 wide; spacing 25.
   static constexpr int kScreenW = 600, kScreenH = 500, kCardH = kScreenH / 3, kCardW = kCardH * 142 / 197,
                        kSpacing = kScreenH / 20;

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config.h"
 #include "core/env.h"
@@ -23,6 +26,8 @@ struct CliffMap {
   static constexpr int kMoves[4][2] = {{-1, 0}, {0, 1}, {1, 0}, {0, -1}};
   static bool Cliff(int row, int col) { return row == 3 && col >= 1 && col <= kCols - 2; }
   static constexpr int kCell = 60;  // CliffWalkingEnv.cell_size: the window is 720 x 240
+  // Gymnasium 1.4's: 64, the size its art is drawn for (ART_CELL_SIZE): the window is 768 x 256.
+  static constexpr int kCell14 = 64;
 };
 
 // CliffWalkingEnv._calculate_transition_prob for every state and action; slippery: the two
@@ -56,11 +61,12 @@ inline Config CliffWalkingDefaults(bool slippery) {
   return Config{{"max_episode_steps", int64_t{0}}, {"is_slippery", slippery}};
 }
 
-inline EnvSpec CliffWalkingSpec(const std::string& /*task_id*/, const Config& config) {
+inline EnvSpec CliffWalkingSpec(const std::string& /*task_id*/, const Config& config, Art art) {
   EnvSpec spec;
   spec.state = {Discrete("obs", CliffMap::kNumStates), Box("info:prob", Dtype::kFloat64, {})};
   spec.action = {Discrete("action", 4)};
-  spec.render_shape = {CliffMap::kRows * CliffMap::kCell, CliffMap::kCols * CliffMap::kCell, 3};
+  const int cell = art == Art::kGymnasium1_4 ? CliffMap::kCell14 : CliffMap::kCell;
+  spec.render_shape = {CliffMap::kRows * cell, CliffMap::kCols * cell, 3};
   spec.tables["P"] = CliffWalkingTable(config.GetBool("is_slippery")).Flatten();
   return spec;
 }
@@ -92,10 +98,20 @@ class CliffWalkingEnv final : public Env {
     return StepResult{t.reward, t.terminated, TimeLimitReached()};
   }
 
-  // CliffWalkingEnv._render_gui's rgb_array frame, cell by cell in state order: the checkered
-  // mountain, the cliff, the cliff's edge above it, stool and cookie, and the elf (facing the last
-  // action, down after a reset) drawn 0.1 cell higher, under the cells drawn after it.
+  // CliffWalkingEnv._render_gui's rgb_array frame, in the installed Gymnasium's art.
   void Render(uint8_t* rgb) override {
+    if (sheet_->art() == Art::kGymnasium1_4) {
+      Render14(rgb);
+    } else {
+      Render11(rgb);
+    }
+  }
+
+ private:
+  // Gymnasium 1.1-1.3, cell by cell in state order: the checkered mountain, the cliff, the cliff's edge
+  // above it, stool and cookie, and the elf (facing the last action, down after a reset) drawn 0.1
+  // cell higher, under the cells drawn after it.
+  void Render11(uint8_t* rgb) {
     if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
@@ -116,7 +132,36 @@ class CliffWalkingEnv final : public Env {
     surface.WriteRgb(rgb, false, 0, surface.width());
   }
 
- private:
+  // Gymnasium 1.4, cell by cell in state order: the ground, the cliff (its left and right ends, and
+  // the middle alternating by column), the letter S, the letter G and the flag, the agent (one
+  // sprite). The art is drawn for 64-pixel cells, the cells' size: every sprite at its own size, at
+  // LETTER_OFFSET (8, 8), FLAG_OFFSET (28, 16) and AGENT_OFFSET (20, 20) in its cell.
+  void Render14(uint8_t* rgb) {
+    using M = CliffMap;
+    if (!sprites14_) LoadSprites14();
+    const Sprites14& art = *sprites14_;
+    raster::Surface surface(M::kCols * M::kCell14, M::kRows * M::kCell14);
+    for (int s = 0; s < M::kNumStates; ++s) {
+      const int row = s / M::kCols, col = s % M::kCols;
+      const int x = col * M::kCell14, y = row * M::kCell14;
+      raster::Blit(surface, *art.ground, x, y);
+      if (M::Cliff(row, col)) {
+        // cliff_cols = the columns with cliff: 1 to kCols - 2.
+        const SpritePtr& tile = col == 1              ? art.cliff_left
+                                : col == M::kCols - 2 ? art.cliff_right
+                                                      : art.cliff_mid[static_cast<std::size_t>(col % 2)];
+        raster::Blit(surface, *tile, x, y);
+      }
+      if (s == M::kStart) raster::Blit(surface, *art.letter_s, x + 8, y + 8);
+      if (s == M::kNumStates - 1) {
+        raster::Blit(surface, *art.letter_g, x + 8, y + 8);
+        raster::Blit(surface, *art.goal_flag, x + 28, y + 16);
+      }
+      if (s == state_) raster::Blit(surface, *art.agent, x + 20, y + 20);
+    }
+    surface.WriteRgb(rgb, false, 0, surface.width());
+  }
+
   static std::vector<double> StartOnly() {
     std::vector<double> weights(CliffMap::kNumStates, 0.0);
     weights[CliffMap::kStart] = 1.0;
@@ -136,8 +181,8 @@ class CliffWalkingEnv final : public Env {
   const InitialStates initial_;
   int64_t state_ = 0;
   int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
-  // The sprites are read at the first render(), not at construction: a Gymnasium without these
-  // files (1.4 redrew the art) must fail render() only (sprites.h says why).
+  // Gymnasium 1.1-1.3's sprites, read at the first render(), not at construction: a Gymnasium without
+  // these files fails render() only (sprites.h says why).
   void LoadSprites() {
     auto load = [&](const char* name) { return sheet_->Scaled(name, CliffMap::kCell, CliffMap::kCell); };
     elves_ = {load("elf_up.png"), load("elf_right.png"), load("elf_down.png"), load("elf_left.png")};
@@ -149,7 +194,23 @@ class CliffWalkingEnv final : public Env {
     sprites_loaded_ = true;
   }
 
+  struct Sprites14 {
+    SpritePtr ground, cliff_left, cliff_right;
+    std::array<SpritePtr, 2> cliff_mid;  // mid_a (even columns), mid_b (odd)
+    SpritePtr letter_s, letter_g, goal_flag, agent;
+  };
+  // Scaled by cell / ART_CELL_SIZE = 1: each sprite as loaded.
+  void LoadSprites14() {
+    auto load = [&](const std::string& name) { return sheet_->Image("cliff_walking/" + name + ".png"); };
+    Sprites14 art{load("tile_ground"),      load("tile_cliff_left"),
+                  load("tile_cliff_right"), {load("tile_cliff_mid_a"), load("tile_cliff_mid_b")},
+                  load("letter_s"),         load("letter_g"),
+                  load("goal_flag"),        load("agent")};
+    sprites14_ = std::make_unique<const Sprites14>(std::move(art));
+  }
+
   const SpriteSheetPtr sheet_;
+  std::unique_ptr<const Sprites14> sprites14_;
   bool sprites_loaded_ = false;
   std::array<SpritePtr, 4> elves_;  // facing UP, RIGHT, DOWN, LEFT
   std::array<SpritePtr, 2> mountain_bg_, near_cliff_;

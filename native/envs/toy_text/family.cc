@@ -5,9 +5,10 @@
 #include "envs/toy_text/register.h"
 
 // render() draws Gymnasium's own sprites and font, read from the installed gymnasium (never copied here):
-// its img/ and font/ folders under envs/toy_text. Only envs/toy_text itself is declared, which every
-// Gymnasium has: Gymnasium 1.4 redrew the art and dropped font/, and a missing sprite must fail only
-// render() (with a message saying so), never the loading of the family and its tasks.
+// its img/ and font/ folders under envs/toy_text, drawn as that Gymnasium draws them (1.1 to 1.3, or 1.4,
+// which redrew the art and dropped font/). Only envs/toy_text itself is declared, which every Gymnasium
+// has: a missing sprite must fail only render() (with a message saying so), never the loading of the
+// family and its tasks.
 PP_FAMILY_RESOURCES("toy_text_dir gymnasium envs/toy_text\n")
 
 PP_REGISTER_FAMILY(registry) {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -148,7 +150,8 @@ inline std::pair<int, int> FrozenLakeWindow(int nrow, int ncol) {
   return {std::min(64 * ncol, 512), std::min(64 * nrow, 512)};
 }
 
-inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& config) {
+// The window is the same in every Gymnasium's art.
+inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& config, Art /*art*/) {
   const Board board = FrozenLakeBoard(config);
   const int nrow = board.empty() ? 8 : static_cast<int>(board.size());
   const int ncol = board.empty() ? 8 : static_cast<int>(board[0].size());
@@ -204,11 +207,21 @@ class FrozenLakeEnv final : public Env {
     return StepResult{t.reward, t.terminated, TimeLimitReached()};
   }
 
-  // FrozenLakeEnv._render_gui's rgb_array frame: per cell ice, then its hole, goal or stool, then a
-  // 1-pixel (180, 200, 230) frame; then the elf facing the last action (down after a reset), or
-  // the cracked hole where it fell in. Columns and rows past ncol * cell_w stay black, as in
-  // Gymnasium's window (never drawn there).
+  // FrozenLakeEnv._render_gui's rgb_array frame, in the installed Gymnasium's art. Columns and rows
+  // past ncol * cell_w stay black, as in Gymnasium's window (never drawn there).
   void Render(uint8_t* rgb) override {
+    if (sheet_->art() == Art::kGymnasium1_4) {
+      Render14(rgb);
+    } else {
+      Render11(rgb);
+    }
+  }
+
+ private:
+  // Gymnasium 1.1-1.3: per cell ice, then its hole, goal or stool, then a 1-pixel (180, 200, 230)
+  // frame; then the elf facing the last action (down after a reset), or the cracked hole where it
+  // fell in.
+  void Render11(uint8_t* rgb) {
     if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
@@ -236,7 +249,54 @@ class FrozenLakeEnv final : public Env {
     surface.WriteRgb(rgb, false, 0, surface.width());
   }
 
- private:
+  // Gymnasium 1.4: per cell a hole, or ice with a crack (frozen cells, by position), the letter S or
+  // the flag and the letter G; then the 1-pixel (180, 200, 230) frame; then the agent (one sprite,
+  // centred) unless it stands in a hole. The tiles fill a cell; the overlays keep their proportions,
+  // drawn for 64-pixel cells.
+  void Render14(uint8_t* rgb) {
+    if (!sprites14_) LoadSprites14();
+    const Sprites14& art = *sprites14_;
+    raster::Surface surface(spec().render_shape.at(1), spec().render_shape.at(0));
+    // blit_overlay's anchors; blit truncates their float positions (C's (int) cast).
+    auto corner = [&](const raster::Sprite& img, int cx, int cy) {
+      const int margin = static_cast<int>(std::nearbyint(cell_w_ * 0.06));  // round(): ties to even
+      raster::Blit(surface, img, cx + margin, cy + margin);
+    };
+    auto flag = [&](const raster::Sprite& img, int cx, int cy) {
+      const int y = cy + cell_h_ - img.height - static_cast<int>(std::nearbyint(cell_h_ * 0.12));
+      raster::Blit(surface, img, static_cast<int>(cx + (cell_w_ - img.width) / 2.0), y);
+    };
+    auto centre = [&](const raster::Sprite& img, int cx, int cy) {
+      raster::Blit(surface, img, static_cast<int>(cx + (cell_w_ - img.width) / 2.0),
+                   static_cast<int>(cy + (cell_h_ - img.height) / 2.0));
+    };
+    const int nrow = static_cast<int>(board_.size()), ncol = static_cast<int>(board_[0].size());
+    for (int y = 0; y < nrow; ++y) {
+      for (int x = 0; x < ncol; ++x) {
+        const int px = x * cell_w_, py = y * cell_h_;
+        const char tile = board_[y][x];
+        if (tile == 'H') {
+          raster::Blit(surface, *art.hole, px, py);
+        } else {
+          raster::Blit(surface, *art.ice, px, py);
+          if (tile == 'F') {
+            const int crack = (x * 3 + y * 5) % 7;  // two of seven cells, fixed by position
+            if (crack < 2) raster::Blit(surface, *art.cracks[static_cast<std::size_t>(crack)], px, py);
+          } else if (tile == 'S') {
+            corner(*art.letter_s, px, py);
+          } else if (tile == 'G') {
+            flag(*art.goal_flag, px, py);
+            corner(*art.letter_g, px, py);
+          }
+        }
+        raster::Rect(surface, {180, 200, 230}, px, py, cell_w_, cell_h_, 1);
+      }
+    }
+    const int row = static_cast<int>(state_ / ncol), col = static_cast<int>(state_ % ncol);
+    if (board_[row][col] != 'H') centre(*art.agent, col * cell_w_, row * cell_h_);
+    surface.WriteRgb(rgb, false, 0, surface.width());
+  }
+
   int NumStates() const { return static_cast<int>(board_.size() * board_[0].size()); }
 
   void Build(TransitionTable table) {
@@ -263,8 +323,8 @@ class FrozenLakeEnv final : public Env {
   int64_t state_ = 0;
   int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
   int cell_w_ = 0, cell_h_ = 0;
-  // The sprites are read at the first render(), not at construction: a Gymnasium without these
-  // files (1.4 redrew the art) must fail render() only (sprites.h says why).
+  // Gymnasium 1.1-1.3's sprites, read at the first render(), not at construction: a Gymnasium without
+  // these files fails render() only (sprites.h says why).
   void LoadSprites() {
     auto load = [&](const char* name) { return sheet_->Scaled(name, cell_w_, cell_h_); };
     hole_ = load("hole.png");
@@ -276,7 +336,31 @@ class FrozenLakeEnv final : public Env {
     sprites_loaded_ = true;
   }
 
+  struct Sprites14 {
+    SpritePtr ice, hole;
+    std::array<SpritePtr, 2> cracks;
+    SpritePtr agent, goal_flag, letter_s, letter_g;
+  };
+  void LoadSprites14() {
+    auto tile = [&](const char* name) { return sheet_->Scaled(name, cell_w_, cell_h_); };
+    // load_overlay: (native width, height) * min(cell) / 64, each rounded (ties to even), at least 1.
+    const double scale = std::min(cell_w_, cell_h_) / 64.0;
+    auto overlay = [&](const char* name, int width, int height) {
+      auto side = [scale](int v) { return std::max(1, static_cast<int>(std::nearbyint(v * scale))); };
+      return sheet_->Scaled(name, side(width), side(height));
+    };
+    Sprites14 art{tile("tile_ice.png"),
+                  tile("tile_hole.png"),
+                  {tile("tile_ice_crack_a.png"), tile("tile_ice_crack_b.png")},
+                  overlay("agent.png", 40, 36),
+                  overlay("goal_flag.png", 24, 32),
+                  overlay("letter_s.png", 12, 20),
+                  overlay("letter_g.png", 12, 20)};
+    sprites14_ = std::make_unique<const Sprites14>(std::move(art));
+  }
+
   const SpriteSheetPtr sheet_;
+  std::unique_ptr<const Sprites14> sprites14_;
   bool sprites_loaded_ = false;
   SpritePtr hole_, cracked_hole_, ice_, goal_, start_;
   std::array<SpritePtr, 4> elves_;  // facing LEFT, DOWN, RIGHT, UP

@@ -22,6 +22,10 @@ void RegisterToyText(Registry& registry, const std::string& img_dir, const std::
   // One sheet for every task of this registration: each sprite is decoded and scaled once, each
   // font made once.
   auto sheet = std::make_shared<SpriteSheet>(img_dir, font_dir);
+  // The render shape in each spec is that of the art the installed gymnasium holds.
+  auto with_art = [art = sheet->art()](EnvSpec (*make)(const std::string&, const Config&, Art)) -> SpecMaker {
+    return [make, art](const std::string& task_id, const Config& config) { return make(task_id, config, art); };
+  };
   auto task = [&sheet](auto tag, std::string id, Config defaults, SpecMaker spec, std::optional<double> threshold) {
     using EnvT = typename decltype(tag)::type;
     if constexpr (std::is_constructible_v<EnvT, const EnvSpec&, int, SpriteSheetPtr>) {
@@ -31,17 +35,20 @@ void RegisterToyText(Registry& registry, const std::string& img_dir, const std::
     }
   };
   // Time limits and thresholds from gymnasium/envs/__init__.py.
-  registry.Add(
-      task(std::type_identity<FrozenLakeEnv>{}, "FrozenLake-v1", FrozenLakeDefaults("4x4", 100), FrozenLakeSpec, 0.70));
+  // Taxi-v3 keeps Gymnasium 1.2's rules whatever gymnasium is installed; Taxi-v4 (Gymnasium 1.3 on)
+  // has the fixed is_rainy and fickle_passenger and their probabilities as kwargs.
+  registry.Add(task(std::type_identity<FrozenLakeEnv>{}, "FrozenLake-v1", FrozenLakeDefaults("4x4", 100),
+                    with_art(FrozenLakeSpec), 0.70));
   registry.Add(task(std::type_identity<FrozenLakeEnv>{}, "FrozenLake8x8-v1", FrozenLakeDefaults("8x8", 200),
-                    FrozenLakeSpec, 0.85));
-  registry.Add(task(std::type_identity<TaxiEnv>{}, "Taxi-v3", TaxiDefaults(), TaxiSpec, 8.0));
+                    with_art(FrozenLakeSpec), 0.85));
+  registry.Add(task(std::type_identity<TaxiEnv>{}, "Taxi-v3", TaxiDefaults(TaxiRules::kV3), with_art(TaxiSpec), 8.0));
+  registry.Add(task(std::type_identity<TaxiEnv>{}, "Taxi-v4", TaxiDefaults(TaxiRules::kV4), with_art(TaxiSpec), 8.0));
   registry.Add(task(std::type_identity<CliffWalkingEnv>{}, "CliffWalking-v1", CliffWalkingDefaults(false),
-                    CliffWalkingSpec, std::nullopt));
+                    with_art(CliffWalkingSpec), std::nullopt));
   registry.Add(task(std::type_identity<CliffWalkingEnv>{}, "CliffWalkingSlippery-v1", CliffWalkingDefaults(true),
-                    CliffWalkingSpec, std::nullopt));
-  registry.Add(
-      task(std::type_identity<BlackjackEnv>{}, "Blackjack-v1", BlackjackDefaults(), BlackjackSpec, std::nullopt));
+                    with_art(CliffWalkingSpec), std::nullopt));
+  registry.Add(task(std::type_identity<BlackjackEnv>{}, "Blackjack-v1", BlackjackDefaults(), with_art(BlackjackSpec),
+                    std::nullopt));
 }
 
 }  // namespace pp

@@ -1,8 +1,8 @@
 // Standalone checks of the toy-text envs' render() through the env-author API (no pool, no Python):
-// frames deterministic per seed, the shapes and fixed pixels Gymnasium's layout gives, envs made and
-// rendered on several threads at once from one registration's shared sprites and fonts (the
-// sanitizer presets run this). Their pixels are checked against Gymnasium's in
-// tests/test_toy_text_render.py.
+// frames deterministic per seed, the shapes and fixed pixels Gymnasium's layout gives (in the art of the
+// gymnasium found when configuring: 1.1 to 1.3's or 1.4's), envs made and rendered on several threads
+// at once from one registration's shared sprites and fonts (the sanitizer presets run this). Their
+// pixels are checked against Gymnasium's in tests/test_toy_text_render.py.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include "core/env.h"
 #include "core/registry.h"
 #include "envs/toy_text/register.h"
+#include "envs/toy_text/sprites.h"
 
 namespace {
 
@@ -81,6 +82,8 @@ struct Case {
   int num_actions;
 };
 
+bool Starts(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
 std::vector<uint8_t> Pixel(const std::vector<uint8_t>& frame, int width, int row, int col) {
   const std::size_t at = (static_cast<std::size_t>(row) * width + col) * 3;
   return {frame[at], frame[at + 1], frame[at + 2]};
@@ -100,7 +103,7 @@ void CheckCase(const pp::Registry& registry, const Case& c, int steps) {
     CHECK(std::any_of(frame.begin(), frame.end(), [&](uint8_t v) { return v != frame[0]; }));
     if (first.empty()) first = frame;
     ++frames;
-    if (c.task_id.rfind("FrozenLake", 0) == 0) {
+    if (Starts(c.task_id, "FrozenLake")) {
       // Every cell's top-left pixel is its (180, 200, 230) frame.
       CHECK((Pixel(frame, c.width, 0, 0) == std::vector<uint8_t>{180, 200, 230}));
     }
@@ -115,17 +118,18 @@ void CheckCase(const pp::Registry& registry, const Case& c, int steps) {
       b.Reset();
       // Back at the start with no last action, a grid walker draws as after its first reset (the
       // taxi starts anywhere, the cards are new).
-      if (c.task_id != "Taxi-v3" && c.task_id != "Blackjack-v1") CHECK(a.Render() == first);
+      if (!Starts(c.task_id, "Taxi") && c.task_id != "Blackjack-v1") CHECK(a.Render() == first);
     }
   }
   std::printf("%s: %d frames, %d episodes\n", c.task_id.c_str(), frames, episodes);
 }
 
-// Gymnasium 1.4 has envs/toy_text without the img/ and font/ files the frames are drawn from: every
-// task still registers, resets and steps, and only render() fails, saying why.
+// A gymnasium whose envs/toy_text lacks the files the frames are drawn from: every task still
+// registers, resets and steps, and only render() fails, naming the file.
 void CheckWithoutSprites(const std::vector<Case>& cases) {
   pp::Registry registry;
   pp::RegisterToyText(registry, "/nonexistent/toy_text/img", "/nonexistent/toy_text/font");
+  CHECK(pp::toy_text::DetectArt("/nonexistent/toy_text/img") == pp::toy_text::Art::kGymnasium1_1);
   for (const Case& c : cases) {
     Runner runner(registry, c.task_id, 3, c.config);
     runner.Reset();
@@ -135,8 +139,8 @@ void CheckWithoutSprites(const std::vector<Case>& cases) {
       runner.Render();
     } catch (const std::runtime_error& e) {
       const std::string what = e.what();
-      threw = what.find("/nonexistent/toy_text/") != std::string::npos &&
-              what.find("Gymnasium 1.4 redrew the toy-text art") != std::string::npos;
+      threw =
+          what.find("/nonexistent/toy_text/") != std::string::npos && what.find("is not there") != std::string::npos;
       if (!threw) std::fprintf(stderr, "%s: unexpected message: %s\n", c.task_id.c_str(), what.c_str());
     }
     CHECK(threw);
@@ -153,18 +157,25 @@ int main() {
   }
   pp::Registry registry;
   pp::RegisterToyText(registry, dir + "/img", dir + "/font");
+  // The windows of Gymnasium 1.1-1.3, or 1.4's where its art is installed (FrozenLake's is the same).
+  const bool art14 = pp::toy_text::DetectArt(dir + "/img") == pp::toy_text::Art::kGymnasium1_4;
+  std::printf("toy_text_test: the art of Gymnasium %s\n", art14 ? "1.4" : "1.1 to 1.3");
+  const int taxi_h = art14 ? 456 : 350, taxi_w = art14 ? 536 : 550;
+  const int cliff_h = art14 ? 256 : 240, cliff_w = art14 ? 768 : 720;
+  const int blackjack_h = art14 ? 376 : 500, blackjack_w = art14 ? 384 : 600;
   const std::vector<Case> cases = {
       {"FrozenLake-v1", {}, 256, 256, 4},
       {"FrozenLake8x8-v1", {}, 512, 512, 4},
       {"FrozenLake-v1", {{"desc", std::string("SFFHF\nFHFFG\nFFFFH")}}, 192, 320, 4},
       {"FrozenLake-v1", {{"desc", std::string("SFFFFFFFFH\nFFFFFFFFFG")}}, 128, 512, 4},  // 51-pixel cells
       {"FrozenLake-v1", {{"map_name", std::string()}}, 512, 512, 4},                      // a random map
-      {"Taxi-v3", {}, 350, 550, 6},
-      {"Taxi-v3", {{"is_rainy", true}, {"fickle_passenger", true}}, 350, 550, 6},
-      {"CliffWalking-v1", {}, 240, 720, 4},
-      {"CliffWalkingSlippery-v1", {}, 240, 720, 4},
-      {"Blackjack-v1", {}, 500, 600, 2},
-      {"Blackjack-v1", {{"natural", true}, {"sab", false}}, 500, 600, 2},
+      {"Taxi-v3", {}, taxi_h, taxi_w, 6},
+      {"Taxi-v3", {{"is_rainy", true}, {"fickle_passenger", true}}, taxi_h, taxi_w, 6},
+      {"Taxi-v4", {{"is_rainy", true}, {"fickle_passenger", true}, {"rainy_probability", 0.6}}, taxi_h, taxi_w, 6},
+      {"CliffWalking-v1", {}, cliff_h, cliff_w, 4},
+      {"CliffWalkingSlippery-v1", {}, cliff_h, cliff_w, 4},
+      {"Blackjack-v1", {}, blackjack_h, blackjack_w, 2},
+      {"Blackjack-v1", {{"natural", true}, {"sab", false}}, blackjack_h, blackjack_w, 2},
   };
   // Every case at once, each on its own thread, first: the sprites and fonts are decoded, scaled and
   // made while other envs are made and render (the TSan preset checks the sheet's locking). Then
