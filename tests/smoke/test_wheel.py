@@ -1,0 +1,84 @@
+"""The smoke suite of an installed wheel (``.ci/wheels --smoke``), also part of the full suite.
+
+Needs nothing but the package with its ``dm_control`` and ``vizdoom`` extras, NumPy and pytest:
+every family is built into the package, makes its tasks, steps them in sync and async mode, and
+renders where it can.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import parallel_pool
+from parallel_pool import families
+
+# One task per family (two where a family has kinds that run different code), and whether its
+# frames need nothing beyond the package (MuJoCo's need EGL's library at run time: checked apart).
+TASKS = {
+    "classic_control": ["CartPole-v1", "Pendulum-v1"],
+    "toy_text": ["FrozenLake-v1", "Blackjack-v1"],
+    "box2d": ["LunarLander-v3", "CarRacing-v3"],
+    "mujoco": ["Ant-v5"],
+    "dm_control": ["CheetahRun-v1"],
+    "atari": ["Pong-v5"],
+    "minigrid": ["MiniGrid-Empty-5x5-v0", "BabyAI-GoToObj-v0"],
+    "mpe": ["simple_spread_v3"],
+    "vizdoom": ["Basic-v1"],
+}
+
+
+def _actions(env: parallel_pool.BasePoolEnv, n: int, seed: int) -> object:
+    spec = env.spec
+    out = {}
+    for field in spec.action_fields:
+        space = field.gymnasium_space()
+        space.seed(seed)
+        if field.per_player:
+            low = field.bounds()[0]
+            out[field.key] = np.broadcast_to(low, (n, spec.max_num_players, *low.shape)).copy()
+        else:
+            out[field.key] = np.stack([space.sample() for _ in range(n)])
+    return out["action"] if list(out) == ["action"] else out
+
+
+def test_every_family_is_there() -> None:
+    assert families.SKIPPED == {} and families.NOT_BUILT == {}
+    assert parallel_pool.unavailable_envs() == {}
+    listed = parallel_pool.list_all_envs()
+    for task_ids in TASKS.values():
+        assert set(task_ids) <= set(listed)
+    assert len(listed) >= 398
+
+
+@pytest.mark.parametrize("task_id", [t for ids in TASKS.values() for t in ids])
+def test_sync_async_and_render(task_id: str) -> None:
+    env = parallel_pool.make(task_id, num_envs=4, seed=0)
+    try:
+        obs, info = env.reset()
+        assert list(info["env_id"]) == [0, 1, 2, 3]
+        for i in range(5):
+            obs, reward, terminated, truncated, info = env.step(_actions(env, 4, i))
+        assert reward.shape[0] == 4
+    finally:
+        env.close()
+    env = parallel_pool.make(task_id, num_envs=4, batch_size=2, seed=0)
+    try:
+        env.async_reset()
+        for i in range(6):
+            obs, reward, terminated, truncated, info = env.recv()
+            assert len(info["env_id"]) == 2
+            env.send(_actions(env, 2, i), info["env_id"])
+        env.recv()
+    finally:
+        env.close()
+    if parallel_pool.make_spec(task_id).render_shape is None:
+        return
+    env = parallel_pool.make(task_id, num_envs=2, seed=0, render_mode="rgb_array")
+    try:
+        env.reset()
+        frames = env.render()
+        assert frames.dtype == np.uint8 and frames.ndim == 4 and frames.shape[0] == 2 and frames.shape[-1] == 3
+        assert frames.any()
+    finally:
+        env.close()
