@@ -718,3 +718,22 @@ def test_engines_work_in_private_directories_removed_at_close(tmp_path: Any, mon
         env.close()
     assert not any(os.path.exists(os.path.dirname(d)) for d in dirs)  # the env's temporary directory too
     assert list(tmp_path.iterdir()) == []
+
+
+def test_engines_start_beside_openblas_threads() -> None:
+    # Each engine starts by fork() from a thread of its own. scipy's OpenBLAS joins its worker threads
+    # in a fork handler, and two forks at once hung there for ever (a pool of 8 in a process that had
+    # used scipy's BLAS hung at its first reset, every time): the launches now take one lock.
+    script = textwrap.dedent("""
+        import numpy as np, scipy.linalg, parallel_pool
+        a = np.random.default_rng(0).random((600, 600))
+        for i in range(3):
+            scipy.linalg.blas.dgemm(1.0, a, a)  # scipy's OpenBLAS threads run
+            a @ a  # and numpy's
+            env = parallel_pool.make("Basic-v1", num_envs=8, num_threads=8, seed=i)
+            env.reset()
+            env.close()
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

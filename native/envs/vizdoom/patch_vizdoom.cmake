@@ -57,3 +57,23 @@ function(pp_patch_vizdoom src)
     "    void DoomGame::setViZDoomPath(std::string filePath) { this->doomController->setExePath(filePath); }\n"
     "    void DoomGame::setViZDoomPath(std::string filePath) { this->doomController->setExePath(filePath); }\n    // ${marker}\n    void DoomGame::setEngineDirectory(const std::string& directory) { this->doomController->engineDirectory = directory; }\n")
 endfunction()
+
+# Each engine is started by fork() from a thread of its own, and a pool starts its engines from
+# several threads at once. fork() runs the libraries' atfork handlers, which some do not expect to
+# run concurrently: OpenBLAS's (numpy's and scipy's wheels) joins its worker threads there, and two
+# forks at once joined the same stale handles and hung for ever (tests/test_vizdoom.py's
+# test_engines_start_beside_openblas_threads). The process's engine launches take one lock.
+function(pp_patch_vizdoom_fork_lock src)
+  set(file "${src}/src/lib/ViZDoomController.cpp")
+  set(marker "parallel_pool: one fork at a time")
+  _pp_vizdoom_replace_once("${file}" "${marker}"
+    "#include <sys/prctl.h>\n"
+    "#include <sys/prctl.h>\n#include <mutex>\n// ${marker}\nstatic std::mutex& ppForkMutex() { static std::mutex m; return m; }\n")
+  set(marker "parallel_pool: the launch holds the fork lock")
+  _pp_vizdoom_replace_once("${file}" "${marker}"
+    "            bpr::child doomProcess = bpr::execute("
+    "            std::unique_lock<std::mutex> ppForkLock(ppForkMutex());  // ${marker}\n            bpr::child doomProcess = bpr::execute(")
+  _pp_vizdoom_replace_once("${file}" "ppForkLock.unlock()"
+    "this->engineDirectory));  // parallel_pool: the engine's working directory\n"
+    "this->engineDirectory));  // parallel_pool: the engine's working directory\n            ppForkLock.unlock();\n")
+endfunction()
