@@ -45,6 +45,30 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
 
 
+def _valid_actions(env: Any, n: int, seed: int) -> Any:
+    """Actions for ``n`` envs of any pool: each action field's single-env space sampled per env. A
+    per-player field (``(n, max_num_players, ...)``) takes its lower bound: its space is the union of
+    the players' own ranges (MPE's speaker acts in [0, 3), its listener in [0, 5)), which sampling it
+    could leave."""
+    spec = env.spec
+    out = {}
+    for field in spec.action_fields:
+        if field.per_player:
+            low = field.bounds()[0]
+            out[field.key] = np.broadcast_to(low, (n, spec.max_num_players, *low.shape)).copy()
+        else:
+            space = field.gymnasium_space()
+            space.seed(seed)
+            out[field.key] = np.stack([space.sample() for _ in range(n)])
+    return out["action"] if list(out) == ["action"] else out
+
+
+@pytest.fixture
+def valid_actions() -> Callable[[Any, int, int], Any]:
+    """``valid_actions(env, n, seed)``: actions for ``n`` envs of any task (``_valid_actions``)."""
+    return _valid_actions
+
+
 # An async batch as ``recv`` returns it, and per row the action that produced it (None for a reset row).
 AsyncBatch = tuple[tuple[Any, Any, Any, Any, dict[str, Any]], list[Any]]
 AsyncRows = Callable[..., Iterator[AsyncBatch]]

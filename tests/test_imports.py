@@ -26,8 +26,8 @@ COMPILED = {"_native"}
 LAYERS: list[set[str]] = [
     {"_native"},
     {"errors"},  # exceptions
-    {"families"},  # the env libraries: the installed families and out-of-tree ones
-    {"tasks"},  # the task table: aliases, lookup, metadata
+    {"tasks"},  # the task table: aliases, lookup, metadata, the ids this installation cannot run
+    {"families"},  # the env libraries: the installed families and out-of-tree ones (their ids: tasks)
     {"options"},  # kwargs: pool options, env config, autoreset modes, seeds
     {"spec"},  # EnvSpec: fields, spaces, dm_env specs
     {"python_envs"},  # the Python-env backend: gymnasium.Envs in worker processes, a native pool's envs

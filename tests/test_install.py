@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import parallel_pool
@@ -33,32 +32,14 @@ REPO = Path(__file__).resolve().parent.parent
 SKIPPABLE = {"atari": "zlib", "box2d": "FreeType", "toy_text": "zlib and FreeType", "vizdoom": "Boost"}
 
 
-def _batch(env: Any, n: int, seed: int) -> Any:
-    """Actions for ``n`` envs: each action field's single-env space sampled per env. A per-player
-    field (``(n, max_num_players, ...)``) takes its lower bound: its space is the union of the
-    players' own ranges (MPE's speaker acts in [0, 3), its listener in [0, 5)), which sampling it
-    could leave."""
-    spec = env.spec
-    out = {}
-    for field in spec.action_fields:
-        space = field.gymnasium_space()
-        space.seed(seed)
-        if field.per_player:
-            low = field.bounds()[0]
-            out[field.key] = np.broadcast_to(low, (n, spec.max_num_players, *low.shape)).copy()
-        else:
-            out[field.key] = np.stack([space.sample() for _ in range(n)])
-    return out["action"] if list(out) == ["action"] else out
-
-
 @pytest.mark.parametrize("task_id", parallel_pool.list_all_envs())
-def test_every_listed_id_works_with_its_defaults(task_id: str) -> None:
+def test_every_listed_id_works_with_its_defaults(task_id: str, valid_actions: Any) -> None:
     env = parallel_pool.make(task_id, num_envs=2, seed=0)
     try:
         obs, info = env.reset()
         assert len(info["env_id"]) == 2
         for i in range(3):
-            obs, reward, terminated, truncated, info = env.step(_batch(env, 2, i))
+            obs, reward, terminated, truncated, info = env.step(valid_actions(env, 2, i))
             assert reward.shape[0] == 2 and terminated.shape == truncated.shape == (2,)
     finally:
         env.close()
@@ -68,7 +49,7 @@ def test_every_listed_id_works_with_its_defaults(task_id: str) -> None:
         for i in range(4):
             obs, reward, terminated, truncated, info = env.recv()
             assert len(info["env_id"]) == 1
-            env.send(_batch(env, 1, i), info["env_id"])
+            env.send(valid_actions(env, 1, i), info["env_id"])
         env.recv()
     finally:
         env.close()

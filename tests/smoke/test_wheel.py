@@ -1,6 +1,7 @@
 """The smoke suite of an installed wheel (``.ci/wheels --smoke``), also part of the full suite.
 
-Needs nothing but the package with its ``dm_control`` and ``vizdoom`` extras, NumPy and pytest:
+Needs nothing but the package with its ``dm_control`` and ``vizdoom`` extras, NumPy, pytest and the
+suite's conftest (NumPy and pytest only):
 every family is built into the package, makes its tasks, steps them in sync and async mode, and
 renders where it can.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,20 +37,6 @@ TASKS = {
 }
 
 
-def _actions(env: parallel_pool.BasePoolEnv, n: int, seed: int) -> object:
-    spec = env.spec
-    out = {}
-    for field in spec.action_fields:
-        space = field.gymnasium_space()
-        space.seed(seed)
-        if field.per_player:
-            low = field.bounds()[0]
-            out[field.key] = np.broadcast_to(low, (n, spec.max_num_players, *low.shape)).copy()
-        else:
-            out[field.key] = np.stack([space.sample() for _ in range(n)])
-    return out["action"] if list(out) == ["action"] else out
-
-
 def test_every_family_is_there() -> None:
     assert families.NOT_BUILT == {}
     if NO_DM_CONTROL:
@@ -63,7 +51,7 @@ def test_every_family_is_there() -> None:
 
 
 @pytest.mark.parametrize("task_id", [t for ids in TASKS.values() for t in ids])
-def test_sync_async_and_render(task_id: str) -> None:
+def test_sync_async_and_render(task_id: str, valid_actions: Any) -> None:
     if NO_DM_CONTROL and task_id in TASKS["dm_control"]:
         with pytest.raises(parallel_pool.UnavailableTaskError, match=r"pip install 'parallel-pool\[dm_control\]'"):
             parallel_pool.make(task_id)
@@ -73,7 +61,7 @@ def test_sync_async_and_render(task_id: str) -> None:
         obs, info = env.reset()
         assert list(info["env_id"]) == [0, 1, 2, 3]
         for i in range(5):
-            obs, reward, terminated, truncated, info = env.step(_actions(env, 4, i))
+            obs, reward, terminated, truncated, info = env.step(valid_actions(env, 4, i))
         assert reward.shape[0] == 4
     finally:
         env.close()
@@ -83,7 +71,7 @@ def test_sync_async_and_render(task_id: str) -> None:
         for i in range(6):
             obs, reward, terminated, truncated, info = env.recv()
             assert len(info["env_id"]) == 2
-            env.send(_actions(env, 2, i), info["env_id"])
+            env.send(valid_actions(env, 2, i), info["env_id"])
         env.recv()
     finally:
         env.close()
