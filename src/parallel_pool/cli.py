@@ -43,8 +43,9 @@ def _check_task(task_id: str) -> None:
     known = parallel_pool.list_all_envs()
     if task_id in known:
         return
-    if task_id in parallel_pool.unavailable_envs():
-        family, _, reason = parallel_pool.unavailable_envs()[task_id]
+    unavailable = parallel_pool.unavailable_envs()
+    if task_id in unavailable:
+        family, _, reason = unavailable[task_id]
         raise CliError(f"{task_id!r} is a task of the {family} family, not available here: {reason}")
     close = difflib.get_close_matches(task_id, known, n=3)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
