@@ -13,8 +13,9 @@
 // virtual functions), Registry, TaskEntry, EnvSpec and the types they hold. Bump it with any change
 // to them: the loader refuses a library built against another version with an error that says to
 // rebuild it, where calling into it would use the wrong vtable slots or field offsets.
-//   1: the first engine (unversioned libraries); 2: Env::Reseeded (the Python-env backend).
-#define PP_CORE_ABI_VERSION 2
+//   1: the first engine (unversioned libraries); 2: Env::Reseeded (the Python-env backend);
+//   3: EnvSpec::render_fps.
+#define PP_CORE_ABI_VERSION 3
 
 // Defines the entry points every env library exports:
 //   extern "C" int parallel_pool_abi_version();   // PP_CORE_ABI_VERSION of the headers it was built with

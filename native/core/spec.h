@@ -25,6 +25,15 @@ enum class SpaceKind : uint8_t {
   kText,
 };
 
+// Where an info field is in the info of the env the task reproduces (Gymnasium's, ale_py's, ...):
+// the strict Gymnasium view returns that info only; make()'s pools return every field in every row.
+enum class InfoPresence : uint8_t {
+  kAlways,     // in the info of every reset and step
+  kStep,       // in a step's info, not a reset's
+  kWhereTrue,  // a bool flag, in the info of a row only where it is true
+  kExtra,      // not the reference's: EnvPool's or ours
+};
+
 // One array field. Names follow the output's Python structure:
 //   "obs" (the observation) or "obs:<key>" (a Dict observation),
 //   "info:<key>" (an info entry), "info:players.<key>" (a per-player info entry).
@@ -40,6 +49,7 @@ struct FieldSpec {
   bool per_player = false;
   // Actions only: whether NaN is a valid value (float fields). Envs forbid it by default.
   bool allow_nan = false;
+  InfoPresence presence = InfoPresence::kAlways;  // info fields only
 
   bool operator==(const FieldSpec&) const = default;
 
@@ -78,6 +88,11 @@ inline FieldSpec Text(std::string name, int max_length) {
   return f;
 }
 
+inline FieldSpec WithPresence(FieldSpec f, InfoPresence presence) {
+  f.presence = presence;
+  return f;
+}
+
 inline FieldSpec PerPlayer(FieldSpec f) {
   f.per_player = true;
   return f;
@@ -94,6 +109,8 @@ struct EnvSpec {
   std::optional<double> reward_threshold;  // Gymnasium's registered value; none if it has none
   // (height, width, 3) of the RGB frame Env::Render writes; empty: the task cannot render.
   std::vector<int> render_shape;
+  // The reference env's metadata["render_fps"]: frames per second of a rendered episode; 0: none.
+  double render_fps = 0;
   // Named tables of numbers a task derives from its config, for Python to read (e.g. toy text's
   // transition table "P", rows of (state, action, prob, next_state, reward, terminated)).
   std::map<std::string, std::vector<double>> tables;

@@ -82,6 +82,10 @@ py::dict FieldToDict(const FieldSpec& f) {
   d["high"] = f.high;
   d["per_player"] = f.per_player;
   d["allow_nan"] = f.allow_nan;
+  d["presence"] = f.presence == InfoPresence::kStep        ? "step"
+                  : f.presence == InfoPresence::kWhereTrue ? "where_true"
+                  : f.presence == InfoPresence::kExtra     ? "extra"
+                                                           : "always";
   return d;
 }
 
@@ -103,6 +107,7 @@ py::dict SpecToDict(const EnvSpec& spec) {
   d["reward_threshold"] = spec.reward_threshold ? py::object(py::float_(*spec.reward_threshold)) : py::none();
   d["render_shape"] =
       spec.render_shape.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(spec.render_shape)));
+  d["render_fps"] = spec.render_fps > 0 ? py::object(py::float_(spec.render_fps)) : py::object(py::none());
   return d;
 }
 
@@ -138,6 +143,7 @@ EnvSpec SpecFromDict(const py::dict& d) {
   spec.max_episode_steps = d["max_episode_steps"].cast<int>();
   if (!d["reward_threshold"].is_none()) spec.reward_threshold = d["reward_threshold"].cast<double>();
   if (!d["render_shape"].is_none()) spec.render_shape = d["render_shape"].cast<std::vector<int>>();
+  if (d.contains("render_fps") && !d["render_fps"].is_none()) spec.render_fps = d["render_fps"].cast<double>();
   for (auto item : d["config"].cast<py::dict>()) {
     const std::string key = py::str(item.first);
     spec.config.Set(key, ToConfigValue(key, item.second));

@@ -141,11 +141,15 @@ inline EnvSpec MakeAtariSpec(const Config& config) {
   // EnvPool's layout: (stack_num, H, W) grey; (stack_num * 3, H, W) RGB, each frame as 3 planes.
   spec.state.push_back(Box("obs", Dtype::kUInt8, {o.stack_num * o.channels, o.height, o.width}, {0.0}, {255.0}));
   spec.state.push_back(Box("info:lives", Dtype::kInt32, {}));
-  spec.state.push_back(Box("info:reward", Dtype::kFloat64, {}));   // before reward_clip
-  spec.state.push_back(Box("info:terminated", Dtype::kBool, {}));  // the real game over
-  if (o.zero_discount_on_life_loss) spec.state.push_back(Box("info:life_loss", Dtype::kBool, {}));
+  // EnvPool's keys, not ale_py's: the reward before reward_clip, the real game over.
+  spec.state.push_back(WithPresence(Box("info:reward", Dtype::kFloat64, {}), InfoPresence::kExtra));
+  spec.state.push_back(WithPresence(Box("info:terminated", Dtype::kBool, {}), InfoPresence::kExtra));
+  if (o.zero_discount_on_life_loss) {
+    spec.state.push_back(WithPresence(Box("info:life_loss", Dtype::kBool, {}), InfoPresence::kExtra));
+  }
   spec.action.push_back(Discrete("action", static_cast<int64_t>(num_actions)));
   spec.render_shape = {kScreenHeight, kScreenWidth, 3};
+  spec.render_fps = 30;  // ale_py's AtariEnv.metadata
   return spec;
 }
 

@@ -66,6 +66,7 @@ inline EnvSpec BipedalWalkerSpec(const std::string& /*task_id*/, const Config& /
   spec.state = {Box("obs", Dtype::kFloat32, {24}, low, high)};
   spec.action = {Box("action", Dtype::kFloat32, {4}, {-1.0}, {1.0})};
   spec.render_shape = {P::kViewportH, P::kViewportW, 3};
+  spec.render_fps = 50;  // FPS
   return spec;
 }
 

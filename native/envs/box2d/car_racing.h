@@ -656,8 +656,10 @@ inline EnvSpec CarRacingSpec(const std::string& /*task_id*/, const Config& confi
   using P = CarRacingParams;
   EnvSpec spec;
   spec.state = {Box("obs", Dtype::kUInt8, {P::kStateH, P::kStateW, 3}, {0.0}, {255.0}),
-                Box("info:lap_finished", Dtype::kBool, {})};
+                // Gymnasium's step info has "lap_finished" only when a lap ends.
+                WithPresence(Box("info:lap_finished", Dtype::kBool, {}), InfoPresence::kWhereTrue)};
   spec.render_shape = {P::kVideoH, P::kVideoW, 3};
+  spec.render_fps = 50;  // FPS
   if (config.GetBool("expose_physics_state")) {
     // Fixed shapes: the track is padded with NaN to the most points a lap can have.
     spec.state.push_back(Box("info:hull", Dtype::kFloat64, {6}));  // x, y, angle, vx, vy, angular velocity

@@ -84,6 +84,7 @@ inline EnvSpec LunarLanderSpec(const std::string& /*task_id*/, const Config& con
     throw std::invalid_argument("render_mode must be 'rgb_array' or None, got '" + render_mode + "'");
   }
   spec.render_shape = {P::kViewportH, P::kViewportW, 3};
+  spec.render_fps = 50;  // FPS
   return spec;
 }
 

@@ -235,6 +235,8 @@ inline EnvSpec MakeDmSpec(const mjModel& model, const Config& config, const Task
   }
   const int n_sub_steps = NumSubSteps(config, info, model.opt.timestep);
   spec.max_episode_steps = StepLimit(config.GetFloat("time_limit"), model.opt.timestep, n_sub_steps);
+  // dm_control has no render_fps: frames at the control rate play in real time.
+  spec.render_fps = std::round(1.0 / (model.opt.timestep * n_sub_steps));
   return spec;
 }
 

@@ -92,6 +92,7 @@ inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid, int
   spec.max_episode_steps = static_cast<int>(default_max_steps);
   spec.render_shape =
       config.GetBool("agent_pov") ? std::vector<int>{v * t, v * t, 3} : std::vector<int>{grid.y * t, grid.x * t, 3};
+  spec.render_fps = 10;  // MiniGridEnv.metadata
   return spec;
 }
 

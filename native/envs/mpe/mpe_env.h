@@ -84,6 +84,7 @@ class MpeEnv final : public Env {
     bool silent = true;
     for (int i = 0; i < world.num_agents; ++i) silent = silent && world.agent(i).silent;
     if (silent) spec.render_shape = {kFrameSize, kFrameSize, 3};
+    spec.render_fps = 10;  // SimpleEnv.metadata
     spec.tables["obs_dims"] = obs_dims;
     spec.tables["action_sizes"] = action_sizes;
     spec.tables["agent_names"] = names;

@@ -56,8 +56,8 @@ class AntEnv final : public MujocoEnv {
     int64_t obs_size = model->nq - skipped + model->nv;
     if (ContactForcesInObs(version, config)) obs_size += ContactObsBodies(version, *model) * kSpatialDim;
     EnvSpec spec = BeginSpec(*model, obs_size);
-    for (const char* key : InfoKeys(version)) AddInfo(spec, key);
-    EndSpec(spec, *model, config);
+    for (const char* key : InfoKeys(version)) AddInfo(spec, key, version);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

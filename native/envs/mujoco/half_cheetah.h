@@ -39,10 +39,10 @@ class HalfCheetahEnv final : public MujocoEnv {
     ModelPtr model = LoadModel(XmlPathFromConfig(config, kXmlFile));
     const int64_t skipped = config.GetBool("exclude_current_positions_from_observation") ? 1 : 0;
     EnvSpec spec = BeginSpec(*model, model->nq - skipped + model->nv);
-    for (const char* key : {"x_position", "x_velocity"}) AddInfo(spec, key);
-    AddInfo(spec, version == Version::kV4 ? "reward_run" : "reward_forward");
-    AddInfo(spec, "reward_ctrl");
-    EndSpec(spec, *model, config);
+    for (const char* key : {"x_position", "x_velocity"}) AddInfo(spec, key, version);
+    AddInfo(spec, version == Version::kV4 ? "reward_run" : "reward_forward", version);
+    AddInfo(spec, "reward_ctrl", version);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

@@ -52,8 +52,8 @@ class HopperEnv final : public MujocoEnv {
     ModelPtr model = LoadModel(XmlPathFromConfig(config, kXmlFile));
     const int64_t skipped = config.GetBool("exclude_current_positions_from_observation") ? 1 : 0;
     EnvSpec spec = BeginSpec(*model, model->nq - skipped + model->nv);
-    for (const char* key : InfoKeys(version)) AddInfo(spec, key);
-    EndSpec(spec, *model, config);
+    for (const char* key : InfoKeys(version)) AddInfo(spec, key, version);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

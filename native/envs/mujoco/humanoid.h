@@ -125,17 +125,17 @@ class HumanoidEnv final : public MujocoEnv {
     if (version == Version::kV4) {
       for (const char* key : {"reward_linvel", "reward_quadctrl", "reward_alive", "x_position", "y_position",
                               "distance_from_origin", "x_velocity", "y_velocity", "forward_reward"}) {
-        AddInfo(spec, key);
+        AddInfo(spec, key, version);
       }
     } else {
-      for (const char* key : {"x_position", "y_position"}) AddInfo(spec, key);
+      for (const char* key : {"x_position", "y_position"}) AddInfo(spec, key, version);
       AddTendonInfo(spec, *model);
       for (const char* key : {"distance_from_origin", "x_velocity", "y_velocity", "reward_survive", "reward_forward",
                               "reward_ctrl", "reward_contact"}) {
-        AddInfo(spec, key);
+        AddInfo(spec, key, version);
       }
     }
-    EndSpec(spec, *model, config);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

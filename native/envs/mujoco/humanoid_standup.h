@@ -56,11 +56,11 @@ class HumanoidStandupEnv final : public MujocoEnv {
     ModelPtr model = LoadModel(XmlPathFromConfig(config, kXmlFile));
     EnvSpec spec = BeginSpec(*model, Observation(version, config).Size(*model));
     if (version == Version::kV5) {
-      for (const char* key : {"x_position", "y_position", "z_distance_from_origin"}) AddInfo(spec, key);
+      for (const char* key : {"x_position", "y_position", "z_distance_from_origin"}) AddInfo(spec, key, version);
       AddTendonInfo(spec, *model);
     }
-    for (const char* key : {"reward_linup", "reward_quadctrl", "reward_impact"}) AddInfo(spec, key);
-    EndSpec(spec, *model, config);
+    for (const char* key : {"reward_linup", "reward_quadctrl", "reward_impact"}) AddInfo(spec, key, version);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

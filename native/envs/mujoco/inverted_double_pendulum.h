@@ -49,9 +49,9 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
     }
     EnvSpec spec = BeginSpec(*model, ObsSize(version, *model));
     if (version == Version::kV5) {  // v4's step info is empty
-      for (const char* key : {"reward_survive", "distance_penalty", "velocity_penalty"}) AddInfo(spec, key);
+      for (const char* key : {"reward_survive", "distance_penalty", "velocity_penalty"}) AddInfo(spec, key, version);
     }
-    EndSpec(spec, *model, config);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

@@ -42,8 +42,8 @@ class InvertedPendulumEnv final : public MujocoEnv {
     ModelPtr model = LoadModel(XmlPathFromConfig(config, kXmlFile));
     if (model->nq < 2) throw std::invalid_argument("InvertedPendulum needs a model with nq >= 2");
     EnvSpec spec = BeginSpec(*model, model->nq + model->nv);
-    if (version == Version::kV5) AddInfo(spec, "reward_survive");  // v4's step info is empty
-    EndSpec(spec, *model, config);
+    if (version == Version::kV5) AddInfo(spec, "reward_survive", version);  // v4's step info is empty
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

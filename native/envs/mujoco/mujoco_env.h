@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,9 +116,14 @@ inline EnvSpec BeginSpec(const mjModel& model, int64_t obs_size) {
   return spec;
 }
 
-// A scalar float64 info entry, info[key].
-inline void AddInfo(EnvSpec& spec, const std::string& key) {
-  spec.state.push_back(Box("info:" + key, Dtype::kFloat64, {}));
+// A scalar float64 info entry, info[key]. In Gymnasium's info of every step; in a reset's only for
+// a v5 task's position and tendon entries (its _get_reset_info; v4 tasks return none).
+inline void AddInfo(EnvSpec& spec, const std::string& key, Version version) {
+  static const std::set<std::string> kResetInfo = {"x_position",   "y_position",    "distance_from_origin",
+                                                   "z_distance_from_origin", "tendon_length", "tendon_velocity"};
+  const bool on_reset = version == Version::kV5 && kResetInfo.count(key) > 0;
+  spec.state.push_back(
+      WithPresence(Box("info:" + key, Dtype::kFloat64, {}), on_reset ? InfoPresence::kAlways : InfoPresence::kStep));
 }
 
 // The camera the config names (Gymnasium's MujocoRenderer.__init__): camera_id, else camera_name's
@@ -151,7 +157,7 @@ inline FieldSpec PixelObsField(const Config& config) {
 // The spec's last fields: info["qpos"] and info["qvel"] when expose_physics_state is set; the
 // frame's shape; with from_pixels, the pixel observation in place of the state vector (whose size
 // stays readable as the table "state_obs_size").
-inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config) {
+inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config, int frame_skip) {
   if (config.GetBool("expose_physics_state")) {
     spec.state.push_back(Box("info:qpos", Dtype::kFloat64, {static_cast<int>(model.nq)}));
     spec.state.push_back(Box("info:qvel", Dtype::kFloat64, {static_cast<int>(model.nv)}));
@@ -171,6 +177,8 @@ inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config) {
   }
   ResolveCameraId(model, config);  // rejects a bad camera now rather than at the first frame
   spec.render_shape = {static_cast<int>(height), static_cast<int>(width), 3};
+  // MujocoEnv's metadata["render_fps"]: int(np.round(1.0 / self.dt)).
+  spec.render_fps = std::round(1.0 / (model.opt.timestep * frame_skip));
   if (config.GetBool("from_pixels")) {
 #if !PP_MUJOCO_RENDER
     throw std::invalid_argument(std::string("from_pixels: ") + kNoRenderBuild);

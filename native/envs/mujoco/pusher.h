@@ -54,9 +54,9 @@ class PusherEnv final : public MujocoEnv {
     }
     // qpos[:7], qvel[:7], the coms of tips_arm, object and goal.
     EnvSpec spec = BeginSpec(*model, 2 * kArmJoints + 9);
-    for (const char* key : {"reward_dist", "reward_ctrl"}) AddInfo(spec, key);
-    if (version == Version::kV5) AddInfo(spec, "reward_near");
-    EndSpec(spec, *model, config);
+    for (const char* key : {"reward_dist", "reward_ctrl"}) AddInfo(spec, key, version);
+    if (version == Version::kV5) AddInfo(spec, "reward_near", version);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

@@ -45,8 +45,8 @@ class ReacherEnv final : public MujocoEnv {
     // cos(qpos[:2]), sin(qpos[:2]), qpos[2:], qvel[:2], fingertip - target (v5: its x and y).
     const int64_t obs_size = 2 + model->nq + 2 + (version == Version::kV4 ? 3 : 2);
     EnvSpec spec = BeginSpec(*model, obs_size);
-    for (const char* key : {"reward_dist", "reward_ctrl"}) AddInfo(spec, key);
-    EndSpec(spec, *model, config);
+    for (const char* key : {"reward_dist", "reward_ctrl"}) AddInfo(spec, key, version);
+    EndSpec(spec, *model, config, FrameSkip(config, kV4FrameSkip));
     return spec;
   }
 

@@ -32,6 +32,7 @@ inline EnvSpec BlackjackSpec(const std::string& /*task_id*/, const Config& /*con
   spec.action = {Discrete("action", 2)};  // 0: stick, 1: hit
   // BlackjackEnv.render's screen: 600 x 500 in Gymnasium 1.1-1.3, SCREEN_SIZE 384 x 376 in 1.4.
   spec.render_shape = art == Art::kGymnasium1_4 ? std::vector<int>{376, 384, 3} : std::vector<int>{500, 600, 3};
+  spec.render_fps = 4;
   return spec;
 }
 

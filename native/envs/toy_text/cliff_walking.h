@@ -67,6 +67,7 @@ inline EnvSpec CliffWalkingSpec(const std::string& /*task_id*/, const Config& co
   spec.action = {Discrete("action", 4)};
   const int cell = art == Art::kGymnasium1_4 ? CliffMap::kCell14 : CliffMap::kCell;
   spec.render_shape = {CliffMap::kRows * cell, CliffMap::kCols * cell, 3};
+  spec.render_fps = 4;
   spec.tables["P"] = CliffWalkingTable(config.GetBool("is_slippery")).Flatten();
   return spec;
 }

@@ -159,6 +159,7 @@ inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& conf
   EnvSpec spec;
   const auto [width, height] = FrozenLakeWindow(nrow, ncol);
   spec.render_shape = {height, width, 3};
+  spec.render_fps = 4;
   spec.state = {Discrete("obs", size), Box("info:prob", Dtype::kFloat64, {})};
   spec.action = {Discrete("action", 4)};
   // A random map is drawn per env: the table is then each env's own, not the task's.

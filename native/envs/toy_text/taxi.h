@@ -185,6 +185,7 @@ inline EnvSpec TaxiSpec(const std::string& /*task_id*/, const Config& config, Ar
   spec.action = {Discrete("action", TaxiMap::kNumActions)};
   spec.render_shape = art == Art::kGymnasium1_4 ? std::vector<int>{TaxiMap::kWindowH14, TaxiMap::kWindowW14, 3}
                                                 : std::vector<int>{TaxiMap::kWindowH, TaxiMap::kWindowW, 3};
+  spec.render_fps = 4;
   TaxiProbability(config, "fickle_probability", 0.3);  // checked here, read by the envs
   spec.tables["P"] =
       TaxiTable(config.GetBool("is_rainy"), TaxiRulesOf(config), TaxiProbability(config, "rainy_probability", 0.8))

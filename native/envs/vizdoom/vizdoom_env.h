@@ -198,9 +198,10 @@ inline EnvSpec MakeVizdoomSpec(const Config& config) {
   }
   if (multi) spec.state.push_back(PerPlayer(Box("info:players.reward", Dtype::kFloat64, {})));
   // The engine's seed of this episode (what DoomGame.set_seed takes before new_episode).
-  spec.state.push_back(Box("info:episode_seed", Dtype::kInt64, {}));
+  spec.state.push_back(WithPresence(Box("info:episode_seed", Dtype::kInt64, {}), InfoPresence::kExtra));
   spec.action.push_back(per_player(Discrete("action", static_cast<int64_t>(actions.size()))));
   spec.render_shape = {game->getScreenHeight(), game->getScreenWidth(), 3};
+  spec.render_fps = 35;  // vizdoom.DEFAULT_TICRATE, its Gymnasium wrapper's metadata
   return spec;
 }
 
