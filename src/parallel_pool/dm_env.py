@@ -18,8 +18,9 @@ import numpy as np
 from parallel_pool.base import BasePoolEnv
 
 
-class DmEnv(BasePoolEnv):
-    """A batch of envs with dm_env's API (batched ``TimeStep``s).
+class DmEnv(BasePoolEnv, dm_env.Environment):
+    """A batch of envs with dm_env's API (batched ``TimeStep``s): a ``dm_env.Environment``, as
+    EnvPool's ``make_dm`` pools are.
 
     Example:
         >>> import numpy as np, parallel_pool

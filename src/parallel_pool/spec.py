@@ -28,6 +28,9 @@ class FieldInfo:
     high: tuple[float, ...]
     per_player: bool
     allow_nan: bool
+    # An info field's place in the reference env's info (native/core/spec.h, InfoPresence): "always",
+    # "step" (not in a reset's), "where_true" (a flag, only in rows where set), "extra" (not the reference's).
+    presence: str = "always"
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> FieldInfo:
@@ -40,6 +43,7 @@ class FieldInfo:
             high=tuple(d["high"]),
             per_player=d["per_player"],
             allow_nan=d["allow_nan"],
+            presence=d.get("presence", "always"),
         )
 
     @property
@@ -90,6 +94,39 @@ class FieldInfo:
         return dm_specs.Array(self.shape, self.dtype, name=name)
 
 
+class Config(dict[str, Any]):
+    """A spec's config: a dict (``config["max_episode_steps"]``) whose keys are also attributes
+    (``config.max_episode_steps``), as EnvPool's ``spec.config`` reads."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"config has no key {name!r}; its keys: {', '.join(sorted(self))}") from None
+
+    def _asdict(self) -> dict[str, Any]:
+        """A plain dict (EnvPool's config is a named tuple, which has ``_asdict``)."""
+        return dict(self)
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """One array of a spec in EnvPool's form (``spec.state_array_spec["obs"]``): the dtype, a row's
+    shape and the bounds (scalars, or arrays of that shape)."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    minimum: Any
+    maximum: Any
+
+
+# The fields the engine adds to every env's declared ones, in EnvPool's names (a row each).
+_ENGINE_STATE: tuple[tuple[str, type], ...] = (
+    ("info:env_id", np.int32), ("info:elapsed_step", np.int32), ("reward", np.float64),
+    ("terminated", np.bool_), ("truncated", np.bool_),
+)
+
+
 # The state field of a pool of Python envs that holds each row's pickled info entries
 # (python_envs.py, ``info_pickle``); neither an observation nor an info field itself.
 PICKLED_INFO = "side:pickled_info"
@@ -110,7 +147,7 @@ class EnvSpec:
     def __init__(self, task_id: str, native: dict[str, Any], pool_config: dict[str, Any]) -> None:
         self.task_id = task_id
         self.env_config: dict[str, Any] = dict(native["config"])
-        self.config: dict[str, Any] = {**pool_config, **self.env_config}
+        self.config: Config = Config({**pool_config, **self.env_config})
         self.state_fields = [FieldInfo.from_native(d) for d in native["state"]]
         self.action_fields = [FieldInfo.from_native(d) for d in native["action"]]
         self.max_num_players: int = native["max_num_players"]
@@ -118,6 +155,8 @@ class EnvSpec:
         self.reward_threshold: float | None = native["reward_threshold"]
         # (height, width, 3) of the frames ``render()`` returns; None: the task does not render.
         self.render_shape: tuple[int, ...] | None = native.get("render_shape")
+        # The reference env's metadata["render_fps"]; None: it declares none.
+        self.render_fps: float | None = native.get("render_fps")
         self.obs_fields = [f for f in self.state_fields if f.name == "obs" or f.name.startswith("obs:")]
         self.info_fields = [f for f in self.state_fields if f.name.startswith("info:")]
         # Info keys that a row may lack (a Python env's info, python_envs.py): each has a "_<key>"
@@ -134,6 +173,22 @@ class EnvSpec:
     def id(self) -> str:  # noqa: A003 (Gymnasium's EnvSpec names it so; wrappers read spec.id)
         """The task id, as Gymnasium's ``EnvSpec.id``."""
         return self.task_id
+
+    @property
+    def state_array_spec(self) -> dict[str, ArraySpec]:
+        """Every array a step writes per env, in EnvPool's form: the env's observation and info
+        fields (``"obs"``, ``"obs:<key>"``, ``"info:<key>"``) and the engine's (``"info:env_id"``,
+        ``"info:elapsed_step"``, ``"reward"``, ``"terminated"``, ``"truncated"``)."""
+        out = {f.name: _array_spec(f) for f in self.state_fields if f.name != PICKLED_INFO}
+        for name, dtype in _ENGINE_STATE:
+            field = FieldInfo(name, np.dtype(dtype), (), "box", (), (), False, False)
+            out.setdefault(name, _array_spec(field))
+        return out
+
+    @property
+    def action_array_spec(self) -> dict[str, ArraySpec]:
+        """Every action array per env, in EnvPool's form (``"action"`` or ``"action:<key>"``)."""
+        return {f.name: _array_spec(f) for f in self.action_fields}
 
     @property
     def observation_space(self) -> gymnasium.Space:
@@ -195,3 +250,10 @@ class EnvSpec:
 
     def __repr__(self) -> str:
         return f"EnvSpec({self.task_id!r}, config={self.config!r})"
+
+
+def _array_spec(field: FieldInfo) -> ArraySpec:
+    low, high = field.bounds()
+    if field.space == "discrete" or (low.size and (low == low.flat[0]).all() and (high == high.flat[0]).all()):
+        return ArraySpec(field.dtype, field.shape, low.flat[0] if low.size else 0, high.flat[0] if high.size else 0)
+    return ArraySpec(field.dtype, field.shape, low, high)
