@@ -184,3 +184,50 @@ def test_time_limit_truncated_is_in_the_gym_front_ends_info(env_type: str) -> No
         assert seen or env_type == "gymnasium"
     finally:
         env.close()
+
+
+def test_spec_config_reads_as_attributes_as_envpools() -> None:
+    spec = parallel_pool.make_spec("CartPole-v1", num_envs=4, max_episode_steps=100)
+    assert spec.config.max_episode_steps == spec.config["max_episode_steps"] == 100
+    assert spec.config.num_envs == 4 and spec.config._asdict()["num_envs"] == 4
+    with pytest.raises(AttributeError, match="no key 'no_such_key'"):
+        _ = spec.config.no_such_key
+    env = parallel_pool.make("Pong-v5", num_envs=2) if "Pong-v5" in parallel_pool.list_all_envs() else None
+    if env is not None:
+        try:
+            assert env.spec.config.stack_num == 4 and env.config["stack_num"] == 4
+        finally:
+            env.close()
+
+
+def test_state_and_action_array_specs() -> None:
+    spec = parallel_pool.make_spec("CartPole-v1")
+    state = spec.state_array_spec
+    assert state["obs"].shape == (4,) and state["obs"].dtype == np.float32
+    np.testing.assert_array_equal(state["obs"].maximum, spec.observation_space.high)
+    assert state["info:env_id"].dtype == np.int32 and state["info:env_id"].shape == ()
+    assert {"reward", "terminated", "truncated", "info:elapsed_step"} <= set(state)
+    action = spec.action_array_spec
+    assert list(action) == ["action"]
+    assert action["action"].dtype == np.int64 and (action["action"].minimum, action["action"].maximum) == (0, 1)
+    # A Dict action (per key) and bounded Box actions.
+    pendulum = parallel_pool.make_spec("Pendulum-v1").action_array_spec["action"]
+    assert pendulum.shape == (1,) and pendulum.minimum == -2.0 and pendulum.maximum == 2.0
+
+
+def test_make_dm_is_a_dm_env_environment() -> None:
+    import dm_env
+
+    env = parallel_pool.make_dm("CartPole-v1", num_envs=2)
+    try:
+        assert isinstance(env, dm_env.Environment)
+        ts = env.reset()
+        assert (ts.step_type == dm_env.StepType.FIRST).all() and env.observation_spec().shape == (4,)
+    finally:
+        env.close()
+
+
+def test_the_package_ships_py_typed() -> None:
+    from pathlib import Path
+
+    assert (Path(parallel_pool.__file__).parent / "py.typed").is_file()

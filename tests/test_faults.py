@@ -131,6 +131,8 @@ def make(make_pool: Any, kind: str, num_envs: int, **kwargs: Any) -> Any:
         env = parallel_pool.make_dm(task, **kwargs)
     else:
         assert kind == "vector"
+        # The engine's info keys (env_id, elapsed_step), which these tests read, on request.
+        kwargs["engine_info"] = True
         # gymnasium.make_vec("parallel_pool/<id>") knows the native ids; the view it makes is this
         # class, which takes a Python env's id too.
         env = (gymnasium.make_vec(f"parallel_pool/{task}", **kwargs) if make_pool.backend == "native"

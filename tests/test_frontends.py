@@ -182,7 +182,8 @@ def test_render_mode_is_checked_and_non_rendering_tasks_say_so() -> None:
 
 
 def test_vector_view_renders_a_tuple_of_frames(make_pool) -> None:
-    task, kwargs = make_pool.args("GuessingGame-v0", num_envs=3, max_num_players=1, render_mode="rgb_array")
+    task, kwargs = make_pool.args("GuessingGame-v0", num_envs=3, max_num_players=1, render_mode="rgb_array",
+                                  engine_info=True)  # elapsed_step, which the frames paint
     # gymnasium.make_vec names native tasks; its view, this class, takes a Python env's id too.
     envs = (gym.make_vec(f"parallel_pool/{task}", **kwargs) if make_pool.backend == "native"
             else parallel_pool.ParallelPoolVectorEnv(task, **kwargs))

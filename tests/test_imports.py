@@ -33,6 +33,7 @@ LAYERS: list[set[str]] = [
     {"python_envs"},  # the Python-env backend: gymnasium.Envs in worker processes, a native pool's envs
     {"unpack"},  # native results -> (obs, reward, terminated, truncated, info)
     {"xla"},  # xla(): send/recv/step as XLA custom calls (imports jax only when called)
+    {"attributes"},  # call/get_attr/set_attr of a native pool's envs
     {"base"},  # BasePoolEnv
     {"gymnasium_env", "dm_env"},  # front-ends
     {"vector", "pettingzoo_api"},  # the VectorEnv view; the PettingZoo front-end (batched)

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from parallel_pool import _native, tasks, xla
+from parallel_pool import _native, attributes, tasks, xla
 from parallel_pool.errors import EnvError
 from parallel_pool.options import env_seeds, resolve
 from parallel_pool.python_envs import PythonEnvSource, WorkerGroup, python_source
@@ -27,6 +27,8 @@ class BasePoolEnv:
     def __init__(self, task_id: str | PythonEnvSource, **kwargs: Any) -> None:
         # The worker processes of a pool of Python envs (python_envs.py); None for native envs.
         self.workers: WorkerGroup | None = None
+        # Seeds that seed() set for the next reset() that gives none.
+        self._next_seeds: list[int] | None = None
         python = python_source(task_id, kwargs) if isinstance(task_id, str) else None
         if python is not None:  # "gymnasium:<id>", or a name register() gave one
             task_id, kwargs = python
@@ -43,6 +45,8 @@ class BasePoolEnv:
         base_id, pool, env_config = resolve(task_id, kwargs)
         self.task_id = task_id
         seeds = env_seeds(pool["seed"], pool["num_envs"])
+        # Each env's seed, as its np_random_seed: the last one it was given (reset(seed=...) gives new ones).
+        self._env_seeds = list(seeds)
         self._native = _native.Pool(
             base_id,
             env_config,
@@ -136,6 +140,11 @@ class BasePoolEnv:
             env_id = np.flatnonzero(_check_reset_mask(options["reset_mask"], self.num_envs))
         # One seed per env of the pool: the native pool picks those of the env ids it resets.
         seeds = None if seed is None else env_seeds(seed, self.num_envs)
+        if seeds is None and self._next_seeds is not None:
+            seeds, self._next_seeds = self._next_seeds, None
+        if seeds is not None and self.workers is None:
+            for i in range(self.num_envs) if env_id is None else np.asarray(env_id, dtype=np.int64).ravel():
+                self._env_seeds[int(i)] = seeds[int(i)]
         if self.is_async and env_id is None:
             # EnvPool's async reset(): queue every env's reset, return the first batch to finish.
             self._native.reset(None, seeds)
@@ -151,6 +160,53 @@ class BasePoolEnv:
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=not as_step))
         return arrays
+
+    def seed(self, seed: Any = None) -> list[int]:
+        """Seeds every env at the next ``reset()`` that gives no seed, as gym's and SB3's ``seed``:
+        an int gives env ``i`` the seed ``seed + i``, a list one per env, None fresh entropy.
+        Returns the seeds. (EnvPool's ``seed()`` only warns; ``make(..., seed=...)`` seeds the first
+        reset, ``reset(seed=...)`` any.)"""
+        self._native.check_open()
+        self._next_seeds = env_seeds(seed, self.num_envs)
+        return list(self._next_seeds)
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:
+        """Each env's seed: the one it was last given (at its first reset, or by ``reset(seed=...)``),
+        as ``SyncVectorEnv.np_random_seed``."""
+        if self.workers is not None:
+            return self.get_attr("np_random_seed")
+        return tuple(self._env_seeds)
+
+    # --- Gymnasium's call/get_attr/set_attr on every env ---
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Each env's attribute ``name``, called with ``args``/``kwargs`` if it is a method, in env
+        order (Gymnasium's ``VectorEnv.call``). A Python env's pool calls its env objects; a native
+        env's attributes are its config and ``attributes.ATTRIBUTES``, its method ``render``."""
+        self._native.check_open()
+        if self.workers is not None:
+            return self.workers.call(name, args, kwargs)
+        return attributes.native_call(self, name, args, kwargs, list(range(self.num_envs)))
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each env's attribute ``name``, in env order (Gymnasium's ``VectorEnv.get_attr``)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Sets attribute ``name`` of each env: ``values`` a list or tuple with one value per env, or
+        one value for all (Gymnasium's ``VectorEnv.set_attr``). A native env's config is fixed:
+        ``AttributeError``, saying so."""
+        self._native.check_open()
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(
+                "Values must be a list or tuple with length equal to the number of environments. "
+                f"Got `{len(values)}` values for {self.num_envs} environments."
+            )
+        if self.workers is None:
+            attributes.native_set(self, name)
+        self.workers.set_attr(name, list(values))
 
     def async_reset(self, seed: Any = None, env_id: Any = None) -> None:
         """Queues a reset of every env (or of those in ``env_id``); collect the results with ``recv``.

@@ -20,6 +20,7 @@ from gymnasium.vector import VectorEnv
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.errors import EnvError
 from parallel_pool.options import gymnasium_autoreset_mode
+from parallel_pool.python_envs import PythonEnvSource
 
 
 class GymnasiumEnv(BasePoolEnv, VectorEnv, gymnasium.Env):  # type: ignore[misc]  # render(env_id) returns an array
@@ -37,7 +38,7 @@ class GymnasiumEnv(BasePoolEnv, VectorEnv, gymnasium.Env):  # type: ignore[misc]
         >>> env.close()
     """
 
-    def __init__(self, task_id: str, **kwargs: Any) -> None:
+    def __init__(self, task_id: str | PythonEnvSource, **kwargs: Any) -> None:
         super().__init__(task_id, **kwargs)
         self._unpack = self._unpacker.unpack
         self.metadata: dict[str, Any] = {

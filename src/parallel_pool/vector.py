@@ -6,6 +6,7 @@ Batched spaces, ``metadata["autoreset_mode"]``, Gymnasium's ``reset(seed, option
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -16,6 +17,11 @@ from gymnasium.vector.utils import batch_space
 from parallel_pool.errors import EnvError
 from parallel_pool.gymnasium_env import GymnasiumEnv
 from parallel_pool.options import gymnasium_autoreset_mode
+from parallel_pool.python_envs import PythonEnvSource
+
+# The info keys the engine adds to every row (EnvPool's): the strict view leaves them out unless
+# asked for (engine_info=True), so that its info is the reference env's own.
+ENGINE_INFO_KEYS = ("env_id", "elapsed_step")
 
 
 class ParallelPoolVectorEnv(VectorEnv):
@@ -35,73 +41,172 @@ class ParallelPoolVectorEnv(VectorEnv):
         >>> envs.close()
     """
 
-    def __init__(self, task_id: str, num_envs: int = 1, **kwargs: Any) -> None:
+    # None until __init__ has made the pool: the finalizer of a view whose __init__ raised closes nothing.
+    _env: GymnasiumEnv | None = None
+
+    def __init__(self, task_id: str | PythonEnvSource, num_envs: int = 1, *, engine_info: bool = False,
+                 **kwargs: Any) -> None:
+        """``task_id``: a task id, or a ``PythonEnvSource`` (``from_env_fns`` makes one). ``engine_info``:
+        also return the engine's own info keys, ``env_id`` and ``elapsed_step``; other kwargs are
+        ``parallel_pool.make``'s."""
         if "batch_size" in kwargs and kwargs["batch_size"] not in (None, num_envs):
             raise ValueError("a VectorEnv steps every env at once: batch_size must equal num_envs")
-        self._env = GymnasiumEnv(task_id, num_envs=num_envs, **kwargs)
-        if self._env.spec.max_num_players > 1:
-            self._env.close()
+        if isinstance(task_id, PythonEnvSource):
+            kwargs.setdefault("num_envs", len(task_id.env_fns or ()) or num_envs)
+            env = GymnasiumEnv(task_id, **kwargs)
+        else:
+            env = GymnasiumEnv(task_id, num_envs=num_envs, **kwargs)
+        if env.spec.max_num_players > 1:
+            env.close()
             raise ValueError(f"{task_id} is multi-player; use parallel_pool.make() for per-player rows")
-        self.num_envs = num_envs
-        self.single_observation_space = self._env.observation_space
-        self.single_action_space = self._env.action_space
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
-        self.render_mode = self._env.render_mode
-        self.metadata = {
-            "autoreset_mode": gymnasium_autoreset_mode(self._env.autoreset_mode),
-            "render_modes": [] if self.render_mode is None else [self.render_mode],
-        }
+        self._env = env
+        self.num_envs = env.num_envs
+        self.single_observation_space = env.observation_space
+        self.single_action_space = env.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = env.render_mode
+        # The info keys that are not the reference env's (dropped unless engine_info), those its
+        # reset's info lacks, and flags it has only where they are set (native/core/spec.h, InfoPresence).
+        fields = env.spec.info_fields
+        self._extra_keys = () if engine_info else (*ENGINE_INFO_KEYS, *(f.key for f in fields if f.presence == "extra"))
+        self._step_keys = tuple(f.key for f in fields if f.presence == "step")
+        self._flag_keys = tuple(f.key for f in fields if f.presence == "where_true")
+        self.metadata = self._metadata()
         self.spec = None
         self._last_obs: Any = None
+
+    @classmethod
+    def from_env_fns(cls, env_fns: Sequence[Callable[[], Any]], **kwargs: Any) -> ParallelPoolVectorEnv:
+        """The view over a pool of Python envs, one per factory (as ``AsyncVectorEnv(env_fns)``);
+        kwargs as ``parallel_pool.make_python``'s."""
+        return cls(PythonEnvSource(env_fns=list(env_fns)), **kwargs)
+
+    def _metadata(self) -> dict[str, Any]:
+        """Gymnasium's vector metadata: the env's own (a Python env's ``metadata``, or a native
+        task's render modes and ``render_fps``) with the pool's ``autoreset_mode``."""
+        env = self.pool
+        if env.workers is not None:
+            metadata = dict(env.get_attr("metadata")[0])
+        else:
+            metadata = {"render_modes": [] if self.render_mode is None else [self.render_mode]}
+            if env.spec.render_fps is not None:
+                metadata["render_fps"] = env.spec.render_fps
+        metadata["autoreset_mode"] = gymnasium_autoreset_mode(env.autoreset_mode)
+        return metadata
 
     @property
     def pool(self) -> GymnasiumEnv:
         """The native pool behind this view."""
+        assert self._env is not None  # set by __init__ before anything can call this
         return self._env
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]  # Sync/AsyncVectorEnv's form
+        """Each env's seed, as ``SyncVectorEnv.np_random_seed``: the one it was last given."""
+        return self.pool.np_random_seed
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Calls method ``name`` of every env (or returns attribute ``name``), in env order, as
+        ``SyncVectorEnv.call``; ``BasePoolEnv.call`` says what a native env has."""
+        return self.pool.call(name, *args, **kwargs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Attribute ``name`` of every env, in env order."""
+        return self.pool.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Sets attribute ``name`` of every env: one value per env (a list or tuple) or one for all."""
+        self.pool.set_attr(name, values)
+
+    def _strip(self, info: dict[str, Any], reset: bool = False) -> dict[str, Any]:
+        """The info in Gymnasium's vector form, with the reference env's keys only: no extra keys
+        (unless ``engine_info``), no step-only keys after a reset, a flag only in rows where it is
+        set, and each key's ``_key`` mask (a native env's fields are in every row; a Python env's keys
+        that some rows lack come with their masks already)."""
+        elapsed = info.get("elapsed_step")
+        for key in self._extra_keys:
+            info.pop(key, None)
+        if reset:
+            for key in self._step_keys:
+                info.pop(key, None)
+        elif self._step_keys and elapsed is not None and (elapsed == 0).any():
+            # Rows an autoreset reset in this step have the reset's info, as Gymnasium's vector envs give it.
+            reset_rows = elapsed == 0
+            for key in self._step_keys:
+                if key in info:
+                    if reset_rows.all():
+                        del info[key]
+                    else:
+                        info[key] = np.where(_rows_mask(reset_rows, info[key]), 0, info[key])
+                        info["_" + key] = ~reset_rows
+        for key in self._flag_keys:
+            if key in info and "_" + key not in info:
+                flags = np.asarray(info.pop(key), dtype=bool)
+                if flags.any():
+                    info[key], info["_" + key] = flags, flags.copy()
+        for key in [k for k in info if not k.startswith("_") and "_" + k not in info]:
+            rows = self.num_envs if isinstance(info[key], dict) else len(info[key])
+            info["_" + key] = np.ones(rows, dtype=bool)
+        if "final_info" in info:
+            final = info["final_info"]
+            for key in self._extra_keys:
+                final.pop(key, None)
+                final.pop("_" + key, None)
+        return info
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         options = dict(options) if options else None
         if options and "reset_mask" in options:
             mask = options["reset_mask"]
             try:
-                obs, info = self._env.reset(seed=seed, options={"reset_mask": mask})
+                obs, info = self.pool.reset(seed=seed, options=options)
                 error = None
             except EnvError as e:
                 (obs, info), error = e.result, e
             merged = _merge_rows(self._last_obs, obs, np.flatnonzero(mask), self.num_envs)
             self._last_obs = merged
             if error is not None:
-                raise EnvError(error.errors, (merged, info)) from None
-            return merged, info
+                raise EnvError(error.errors, (merged, self._strip(info, reset=True))) from None
+            return merged, self._strip(info, reset=True)
         try:
-            obs, info = self._env.reset(seed=seed)
+            obs, info = self.pool.reset(seed=seed, options=options)
         except EnvError as e:
             self._last_obs = e.result[0]
+            e.result = (e.result[0], self._strip(e.result[1], reset=True))
             raise
         self._last_obs = obs
-        return obs, info
+        return obs, self._strip(info, reset=True)
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         try:
-            result = self._env.step(actions)
+            result = self.pool.step(actions)
         except EnvError as e:
             self._last_obs = e.result[0]
+            e.result = (*e.result[:4], self._strip(e.result[4]))
             raise
         self._last_obs = result[0]
+        self._strip(result[4])
         return result
 
     def render(self) -> tuple[Any, ...] | None:
         """Every env's current RGB frame (Gymnasium's vector convention: a tuple, one per env)."""
         if self.render_mode is None:
             return None
-        return tuple(self._env.render())
+        return tuple(self.pool.render())
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._env.close()
+        if self._env is not None:
+            self._env.close()
 
     def __repr__(self) -> str:
-        return f"ParallelPoolVectorEnv({self._env.task_id}, num_envs={self.num_envs})"
+        task = "?" if self._env is None else self._env.task_id
+        return f"ParallelPoolVectorEnv({task}, num_envs={self.num_envs})"
+
+
+def _rows_mask(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A per-row mask shaped to broadcast over ``values`` (rows first)."""
+    return rows.reshape(rows.shape + (1,) * (np.ndim(values) - 1))
 
 
 def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, num_envs: int) -> Any:
