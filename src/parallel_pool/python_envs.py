@@ -861,12 +861,13 @@ class WorkerGroup:
         if self._time_steps:
             chosen = max(1, min(self.num_workers, sync_num_workers(len(self._env_fns), self.probed_step_s)))
             if chosen < self.num_workers:
-                # Not built anything yet (no envs, no channel): ended at once, not asked.
+                # Not built anything yet (no envs, no channel): ended at once, not asked. Killed
+                # before its pipe closes: a worker that read EOF first would print a traceback.
                 for conn, process in zip(self._conns[chosen:], self._processes[chosen:]):
-                    if conn is not None:
-                        conn.close()
                     process.kill()
                     process.join()
+                    if conn is not None:
+                        conn.close()
                 del self._processes[chosen:], self._conns[chosen:]
                 self._layout(chosen)
         for w in range(self.num_workers):
