@@ -422,7 +422,7 @@ def test_per_env_methods_attributes_and_wrappers_reach_the_python_envs() -> None
         envs.step(np.zeros(3, dtype=np.int64))  # the pool knows env 2 was reset
     finally:
         envs.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(parallel_pool.PoolClosedError):
         envs.get_attr("t")
 
 

@@ -1250,7 +1250,7 @@ def test_call_get_attr_and_set_attr_follow_gymnasium() -> None:
     finally:
         env.close()
         ref.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(parallel_pool.PoolClosedError):
         env.get_attr("count")
     native = parallel_pool.make("CartPole-v1", num_envs=2)
     with pytest.raises(NotImplementedError, match="native"):

@@ -222,11 +222,9 @@ class ParallelPoolVecEnv(VecEnv):
     def _run(self, op: str, indices: VecEnvIndices, args: Any, what: str) -> list[Any]:
         """``op`` on each Python env of ``indices`` in its worker (``WorkerGroup.run``); ``args``
         is one argument tuple for every env, or a function of the env id giving it."""
-        assert self._workers is not None
+        workers = self.pool._require_workers(what)  # a closed pool: PoolClosedError
         ids = self.pool._env_ids(list(self._get_indices(indices)))
-        if self.pool.closed:
-            raise RuntimeError(f"{what} on a closed VecEnv")
-        return self._workers.run(op, [(i, args(i) if callable(args) else args) for i in ids], what)
+        return workers.run(op, [(i, args(i) if callable(args) else args) for i in ids], what)
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         if self._workers is not None:  # SubprocVecEnv's: env.get_wrapper_attr(name)

@@ -218,12 +218,10 @@ class BasePoolEnv:
                                               f"set_attr({name!r})")
 
     def _require_workers(self, what: str) -> WorkerGroup:
+        self._native.check_open()  # a closed pool: PoolClosedError
         if self.workers is None:
-            self._native.check_open()
             raise NotImplementedError(f"{what}() reaches the envs of a pool of Python envs; a native pool's "
                                       "envs have no Python objects")
-        if self.workers.closed or self.closed:
-            raise RuntimeError(f"{what}() on a closed pool")
         return self.workers
 
     def _env_ids(self, env_ids: Any) -> list[int]:
