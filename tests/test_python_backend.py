@@ -1163,6 +1163,12 @@ def test_without_a_seed_the_first_reset_gets_none_as_from_sync_vector_env() -> N
         assert env.get_attr("seeds") == ([7], [8], [9])
     finally:
         env.close()
+    env = parallel_pool.make_python(fns, num_workers=1)  # no seed, but the first reset is seeded
+    try:
+        env.reset(seed=9)
+        assert env.get_attr("seeds") == ([9], [10], [11])
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize("batch_size", [None, 2])
