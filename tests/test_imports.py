@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     {"families"},  # the env libraries: the installed families and out-of-tree ones (their ids: tasks)
     {"options"},  # kwargs: pool options, env config, autoreset modes, seeds
     {"spec"},  # EnvSpec: fields, spaces, dm_env specs
+    {"python_spaces"},  # a Python env's spaces as a pool's fields (per leaf) or pickled byte rows
     {"python_envs"},  # the Python-env backend: gymnasium.Envs in worker processes, a native pool's envs
     {"unpack"},  # native results -> (obs, reward, terminated, truncated, info)
     {"xla"},  # xla(): send/recv/step as XLA custom calls (imports jax only when called)

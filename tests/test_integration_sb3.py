@@ -8,10 +8,12 @@ output of the two VecEnvs, under the same SB3 wrappers, is compared.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from typing import Any, Callable
 
+import cloudpickle
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -30,6 +32,9 @@ from stable_baselines3.common.vec_env import (
 
 import parallel_pool
 from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+
+# The envs below are sent to the workers by value: the workers need not import this file (nor torch).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 NUM_ENVS = 4
 MAX_STEPS = 30  # short episodes: truncations and terminations both happen often
@@ -319,3 +324,167 @@ def test_ppo_solves_cartpole_within_100k_steps() -> None:
     assert mean_return >= 475
     envs.close()
     eval_envs.close()
+
+
+# ---- env factories, as SubprocVecEnv takes them: a pool of Python envs -----------------------------
+
+
+class SampledEnv(gym.Env):
+    """Observations and rewards drawn from its own spaces and RNG (seeded by reset's seed); records
+    each reset's seed and options; episodes of 4 steps; renders float frames, as SB3's test env does."""
+
+    def __init__(self, action_space: gym.Space | None = None, render_mode: str | None = "rgb_array") -> None:
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float64)
+        self.action_space = action_space if action_space is not None else gym.spaces.Discrete(2)
+        self.render_mode = render_mode
+        self.seeds: list[int | None] = []
+        self.last_options: dict | None = None
+        self.t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.seeds.append(seed)
+        self.last_options = options
+        self.t = 0
+        return self.np_random.random(2), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        assert self.action_space.contains(action), action
+        self.t += 1
+        return self.np_random.random(2), float(self.np_random.random()), False, self.t >= 4, {}
+
+    def render(self) -> np.ndarray:
+        return np.full((4, 4, 3), 0.5)
+
+    def scaled(self, x: float, factor: float = 1.0) -> float:
+        return x * factor * len(self.seeds)
+
+
+def sampled() -> gym.Env:
+    return SampledEnv()
+
+
+def monitored() -> gym.Env:
+    return Monitor(SampledEnv())
+
+
+def test_env_factories_step_as_dummy_vec_env() -> None:
+    """ParallelPoolVecEnv(env_fns) for SubprocVecEnv(env_fns): the same seeds give the same episodes,
+    terminal observations and TimeLimit flags as DummyVecEnv over the same factories."""
+    ours = ParallelPoolVecEnv([sampled] * 3, num_workers=2)
+    ref = DummyVecEnv([sampled] * 3)
+    try:
+        assert ours.num_envs == 3 and ours.render_mode == "rgb_array"
+        assert ours.seed(5) == ref.seed(5) == [5, 6, 7]
+        np.testing.assert_array_equal(ours.reset(), ref.reset())
+        for t in range(9):
+            action = np.array([t % 2, 1, 0])
+            got, expect = ours.step(action), ref.step(action)
+            np.testing.assert_array_equal(got[0], expect[0], err_msg=f"step {t}")
+            # DummyVecEnv keeps rewards as float32 (SubprocVecEnv as the env's floats, as the pool).
+            np.testing.assert_array_equal(got[1].astype(np.float32), expect[1], err_msg=f"step {t}")
+            np.testing.assert_array_equal(got[2], expect[2], err_msg=f"step {t}")
+            for info_a, info_b in zip(got[3], expect[3]):
+                assert info_a["TimeLimit.truncated"] == info_b["TimeLimit.truncated"]
+                assert ("terminal_observation" in info_a) == ("terminal_observation" in info_b)
+                if "terminal_observation" in info_b:
+                    np.testing.assert_array_equal(info_a["terminal_observation"], info_b["terminal_observation"])
+    finally:
+        ours.close()
+        ref.close()
+    with pytest.raises(ValueError, match="num_envs"):
+        ParallelPoolVecEnv([sampled] * 2, num_envs=3)
+    with pytest.raises(ValueError, match="illegal"):
+        ParallelPoolVecEnv([sampled] * 2, start_method="illegal")
+
+
+def test_per_env_methods_attributes_and_wrappers_reach_the_python_envs() -> None:
+    envs = ParallelPoolVecEnv([sampled, monitored, sampled], num_workers=2, seed=0)
+    try:
+        assert envs.env_is_wrapped(Monitor) == [False, True, False]
+        assert envs.env_is_wrapped(Monitor, indices=[1]) == [True]
+        envs.reset()
+        assert envs.env_method("scaled", 2.0, indices=[0, -1], factor=3.0) == [6.0, 6.0]
+        assert envs.get_attr("t") == [0, 0, 0]
+        envs.set_attr("t", 3, indices=[1])  # setattr on the outermost wrapper, as SubprocVecEnv does
+        assert envs.get_attr("t") == [0, 3, 0]
+        envs.env_method("set_wrapper_attr", "t", 2, indices=[0])
+        assert envs.get_attr("t", indices=0) == [2]
+        assert envs.has_attr("last_options") and not envs.has_attr("no_such_attribute")
+        with pytest.raises(AttributeError, match="no_such_attribute"):
+            envs.get_attr("no_such_attribute")
+        with pytest.raises(TypeError):
+            envs.env_method("scaled")  # a missing argument: the env's own TypeError
+        (obs_a, _), = envs.env_method("reset", indices=[2], seed=11)
+        (obs_b, _), = envs.env_method("reset", indices=[2], seed=11, options={"level": 1})
+        np.testing.assert_array_equal(obs_a, obs_b)
+        assert envs.get_attr("last_options") == [None, None, {"level": 1}]
+        envs.step(np.zeros(3, dtype=np.int64))  # the pool knows env 2 was reset
+    finally:
+        envs.close()
+    with pytest.raises(parallel_pool.PoolClosedError):
+        envs.get_attr("t")
+
+
+def test_seed_and_set_options_reach_the_next_reset_only() -> None:
+    envs = ParallelPoolVecEnv([sampled] * 3, num_workers=1)
+    try:
+        envs.reset()
+        assert envs.get_attr("seeds") == [[None]] * 3  # no seed given: None, as SubprocVecEnv passes
+        seeds = envs.seed()  # SB3 draws a 32-bit base seed
+        assert all(0 <= s < 2**32 + 3 for s in seeds)
+        envs.set_options({"hello": 1})
+        assert envs.get_attr("last_options") == [None] * 3
+        envs.reset()
+        assert [s[-1] for s in envs.get_attr("seeds")] == seeds
+        assert envs.get_attr("last_options") == [{"hello": 1}] * 3
+        envs.reset()
+        assert envs.get_attr("last_options") == [None] * 3
+        assert [s[-1] for s in envs.get_attr("seeds")] == [None] * 3
+        envs.set_options([{"other": 2}, {}, {"hello": 1}])
+        envs.reset()
+        assert envs.get_attr("last_options") == [{"other": 2}, None, {"hello": 1}]
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("space", [
+    gym.spaces.Dict({"move": gym.spaces.Box(-1.0, 1.0, (2,), np.float32), "pick": gym.spaces.Discrete(3)}),
+    gym.spaces.Tuple((gym.spaces.Discrete(3), gym.spaces.MultiBinary(2))),
+], ids=["dict", "tuple"])
+def test_dict_and_tuple_actions_per_env_and_batched(space: gym.Space) -> None:
+    def make() -> gym.Env:
+        return SampledEnv(action_space=space)
+
+    envs = ParallelPoolVecEnv([make] * 3, num_workers=1, seed=0)
+    try:
+        envs.reset()
+        space.seed(0)
+        envs.step([space.sample() for _ in range(3)])  # SB3's form: one action per env (the env checks it)
+        batched = gym.vector.utils.batch_space(space, 3)
+        batched.seed(0)
+        envs.step(batched.sample())  # Gymnasium's batched form
+        assert envs.get_attr("t") == [2, 2, 2]
+    finally:
+        envs.close()
+
+
+def test_render_and_get_images_of_float_frames() -> None:
+    envs = ParallelPoolVecEnv([sampled] * 3, num_workers=1, seed=0)
+    try:
+        images = envs.get_images()  # before any reset, as SubprocVecEnv's
+        assert len(images) == 3 and all(i.dtype == np.float64 and i.shape == (4, 4, 3) for i in images)
+        envs.reset()
+        np.testing.assert_array_equal(envs.render(mode="rgb_array"), envs.render())
+        assert envs.render().shape == (8, 8, 3)  # SB3's tile_images: 2x2 tiles, one blank
+        np.testing.assert_array_equal(envs.pool.render(), np.stack(images))
+        with pytest.warns(UserWarning):
+            envs.render(mode="something_else")
+    finally:
+        envs.close()
+    quiet = ParallelPoolVecEnv([lambda: SampledEnv(render_mode=None)] * 2, num_workers=1)
+    try:
+        with pytest.warns(UserWarning):
+            assert quiet.get_images() == [None, None]
+    finally:
+        quiet.close()

@@ -277,3 +277,72 @@ def test_per_env_info_dicts_of_the_integrations_follow_the_masks() -> None:
         assert seen > 0
     finally:
         venv.close()
+
+
+class MissionEnv(gym.Env):
+    """A Dict observation with a text entry (pickled whole) or, with ``text=False``, a nested Dict of a
+    uint16 Box and an int32 Discrete (a field per leaf, rebuilt): same_step's ``final_obs`` rows must
+    be the env's own last observations, and the info beside them SyncVectorEnv's."""
+
+    def __init__(self, text: bool = True) -> None:
+        inner: spaces.Space = spaces.Text(16) if text else spaces.Dict(
+            {"n": spaces.Discrete(9, dtype=np.int32), "grid": spaces.Box(0, 999, (2,), np.uint16)})
+        self.observation_space = spaces.Dict({"pos": spaces.Box(0, 9, (1,), np.int64), "mission": inner})
+        self.action_space = spaces.Discrete(2)
+        self.text = text
+        self.t = self.length = 0
+
+    def _obs(self) -> dict[str, Any]:
+        mission: Any = f"go {self.t} of {self.length}" if self.text else {
+            "n": np.int32(self.t), "grid": np.array([self.t, 100 * self.length], np.uint16)}
+        return {"pos": np.array([self.t]), "mission": mission}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.t, self.length = 0, int(self.np_random.integers(2, 6))
+        return self._obs(), {"length": self.length}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.t += 1
+        return self._obs(), 1.0, self.t >= self.length, False, {"length": self.length}
+
+
+@pytest.mark.parametrize("text", [True, False], ids=["pickled", "nested"])
+def test_same_step_final_obs_of_pickled_and_nested_observations(text: bool) -> None:
+    def make() -> gym.Env:
+        return MissionEnv(text)
+
+    env = parallel_pool.make_python([make] * NUM_ENVS, num_workers=2, seed=3, autoreset_mode="same_step")
+    ref = SyncVectorEnv([make] * NUM_ENVS, autoreset_mode=AutoresetMode.SAME_STEP)
+    try:
+        env.reset()
+        ref.reset(seed=3)
+        ends = 0
+        for t in range(12):
+            action = np.ones(NUM_ENVS, dtype=np.int64)
+            obs, _, term, _, info = env.step(action)
+            ref_obs, _, ref_term, _, ref_info = ref.step(action)
+            np.testing.assert_array_equal(term, ref_term)
+            np.testing.assert_array_equal(obs["pos"], ref_obs["pos"])
+            if text:
+                assert obs["mission"] == ref_obs["mission"]
+            else:
+                for key in ("n", "grid"):
+                    assert obs["mission"][key].dtype == ref_obs["mission"][key].dtype
+                    np.testing.assert_array_equal(obs["mission"][key], ref_obs["mission"][key])
+            assert ("final_obs" in info) == ("final_obs" in ref_info), f"step {t}"
+            if "final_obs" in ref_info:
+                np.testing.assert_array_equal(info["_final_obs"], ref_info["_final_obs"])
+                for got, expect in zip(info["final_obs"][term], ref_info["final_obs"][ref_term]):
+                    np.testing.assert_array_equal(got["pos"], expect["pos"])
+                    if text:
+                        assert got["mission"] == expect["mission"]
+                    else:
+                        assert got["mission"]["n"] == expect["mission"]["n"]
+                        np.testing.assert_array_equal(got["mission"]["grid"], expect["mission"]["grid"])
+                        assert got["mission"]["grid"].dtype == np.uint16
+                ends += int(term.sum())
+        assert ends >= NUM_ENVS
+    finally:
+        env.close()
+        ref.close()

@@ -285,7 +285,7 @@ class PoolActor:
         info key that comes and goes, no final observations, no text, no pickled info)."""
         env = self._env
         return (PoolActor.native_serve and wire._native is not None and env.batch_size < env.num_envs
-                and not env._tuple_action and env._unpacker._simple and env._unpack == env._unpacker.unpack)
+                and env._flatten_action is None and env._unpacker._simple and env._unpack == env._unpacker.unpack)
 
     def _recv_planned(self, send_skeleton: bytes) -> tuple[tuple, tuple | None]:
         """``recv`` for the first async batch: ``(the reply, the plan of _dp_serve_batches or None)``.

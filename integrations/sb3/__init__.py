@@ -4,6 +4,8 @@ Replacing ``SubprocVecEnv`` is a one-line change::
 
     # envs = SubprocVecEnv([lambda: Monitor(gym.make("CartPole-v1")) for _ in range(8)])
     envs = ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=0)
+    # or, for any Python envs, the same factories in worker processes:
+    envs = ParallelPoolVecEnv([lambda: Monitor(MyEnv()) for _ in range(8)])
 
 The pool runs in same-step autoreset mode, which is what SB3 expects: the step that ends an
 episode returns the next episode's first observation, with the last one in
@@ -16,13 +18,15 @@ it overwrites them with its own count, as it does over ``Monitor``-wrapped envs)
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector.utils import concatenate, create_empty_array
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 import parallel_pool
@@ -52,6 +56,14 @@ class ParallelPoolVecEnv(VecEnv):
     receives the batch. ``make_kwargs`` go to ``parallel_pool.make`` (``num_threads``,
     ``max_episode_steps``, the task's own config, ...); ``episode_stats=False`` drops
     ``infos[i]["episode"]``. ``autoreset_mode`` is always ``"same_step"``.
+
+    ``task_id`` may also be a list of env factories, as ``SubprocVecEnv`` takes them (a pool of
+    Python envs, ``parallel_pool.make_python``; ``start_method`` is accepted, the workers always
+    spawn). Over Python envs (factories or ``"gymnasium:<id>"``) the per-env calls are
+    ``SubprocVecEnv``'s, run in the workers between steps: ``env_method`` (but ``reset``, which goes
+    through the pool), ``get_attr``, ``set_attr`` (``setattr`` on the outermost wrapper),
+    ``env_is_wrapped``, ``get_images`` (each env's ``render()``); ``set_options`` reaches the next
+    reset; a list of one Dict or Tuple action per env is batched for the pool.
 
     Over a native pool there are no per-env Python objects, so the per-env calls answer as follows:
 
@@ -96,32 +108,59 @@ class ParallelPoolVecEnv(VecEnv):
         >>> envs.close()
     """
 
-    def __init__(self, task_id: str, num_envs: int = 1, seed: Any = None, **make_kwargs: Any) -> None:
+    def __init__(self, task_id: str | Sequence[Callable[[], gym.Env]], num_envs: int | None = None, seed: Any = None,
+                 start_method: str | None = None, **make_kwargs: Any) -> None:
+        # SubprocVecEnv's start_method: a valid name is accepted, but the workers always start with
+        # "spawn" (the pool's threads make fork unsafe); an unknown name fails as it does there.
+        if start_method is not None:
+            multiprocessing.get_context(start_method)
         mode = make_kwargs.pop("autoreset_mode", "same_step")
         if mode not in ("same_step", gym.vector.AutoresetMode.SAME_STEP):
             raise ValueError(f"SB3 VecEnvs reset in the step that ends an episode: autoreset_mode must be "
                              f"'same_step', got {mode!r}")
-        check_sync_batch_size(
-            make_kwargs, num_envs, f"an SB3 VecEnv steps every env at once: batch_size must equal num_envs ({num_envs})"
-        )
         make_kwargs.setdefault("episode_stats", True)
-        self.pool = parallel_pool.make_gymnasium(
-            task_id, num_envs=num_envs, seed=seed, autoreset_mode="same_step", **make_kwargs
-        )
+        if isinstance(task_id, str):
+            num_envs = 1 if num_envs is None else num_envs
+            check_sync_batch_size(make_kwargs, num_envs, f"an SB3 VecEnv steps every env at once: batch_size must "
+                                  f"equal num_envs ({num_envs})")
+            self.pool = parallel_pool.make_gymnasium(
+                task_id, num_envs=num_envs, seed=seed, autoreset_mode="same_step", **make_kwargs
+            )
+            self.task_id = task_id
+        else:  # env factories, as SubprocVecEnv takes them: a pool of Python envs
+            env_fns = list(task_id)
+            if num_envs not in (None, len(env_fns)):
+                raise ValueError(f"num_envs ({num_envs}) must equal the number of env factories ({len(env_fns)})")
+            num_envs = len(env_fns)
+            check_sync_batch_size(make_kwargs, num_envs, f"an SB3 VecEnv steps every env at once: batch_size must "
+                                  f"equal num_envs ({num_envs})")
+            self.pool = parallel_pool.make_python(  # type: ignore[assignment]  # env_type="gymnasium"
+                env_fns, seed=seed, autoreset_mode="same_step", **make_kwargs)
+            self.task_id = self.pool.task_id
         require_single_player(self.pool, "an SB3 VecEnv")
-        self.task_id = task_id
+        # The Python envs themselves (make_python, "gymnasium:<id>"), which answer the per-env calls.
+        self._workers = self.pool.workers
         self._episode_stats: bool = self.pool.config["episode_stats"]
         self._info_keys = row_info_keys(self.pool.spec)
         self._attrs = EnvAttributes(self.pool, "ParallelPoolVecEnv")
         self._waiting = False
+        # An integer Box action space: SB3 may hand float actions (SubprocVecEnv gives the env what it
+        # gets), which the pool refuses for an integer field: they are cast to the space's dtype.
+        space = self.pool.action_space
+        self._integer_box = np.dtype(space.dtype) if isinstance(space, gym.spaces.Box) and np.dtype(
+            space.dtype).kind in "iub" else None
         # VecMonitor's "t" is the time since the wrapper was made.
         self._t_start = time.time()
         super().__init__(num_envs, self.pool.observation_space, self.pool.action_space)
 
     # --- stepping ---
     def reset(self) -> VecEnvObs:
-        check_no_reset_options(self._options)
+        if self._workers is None:
+            check_no_reset_options(self._options)
         self._finish_pending_step()
+        if self._workers is not None and any(self._options):
+            # SubprocVecEnv's: env i's reset gets options=self._options[i] when it is not empty.
+            self.pool.set_reset_options([o or None for o in self._options])
         try:
             obs, info = self.pool.reset(seed=fill_seeds(self._seeds))
             error = None
@@ -135,7 +174,7 @@ class ParallelPoolVecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self.pool.send(np.asarray(actions))
+        self.pool.send(_batch_actions(self.action_space, actions, self._integer_box))
         self._waiting = True
 
     def step_wait(self) -> VecEnvStepReturn:
@@ -162,7 +201,7 @@ class ParallelPoolVecEnv(VecEnv):
             t = round(time.time() - self._t_start, 6)
             for k in np.flatnonzero(dones):
                 self.reset_infos[k] = infos[k]
-                row = row_info(final_info, self._info_keys, k)
+                row = row_info(final_info, self._info_keys, int(k))
                 row["TimeLimit.truncated"] = bool(time_limit[k])
                 row["terminal_observation"] = final_obs[k]
                 if ended is not None and episode is not None and ended[k]:
@@ -179,15 +218,32 @@ class ParallelPoolVecEnv(VecEnv):
             self._waiting = False
             self.pool.recv()
 
-    # --- per-env attributes and methods, answered by the pool ---
+    # --- per-env attributes and methods: the Python envs' own, or answered by the native pool ---
+    def _run(self, op: str, indices: VecEnvIndices, args: Any, what: str) -> list[Any]:
+        """``op`` on each Python env of ``indices`` in its worker (``WorkerGroup.run``); ``args``
+        is one argument tuple for every env, or a function of the env id giving it."""
+        workers = self.pool._require_workers(what)  # a closed pool: PoolClosedError
+        ids = self.pool._env_ids(list(self._get_indices(indices)))
+        return workers.run(op, [(i, args(i) if callable(args) else args) for i in ids], what)
+
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        if self._workers is not None:  # SubprocVecEnv's: env.get_wrapper_attr(name)
+            return self._run("get", indices, (attr_name,), f"get_attr({attr_name!r})")
         return [self._attrs.get(attr_name, i) for i in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        if self._workers is not None:  # SubprocVecEnv's: setattr(env, name, value) on the outermost wrapper
+            self._run("setattr", indices, (attr_name, value), f"set_attr({attr_name!r})")
+            return
         self._attrs.set(attr_name, value, self._get_indices(indices))
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
+        if self._workers is not None and method_name != "reset":
+            # SubprocVecEnv's: env.get_wrapper_attr(name)(*args, **kwargs). A reset goes through the
+            # pool (below), which must know the env started a new episode.
+            return self._run("method", indices, (method_name, method_args, method_kwargs),
+                             f"env_method({method_name!r})")
         ids = list(self._get_indices(indices))
         stored = [self._attrs.stored(method_name, i) for i in ids]
         if ids and all(callable(method) for method in stored):
@@ -206,9 +262,14 @@ class ParallelPoolVecEnv(VecEnv):
         )
 
     def _reset_some(self, ids: list[int], seed: Any, options: Any) -> list[tuple[Any, dict[str, Any]]]:
-        """Resets some envs now (as ``env.reset(seed=seed)`` on each); returns ``(obs, info)`` per env."""
-        check_no_reset_options(options)
+        """Resets some envs now (as ``env.reset(seed=seed, options=options)`` on each); returns
+        ``(obs, info)`` per env."""
+        if self._workers is None:
+            check_no_reset_options(options)
         self._finish_pending_step()
+        ids = self.pool._env_ids(ids)
+        if options:
+            self.pool.set_reset_options([options] * len(ids), ids)
         seeds = None
         if seed is not None:
             # Every listed env gets this seed, as calling reset(seed=seed) on each env would.
@@ -229,6 +290,8 @@ class ParallelPoolVecEnv(VecEnv):
         return out
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        if self._workers is not None:  # SB3's is_wrapped, on each Python env
+            return self._run("is_wrapped", indices, (wrapper_class,), f"env_is_wrapped({wrapper_class.__name__})")
         from stable_baselines3.common.monitor import Monitor
 
         virtual: list[type] = []
@@ -240,9 +303,33 @@ class ParallelPoolVecEnv(VecEnv):
         return [wrapped for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
+        if self._workers is not None:
+            # SubprocVecEnv's: each env's own render() (any frame, even before a reset), or None
+            # per env with a warning when the envs do not render rgb_array frames.
+            if self.render_mode != "rgb_array":
+                warnings.warn(f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array` "
+                              "to obtain images.", stacklevel=2)
+                return [None] * self.num_envs
+            return self._run("method", None, ("render", (), {}), "get_images()")
         if self.pool.render_mode is None:
             warnings.warn(f"{self.task_id} does not render", stacklevel=2)
         return render_frames(self.pool)
 
     def __repr__(self) -> str:
         return f"ParallelPoolVecEnv({self.task_id!r}, num_envs={self.num_envs})"
+
+
+def _batch_actions(space: gym.Space, actions: Any, integer_box: np.dtype | None) -> Any:
+    """SB3's actions as the pool takes them: a list (or object array) of one Dict or Tuple action
+    per env, as SB3's VecEnvs step each env with ``actions[i]``, is batched as Gymnasium batches
+    the space; an array or an already batched dict/tuple goes as it is, but float actions of an
+    integer Box space (``integer_box``), which are cast to it."""
+    if isinstance(space, (gym.spaces.Dict, gym.spaces.Tuple)):
+        if isinstance(actions, (list, np.ndarray)) and len(actions) and isinstance(actions[0], (dict, tuple)):
+            items = list(actions)
+            return concatenate(space, items, create_empty_array(space, len(items)))
+        return actions
+    actions = np.asarray(actions)
+    if integer_box is not None and actions.dtype.kind == "f":
+        actions = actions.astype(integer_box)
+    return actions

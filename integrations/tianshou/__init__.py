@@ -270,7 +270,7 @@ class TianshouVectorEnv(BaseVectorEnv):
             for k in np.flatnonzero(done):
                 j = int(env_ids[k])
                 self._started[j] = (_copy(take_rows(obs, k)), infos[k])
-                infos[k] = {"env_id": j, **row_info(final_info, self._info_keys, k)}
+                infos[k] = {"env_id": j, **row_info(final_info, self._info_keys, int(k))}
                 _set_row(obs, int(k), final_obs[k])
         return _objects_if_dict(obs), rew, terminated, truncated, infos
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
 
 from parallel_pool import _native, attributes, tasks, xla
@@ -76,9 +76,9 @@ class BasePoolEnv:
         self._unpacker = Unpacker(self.spec, self._native.field_names)
         self.observation_space = self.spec.observation_space
         self.action_space = self.spec.action_space
-        # A Python env's Tuple action space: a batch of its actions is a tuple of arrays, which the
-        # engine takes as the dict of its fields "action:0", "action:1", ...
-        self._tuple_action = isinstance(self.action_space, gymnasium.spaces.Tuple)
+        # A Python env's Tuple, nested, carried or pickled action space: a batch of its actions (a
+        # tuple of arrays, nested dicts, ...) becomes the engine's action fields. None: as it is.
+        self._flatten_action: Callable[[Any], Any] | None = self.spec.action_flattener(self.num_envs)
         # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
         self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
 
@@ -145,6 +145,7 @@ class BasePoolEnv:
         if seeds is not None and self.workers is None:
             for i in range(self.num_envs) if env_id is None else np.asarray(env_id, dtype=np.int64).ravel():
                 self._env_seeds[int(i)] = seeds[int(i)]
+        self._pass_reset_options(options, env_id)
         if self.is_async and env_id is None:
             # EnvPool's async reset(): queue every env's reset, return the first batch to finish.
             self._native.reset(None, seeds)
@@ -178,45 +179,96 @@ class BasePoolEnv:
             return self.get_attr("np_random_seed")
         return tuple(self._env_seeds)
 
-    # --- Gymnasium's call/get_attr/set_attr on every env ---
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Each env's attribute ``name``, called with ``args``/``kwargs`` if it is a method, in env
-        order (Gymnasium's ``VectorEnv.call``). A Python env's pool calls its env objects; a native
-        env's attributes are its config and ``attributes.ATTRIBUTES``, its method ``render``."""
-        self._native.check_open()
-        if self.workers is not None:
-            return self.workers.call(name, args, kwargs)
-        return attributes.native_call(self, name, args, kwargs, list(range(self.num_envs)))
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """Each env's attribute ``name``, in env order (Gymnasium's ``VectorEnv.get_attr``)."""
-        return self.call(name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        """Sets attribute ``name`` of each env: ``values`` a list or tuple with one value per env, or
-        one value for all (Gymnasium's ``VectorEnv.set_attr``). A native env's config is fixed:
-        ``AttributeError``, saying so."""
-        self._native.check_open()
-        if not isinstance(values, (list, tuple)):
-            values = [values] * self.num_envs
-        if len(values) != self.num_envs:
-            raise ValueError(
-                "Values must be a list or tuple with length equal to the number of environments. "
-                f"Got `{len(values)}` values for {self.num_envs} environments."
-            )
-        if self.workers is None:
-            attributes.native_set(self, name)
-        self.workers.set_attr(name, list(values))
-
-    def async_reset(self, seed: Any = None, env_id: Any = None) -> None:
+    def async_reset(self, seed: Any = None, env_id: Any = None, options: dict[str, Any] | None = None) -> None:
         """Queues a reset of every env (or of those in ``env_id``); collect the results with ``recv``.
 
         ``seed`` as in ``reset``: an int gives env ``i`` the seed ``seed + i``, a list one per env
-        (all ``num_envs`` of them, even when ``env_id`` picks a few).
+        (all ``num_envs`` of them, even when ``env_id`` picks a few). ``options`` go to each Python
+        env's ``reset``.
         """
         self._native.check_open()
         seeds = None if seed is None else env_seeds(seed, self.num_envs)
+        self._pass_reset_options(options, env_id)
         self._native.reset(env_id, seeds)
+
+    def _pass_reset_options(self, options: dict[str, Any] | None, env_id: Any) -> None:
+        """Hands a Python env's ``reset`` the options (but ``reset_mask``, the pool's own) of the
+        resets about to be queued, as Gymnasium's vector envs do: the same dict to every env reset.
+        A native env takes no options but ``reset_mask``."""
+        rest = {k: v for k, v in options.items() if k != "reset_mask"} if options else None
+        if not rest or self.workers is None:
+            return
+        ids = range(self.num_envs) if env_id is None else np.atleast_1d(np.asarray(env_id)).tolist()
+        self.workers.set_reset_options({int(i): rest for i in ids if 0 <= int(i) < self.num_envs})
+
+    def set_reset_options(self, options: Sequence[dict[str, Any] | None], env_ids: Any = None) -> None:
+        """Gives each env in ``env_ids`` (all if None) its own options for its next reset, one dict
+        (or None) per env, as SB3's ``VecEnv.set_options`` does; a pool of Python envs only."""
+        workers = self._require_workers("set_reset_options")
+        ids = self._env_ids(env_ids)
+        if len(options) != len(ids):
+            raise ValueError(f"set_reset_options needs one options dict (or None) per env ({len(ids)}), "
+                             f"got {len(options)}")
+        workers.set_reset_options({i: (dict(o) if o else None) for i, o in zip(ids, options)})
+
+    # --- the envs' own methods and attributes (Gymnasium's call/get_attr/set_attr) ---
+    def call(self, name: str, *args: Any, env_ids: Any = None, **kwargs: Any) -> tuple[Any, ...]:
+        """Gymnasium's ``VectorEnv.call``: each env's ``name`` (found through its wrappers, as
+        ``env.get_wrapper_attr``), called with ``args`` and ``kwargs`` if callable, else its value;
+        one result per env of ``env_ids`` (all if None), in that order.
+
+        A Python env's pool calls its env objects, safely while steps are in flight (a worker runs the
+        call between its envs' steps); an exception raised by an env is raised here, with the env's
+        traceback; ``reset``, ``step`` and ``close`` are the pool's own (a ``ValueError``). A native
+        env's attributes are its config and ``attributes.ATTRIBUTES``, its one method ``render``."""
+        ids = self._env_ids(env_ids)
+        self._native.check_open()
+        if self.workers is None:
+            return attributes.native_call(self, name, args, kwargs, ids)
+        return tuple(self.workers.run("call", [(i, (name, args, kwargs)) for i in ids], f"call({name!r})"))
+
+    def get_attr(self, name: str, env_ids: Any = None) -> tuple[Any, ...]:
+        """Gymnasium's ``VectorEnv.get_attr``: ``call(name)`` (a method is called, as Gymnasium does)."""
+        return self.call(name, env_ids=env_ids)
+
+    def set_attr(self, name: str, values: Any, env_ids: Any = None) -> None:
+        """Gymnasium's ``VectorEnv.set_attr``: ``env.set_wrapper_attr(name, value)`` on each env;
+        ``values`` is a list or tuple of one value per env of ``env_ids`` (all if None), or any other
+        object, which every env gets. A native env's config is fixed: ``AttributeError``, saying so."""
+        ids = self._env_ids(env_ids)
+        if not isinstance(values, (list, tuple)):
+            values = [values] * len(ids)
+        if len(values) != len(ids):
+            # Gymnasium's message.
+            raise ValueError(
+                "Values must be a list or tuple with length equal to the number of environments. "
+                f"Got `{len(values)}` values for {len(ids)} environments."
+            )
+        self._native.check_open()
+        if self.workers is None:
+            attributes.native_set(self, name)
+        self.workers.run("set_wrapper", [(i, (name, v)) for i, v in zip(ids, values)], f"set_attr({name!r})")
+
+    def _require_workers(self, what: str) -> WorkerGroup:
+        self._native.check_open()  # a closed pool: PoolClosedError
+        if self.workers is None:
+            raise NotImplementedError(f"{what}() reaches the envs of a pool of Python envs; a native pool's "
+                                      "envs have no Python objects")
+        return self.workers
+
+    def _env_ids(self, env_ids: Any) -> list[int]:
+        """``env_ids`` as a list of valid env ids (all if None); negative ids count from the end."""
+        if env_ids is None:
+            return list(range(self.num_envs))
+        ids = np.atleast_1d(np.asarray(env_ids))
+        if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
+            raise TypeError(f"env_ids must be None, an int or a sequence of ints, got {env_ids!r}")
+        out = []
+        for i in ids.tolist():
+            if not -self.num_envs <= i < self.num_envs:
+                raise ValueError(f"env id {i} is out of range for a pool of {self.num_envs} envs")
+            out.append(i % self.num_envs)
+        return out
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one step for each env in ``env_id`` (all envs if None) and returns at once.
@@ -224,8 +276,8 @@ class BasePoolEnv:
         ``action`` has one row per env id. Sending to an env whose previous result has not been
         received yet is a ``ValueError``.
         """
-        if self._tuple_action and isinstance(action, (tuple, list)):
-            action = {str(i): a for i, a in enumerate(action)}
+        if self._flatten_action is not None:
+            action = self._flatten_action(action)
         self._native.send(action, env_id)
 
     def _recv_arrays(self, timeout: float | None) -> tuple:
@@ -237,8 +289,8 @@ class BasePoolEnv:
         return arrays
 
     def _step_arrays(self, action: Any, env_id: Any) -> tuple:
-        if self._tuple_action and isinstance(action, (tuple, list)):
-            action = {str(i): a for i, a in enumerate(action)}
+        if self._flatten_action is not None:
+            action = self._flatten_action(action)
         arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=False))
@@ -281,12 +333,13 @@ class BasePoolEnv:
 
     def render(self, env_id: Any = None) -> np.ndarray:
         """The current RGB frame of each env in ``env_id`` (all envs if None), as a
-        ``(n, height, width, 3)`` uint8 array (``spec.render_shape`` per frame).
+        ``(n, height, width, 3)`` uint8 array (``spec.render_shape`` per frame). A Python env's
+        frames keep their own dtype and shape (a list, one per env, when they are not arrays).
 
         The envs must have been reset and have no step in flight: in async mode, pass env ids whose
         results were received (``info["env_id"]``). A task that does not render raises ValueError.
         """
-        return self._native.render(env_id)
+        return self.spec.decode_frames(self._native.render(env_id))
 
     def close(self, **kwargs: Any) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent.

@@ -13,6 +13,7 @@ import collections
 from typing import Any
 
 import dm_env
+import gymnasium
 import numpy as np
 
 from parallel_pool.base import BasePoolEnv
@@ -43,10 +44,9 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
             )
         if self.spec.max_num_players > 1:
             raise ValueError("the dm_env front-end is for single-player tasks; use the Gymnasium front-end")
-        names = (
-            ["obs"] if (len(self.spec.obs_fields) == 1 and self.spec.obs_fields[0].name == "obs") or self.spec.tuple_obs
-            else [f.key for f in self.spec.obs_fields]
-        )
+        # A Dict observation's keys (a Python env's may nest: its top-level keys), else "obs".
+        space = self.spec.observation_space
+        names = list(space.spaces) if isinstance(space, gymnasium.spaces.Dict) else ["obs"]
         # Every info field follows, in every TimeStep (nested keys joined by "_"; episode_stats'
         # entries too, zeros where no episode ended). A named tuple's fields cannot start with "_":
         # the "_episode" mask is "episode_mask".

@@ -75,8 +75,8 @@ class GymnasiumEnv(BasePoolEnv, VectorEnv, gymnasium.Env):  # type: ignore[misc]
         A step that cannot complete a batch (fewer envs than ``batch_size``, counting those already
         in flight) is a ``ValueError`` before anything is queued."""
         # The hot path of stepping: kept flat on purpose (the native call checks everything).
-        if self._tuple_action and isinstance(action, (tuple, list)):
-            action = {str(i): a for i, a in enumerate(action)}  # a Python env's Tuple actions (base.py)
+        if self._flatten_action is not None:
+            action = self._flatten_action(action)  # a Python env's Tuple, nested or pickled actions (base.py)
         arrays, errors = self._native.step(action, env_id)
         if errors:
             raise EnvError(errors, self._unpack(arrays))

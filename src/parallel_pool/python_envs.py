@@ -70,13 +70,13 @@ identical semantics by construction, and the conformance tests run over both.
   async mode with batches of n/2 went from ~68k / 115k / 120k to ~97k / 127k / 136k steps/s at 8 /
   32 / 64 envs (five pools of each, interleaved; medians). ``benchmarks/BENCHMARKS.md`` has the
   recorded runs.
-- **Spec.** Built at run time from the env's spaces: ``Box``, ``Discrete``, ``MultiDiscrete``,
-  ``MultiBinary``, and a ``Dict``/``Tuple`` of those, as observations and as actions (one field
-  per entry: a batch of Tuple actions is a tuple of arrays, as Gymnasium's ``batch_space`` gives,
-  which the front-ends hand the engine as a dict keyed "0", "1", ...); anything else, a nested
-  ``Dict``/``Tuple`` included (the engine's fields are flat arrays, one per entry), is refused with a
-  ``TypeError`` naming the space. The pool's ``observation_space``/``action_space`` are the env's
-  own space objects.
+- **Spec.** Built at run time from the env's spaces (``python_spaces.SpaceLayout``): a fixed-size
+  space (any nesting of ``Dict``/``Tuple`` over ``Box``, ``Discrete``, ``MultiDiscrete``,
+  ``MultiBinary``, of any dtype) is one field per leaf; any other space (``Text``, ``Graph``,
+  ``Sequence``, ``OneOf``, ...) is pickled per env into a byte row (``obs_pickle``/``action_pickle``
+  bytes; default from a sample) and batched as Gymnasium's ``concatenate``. Batches take Gymnasium's
+  ``batch_space`` form, with the env's dtypes; the pool's ``observation_space``/``action_space`` are
+  the env's own space objects. ``render()`` gives the env's frames, of any dtype and shape.
 - **The env's own info.** Its entries come out batched in Gymnasium's vector form, as
   ``SyncVectorEnv`` gives them: ``info[key]`` (one row per env of the batch, zeros where the env's
   info lacks the key) and its mask ``info["_key"]``; a key is there only when some row of the batch
@@ -103,9 +103,13 @@ identical semantics by construction, and the conformance tests run over both.
   Without ``info_pickle`` the untyped entries are not carried. The adapters that give one info
   dict per env (SB3, Tianshou) give a typed key where its mask is set; pickled entries are in the
   batched info only.
-- **Seeds.** As the native pools: ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
-  (``env.reset(seed=s + i)``, as ``SyncVectorEnv.reset(seed=s)``), and ``reset(seed=...)`` re-seeds;
-  other resets continue the env's own stream.
+- **Seeds and options.** ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
+  (``env.reset(seed=s + i)``, as ``SyncVectorEnv.reset(seed=s)``); without ``seed`` that reset gets
+  ``seed=None``, as from ``SyncVectorEnv.reset()``. ``reset(seed=...)`` re-seeds; other resets
+  continue the env's own stream. ``reset(options=...)`` hands each env reset the same options
+  (``reset_mask`` is the pool's own key), through the worker's pipe.
+- **Calls.** ``call``/``get_attr``/``set_attr`` (``BasePoolEnv``) run in the workers on their
+  control thread, under the lock the step loop holds while it steps, so never beside a step.
 - **Processes.** Workers are started with the ``spawn`` method (the parent has threads: never a
   plain fork), so env factories must be picklable; they are sent with ``cloudpickle`` (a Gymnasium
   dependency), so lambdas and closures work, as with ``AsyncVectorEnv``. Workers ignore SIGINT
@@ -136,12 +140,14 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import multiprocessing
 import os
 import pickle
 import signal
 import sys
+import threading
 import time
 import traceback
 import weakref
@@ -156,6 +162,7 @@ from gymnasium import spaces
 
 from parallel_pool import _native
 from parallel_pool.options import POOL_DEFAULTS, _check_int, _check_pool_options, env_seeds
+from parallel_pool.python_spaces import ENGINE_DTYPES, PICKLE_HEADER, SpaceLayout, field, put_bytes, unpickle_row
 from parallel_pool.spec import PICKLED_INFO, EnvSpec
 
 # make("gymnasium:<id>"): a Gymnasium-registered env id run by this backend.
@@ -166,12 +173,12 @@ PYTHON_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 # make_python's kwargs besides the pool options every task takes.
 PYTHON_DEFAULTS: dict[str, Any] = {
     "num_workers": 0, "max_episode_steps": None, "render_mode": None, "info_keys": None, "info_pickle": False,
-    "spin": None,
+    "spin": None, "obs_pickle": None, "action_pickle": None,
 }
 # info_pickle=True: bytes per env for the pickled info entries (a few dozen small entries).
 _PICKLE_BYTES = 4096
 # The byte length that starts a pickled-info row (little-endian uint32).
-_PICKLE_HEADER = 4
+_PICKLE_HEADER = PICKLE_HEADER
 # Info keys the engine writes itself: a Python env's entries of these names are not carried.
 ENGINE_INFO_KEYS = frozenset({"env_id", "elapsed_step", "episode", "players", "final_obs", "final_info"})
 # A waiting worker checks this often that its parent lives (an orphan exits within this).
@@ -249,72 +256,27 @@ def sync_num_workers(num_envs: int, step_s: float | None) -> int:
 
 def _as_dtype(dtype: Any, what: str) -> np.dtype:
     dtype = np.dtype(dtype)
-    allowed = {"bool", "int8", "uint8", "int16", "int32", "int64", "float32", "float64"}
-    if dtype.name not in allowed:
-        raise TypeError(f"{what} has dtype {dtype}, which a pool field cannot hold (allowed: {sorted(allowed)})")
+    if dtype.name not in ENGINE_DTYPES:
+        raise TypeError(f"{what} has dtype {dtype}, which a pool field cannot hold (allowed: {sorted(ENGINE_DTYPES)})")
     return dtype
 
 
-def _leaf_field(name: str, space: spaces.Space, what: str) -> dict[str, Any]:
-    """The native field dict (SpecToDict's form) of one non-composite space."""
-    if isinstance(space, spaces.Discrete):
-        start = int(space.start)
-        return _field(name, np.dtype(np.int64), (), "discrete", [start], [start + int(space.n) - 1])
-    if isinstance(space, spaces.Box):
-        dtype = _as_dtype(space.dtype, what)
-        return _field(name, dtype, space.shape, "box", _bound(space.low), _bound(space.high))
-    if isinstance(space, spaces.MultiDiscrete):
-        low = np.broadcast_to(np.asarray(space.start, dtype=np.int64), space.shape)
-        high = low + np.asarray(space.nvec, dtype=np.int64) - 1
-        return _field(name, _as_dtype(space.dtype, what), space.shape, "box", _bound(low), _bound(high))
-    if isinstance(space, spaces.MultiBinary):
-        shape = tuple(np.atleast_1d(np.asarray(space.n)).tolist())
-        return _field(name, _as_dtype(space.dtype, what), shape, "box", [0.0], [1.0])
-    raise TypeError(
-        f"{what} is a {type(space).__name__} space; the Python backend supports Box, Discrete, MultiDiscrete, "
-        "MultiBinary, and a Dict or Tuple of those"
-    )
+_field = field
 
 
-def _bound(values: np.ndarray) -> list[float]:
-    flat = np.asarray(values, dtype=np.float64).ravel()
-    if flat.size and np.all(flat == flat[0]):
-        return [float(flat[0])]
-    return flat.tolist()
-
-
-def _field(name: str, dtype: np.dtype, shape: tuple[int, ...], space: str, low: list[float],
-           high: list[float]) -> dict[str, Any]:
-    # NaN actions are the env's to accept or refuse, as in Gymnasium: the pool does not check them.
-    return {
-        "name": name, "dtype": dtype.name, "shape": tuple(int(d) for d in shape), "space": space,
-        "low": low, "high": high, "per_player": False, "allow_nan": True,
-    }
-
-
-def space_fields(space: spaces.Space, prefix: str, allow_tuple: bool = True) -> list[tuple[Any, dict[str, Any]]]:
-    """``(key, field)`` per leaf of ``space``: key None for a plain space, the Dict key or Tuple index
-    otherwise. Fields are named ``prefix``, or ``prefix:<key>``."""
-    what = f"the {'observation' if prefix == 'obs' else 'action'} space"
-    if isinstance(space, spaces.Dict):
-        out: list[tuple[Any, dict[str, Any]]] = []
-        for key, sub in space.spaces.items():
-            if not isinstance(key, str) or ":" in key or "." in key:
-                raise TypeError(f"{what}'s Dict keys must be str without ':' or '.', got {key!r}")
-            out.append((key, _leaf_field(f"{prefix}:{key}", sub, f"{what}[{key!r}]")))
-        return out
-    if isinstance(space, spaces.Tuple):
-        if not allow_tuple:
-            raise TypeError(f"{what} is a Tuple; the Python backend takes Dict actions (of named arrays) only")
-        return [(i, _leaf_field(f"{prefix}:{i}", sub, f"{what}[{i}]")) for i, sub in enumerate(space.spaces)]
-    return [(None, _leaf_field(prefix, space, what))]
+def space_fields(space: spaces.Space, prefix: str) -> list[tuple[Any, dict[str, Any]]]:
+    """``(path, field)`` per engine field of ``space`` (``SpaceLayout``): path None for a plain space
+    or a pickled one, the Dict key or Tuple index of a flat Dict or Tuple, else the tuple of keys
+    and indices from the root. Fields are named ``prefix``, or ``prefix:<key>``."""
+    layout = SpaceLayout(space, prefix)
+    if layout.pickled:
+        return [(None, layout.fields[0])]
+    return [(None if not leaf.path else leaf.path[0] if len(leaf.path) == 1 else leaf.path, leaf.field)
+            for leaf in layout.leaves]
 
 
 def _row_bytes(field: dict[str, Any]) -> int:
     return int(np.prod(field["shape"], dtype=np.int64)) * np.dtype(field["dtype"]).itemsize
-
-
-_POOL_DTYPES = frozenset({"bool", "int8", "uint8", "int16", "int32", "int64", "float32", "float64"})
 
 
 def _check_info_keys(info_keys: Any) -> dict[str, tuple[tuple[int, ...], str]] | list[str] | None:
@@ -357,6 +319,16 @@ def _check_info_pickle(info_pickle: Any) -> int:
     return size + _PICKLE_HEADER if size else 0
 
 
+def _check_pickle_size(name: str, value: Any) -> int | None:
+    """``obs_pickle``/``action_pickle``: None (sized from a sample of the space) or bytes >= 1."""
+    if value is None:
+        return None
+    size = _check_int(name, value)
+    if size < 1:
+        raise ValueError(f"{name} must be None (sized from the space) or a number of bytes >= 1, got {size}")
+    return size
+
+
 def _info_fields(info_keys: Any, probed: dict[str, tuple[str, tuple[int, ...]]] | None
                  ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(key, value field, mask field) per typed info key, from the declared or probed types."""
@@ -385,23 +357,40 @@ def _info_fields(info_keys: Any, probed: dict[str, tuple[str, tuple[int, ...]]] 
 
 
 class PythonEnvSpec(EnvSpec):
-    """The spec of a pool of Python envs: fields from the env's spaces, and those spaces themselves."""
+    """The spec of a pool of Python envs: fields from the env's spaces (``SpaceLayout``), and those
+    spaces themselves."""
 
     def __init__(self, task_id: str, native: dict[str, Any], pool_config: dict[str, Any],
-                 observation_space: spaces.Space, action_space: spaces.Space) -> None:
+                 obs: SpaceLayout, action: SpaceLayout, render: RenderLayout | None = None) -> None:
         super().__init__(task_id, native, pool_config)
-        self._observation_space = observation_space
-        self._action_space = action_space
+        self.obs_layout = obs
+        self.action_layout = action
+        self.render_layout = render
+        # The env's frames: their own shape and dtype (the engine carries their bytes).
+        if render is not None and not render.pickled:
+            self.render_shape = render.shape
+        self.render_dtype = render.dtype if render is not None and not render.pickled else None
 
     @property
     def observation_space(self) -> gymnasium.Space:
         """The env's own single-env observation space."""
-        return self._observation_space
+        return self.obs_layout.space
 
     @property
     def action_space(self) -> gymnasium.Space:
         """The env's own single-env action space."""
-        return self._action_space
+        return self.action_layout.space
+
+    def obs_readers(self, index: dict[str, int], prefix: str = "") -> tuple[Callable, Callable] | None:
+        if self.obs_layout.direct:
+            return None
+        return self.obs_layout.batch_reader(index, prefix), self.obs_layout.row_reader(index, prefix)
+
+    def action_flattener(self, num_envs: int) -> Callable[[Any], Any] | None:
+        return self.action_layout.flattener(num_envs)
+
+    def decode_frames(self, frames: np.ndarray) -> Any:
+        return frames if self.render_layout is None else self.render_layout.decode(frames)
 
 
 # ---- the worker process ----------------------------------------------------------------------------
@@ -410,58 +399,58 @@ class PythonEnvSpec(EnvSpec):
 class _EnvSlot:
     """One env in a worker, with NumPy views of its slot: actions in, observation, info (and frame) out."""
 
-    def __init__(self, env: gymnasium.Env, channel: Any, env_id: int, obs: list, action: list,
-                 render_shape: tuple[int, ...] | None, info: list | None = None, pickle_bytes: int = 0) -> None:
+    def __init__(self, env: gymnasium.Env, channel: Any, env_id: int, obs: SpaceLayout, action: SpaceLayout,
+                 render: RenderLayout | None, info: list | None = None, pickle_bytes: int = 0,
+                 unseeded: int | None = None) -> None:
         self.env = env
         # Not reset by this process yet: a worker restarted after its predecessor died holds new
         # envs, and the pool may still take one for mid-episode (it finished a step before the death).
         self.needs_reset = True
+        # A pool made without a seed still hands each env a seed for its first reset (the engine's
+        # own, 64-bit); that reset gets None instead, as from Gymnasium's vector envs.
+        self.unseeded = unseeded
+        # Options for this env's next reset (the pool's reset(options=...), sent over the pipe).
+        self.reset_options: dict | None = None
         buffer = np.frombuffer(channel.buffer, dtype=np.uint8)
 
-        def view(offset: int, field: dict[str, Any]) -> np.ndarray:
-            dtype = np.dtype(field["dtype"])
-            return np.ndarray(field["shape"], dtype=dtype, buffer=buffer, offset=offset)
+        def view(offset: int, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+            return np.ndarray(shape, dtype=np.dtype(dtype), buffer=buffer, offset=offset)
 
-        self.obs_views = [(key, view(channel.state_offset(env_id, f), field)) for f, (key, field) in enumerate(obs)]
-        self.action_views = [
-            (key, view(channel.action_offset(env_id, f), field)) for f, (key, field) in enumerate(action)
-        ]
+        def layout_views(layout: SpaceLayout, offset: Callable[[int, int], int]) -> list[np.ndarray]:
+            if layout.pickled:
+                return [view(offset(env_id, 0), np.uint8, layout.fields[0]["shape"])]
+            return [view(offset(env_id, f), leaf.dtype, leaf.shape) for f, leaf in enumerate(layout.leaves)]
+
+        self.write_obs = obs.writer(layout_views(obs, channel.state_offset))
+        self.action = action.reader(layout_views(action, channel.action_offset))
+        self.render = render
         self.frame = None
-        if render_shape is not None:
-            self.frame = np.ndarray(render_shape, dtype=np.uint8, buffer=buffer, offset=channel.render_offset(env_id))
+        if render is not None:
+            self.frame = view(channel.render_offset(env_id), render.dtype, render.shape)
         # The info rows follow the observation's fields: per typed key a value and a mask row, then
         # the pickled row (the module's docstring).
-        f = len(obs)
+        f = len(obs.fields)
         self.info_views: list[tuple[str, np.ndarray, np.ndarray]] = []
         for key, value_field, mask_field in info or []:
-            self.info_views.append((key, view(channel.state_offset(env_id, f), value_field),
-                                    view(channel.state_offset(env_id, f + 1), mask_field)))
+            self.info_views.append((key, view(channel.state_offset(env_id, f), value_field["dtype"],
+                                              value_field["shape"]),
+                                    view(channel.state_offset(env_id, f + 1), mask_field["dtype"], ())))
             f += 2
         self.typed_keys = frozenset(key for key, _, _ in self.info_views)
         self.pickled = None
         if pickle_bytes:
-            self.pickled = view(channel.state_offset(env_id, f), {"dtype": "uint8", "shape": (pickle_bytes,)})
+            self.pickled = view(channel.state_offset(env_id, f), np.uint8, (pickle_bytes,))
         self.has_info = bool(self.info_views) or self.pickled is not None
-        self.single_obs = len(self.obs_views) == 1 and self.obs_views[0][0] is None
-        self.discrete_action = self.action_views[0][1].shape == () and len(self.action_views) == 1 \
-            and self.action_views[0][0] is None
-        self.tuple_action = isinstance(self.action_views[0][0], int)  # a Tuple space's keys are indices
 
-    def action(self) -> Any:
-        if self.discrete_action:
-            return self.action_views[0][1][()]
-        if len(self.action_views) == 1 and self.action_views[0][0] is None:
-            return self.action_views[0][1].copy()
-        if self.tuple_action:
-            return tuple(v[()] if v.shape == () else v.copy() for _, v in self.action_views)
-        return {key: v[()] if v.shape == () else v.copy() for key, v in self.action_views}
-
-    def write_obs(self, obs: Any) -> None:
-        if self.single_obs:
-            self.obs_views[0][1][...] = obs
-        else:
-            for key, v in self.obs_views:
-                v[...] = obs[key]
+    def reset(self, seed: int | None) -> tuple[Any, dict]:
+        if self.unseeded is not None:
+            if seed == self.unseeded:
+                seed = None
+            self.unseeded = None
+        options, self.reset_options = self.reset_options, None
+        if options is None:
+            return self.env.reset(seed=seed)
+        return self.env.reset(seed=seed, options=options)
 
     def write_info(self, info: dict) -> None:
         for key, value, mask in self.info_views:
@@ -482,30 +471,78 @@ class _EnvSlot:
             if len(data) > room:
                 raise ValueError(f"the pickled info ({len(data)} bytes, keys {sorted(rest)}) is larger than its "
                                  f"row ({room} bytes); pass a larger info_pickle=")
-            self.pickled[:_PICKLE_HEADER] = np.frombuffer(len(data).to_bytes(_PICKLE_HEADER, "little"), np.uint8)
-            self.pickled[_PICKLE_HEADER:_PICKLE_HEADER + len(data)] = np.frombuffer(data, np.uint8)
+            put_bytes(self.pickled, data)
 
     def write_frame(self) -> None:
         frame: Any = self.env.render()
-        assert self.frame is not None
-        if not isinstance(frame, np.ndarray) or frame.shape != self.frame.shape:
-            got = frame.shape if isinstance(frame, np.ndarray) else type(frame).__name__
-            raise ValueError(f"render() returned {got}, expected an RGB frame of shape {self.frame.shape}")
+        assert self.frame is not None and self.render is not None
+        if self.render.pickled:
+            data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+            room = self.frame.size - _PICKLE_HEADER
+            if len(data) > room:
+                raise ValueError(f"render() returned {len(data)} bytes pickled, more than the frame's row ({room} "
+                                 "bytes) made for the first frame's size")
+            put_bytes(self.frame, data)
+            return
+        if not isinstance(frame, np.ndarray) or frame.shape != self.frame.shape or frame.dtype != self.frame.dtype:
+            got = f"{frame.dtype} {frame.shape}" if isinstance(frame, np.ndarray) else type(frame).__name__
+            raise ValueError(f"render() returned {got}, expected a frame like the first one: "
+                             f"{self.frame.dtype} {self.frame.shape}")
         self.frame[...] = frame
 
 
-def _probe_render_shape(env: gymnasium.Env) -> tuple[int, ...] | None:
-    """The shape of the env's rgb_array frames (a reset and a render: the pool's first reset of each
-    env is seeded, so this changes no episode), or None when it does not render frames."""
+@dataclasses.dataclass(frozen=True)
+class RenderLayout:
+    """What a Python env's ``render()`` returns, from a first frame: an array of this dtype and shape,
+    carried as its bytes, or (``pickled``) anything else, pickled into ``shape[0]`` bytes."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    pickled: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @property
+    def native_shape(self) -> tuple[int, ...]:
+        """The engine's frame shape (uint8): an ``(h, w, 3)`` uint8 frame as it is, else its bytes."""
+        if not self.pickled and self.dtype == np.uint8 and len(self.shape) == 3 and self.shape[2] == 3:
+            return self.shape
+        return (self.nbytes,)
+
+    def decode(self, frames: np.ndarray) -> Any:
+        """The engine's frames (``(n, *native_shape)`` uint8) as the env's: a batch array, or a list."""
+        if self.pickled:
+            return [unpickle_row(row) for row in frames]
+        if frames.shape[1:] == self.shape and frames.dtype == self.dtype:
+            return frames
+        return frames.view(self.dtype).reshape(frames.shape[0], *self.shape)
+
+
+# A pickled render() result gets this many times its first pickle's size, at least this many bytes.
+_RENDER_PICKLE_FACTOR = 4
+_RENDER_PICKLE_MIN = 4096
+
+
+def _probe_render(env: gymnasium.Env) -> RenderLayout | None:
+    """What the env's rgb_array frames are like, or None when it does not render frames. A render,
+    and only if that fails or gives None (most envs draw nothing before their first reset), a reset
+    and a render: the pool's first reset of each env is the pool's own, so this changes no episode."""
     if env.render_mode != "rgb_array":
         return None
-    env.reset()
-    frame: Any = env.render()
-    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-        raise TypeError(
-            f"render_mode='rgb_array' but render() returned {type(frame).__name__}, not an (h, w, 3) uint8 array"
-        )
-    return tuple(int(d) for d in frame.shape)
+    try:
+        frame: Any = env.render()
+    except Exception:  # noqa: BLE001 (an env that must be reset first, e.g. Gymnasium's OrderEnforcing)
+        frame = None
+    if frame is None:
+        env.reset()
+        frame = env.render()
+    if isinstance(frame, np.ndarray) and frame.dtype.kind in "biufc":
+        return RenderLayout(frame.dtype, tuple(int(d) for d in frame.shape))
+    size = len(pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL))
+    return RenderLayout(np.dtype(np.uint8), (_PICKLE_HEADER + max(_RENDER_PICKLE_MIN, _RENDER_PICKLE_FACTOR * size),),
+                        pickled=True)
 
 
 def _info_entry_type(value: Any) -> tuple[str, tuple[int, ...]] | None:
@@ -520,7 +557,7 @@ def _info_entry_type(value: Any) -> tuple[str, tuple[int, ...]] | None:
         dtype, shape = value.dtype, tuple(int(d) for d in value.shape)
     else:
         return None
-    if dtype.name not in _POOL_DTYPES:
+    if dtype.name not in ENGINE_DTYPES:
         return None
     return dtype.name, shape
 
@@ -593,7 +630,7 @@ def _worker_main(conn: Connection, worker: int, probe: bytes | None = None, time
     """A worker process. With ``probe`` (a pickled env factory), it first reports the info keys of
     a spare env from it (and, with ``time_steps``, the time of one of its steps); then it is told
     which envs to build (or to exit), builds them, reports their spaces, attaches to the channel and
-    serves it."""
+    serves it, while a control thread serves the pipe (``_control``)."""
     # Ctrl-C reaches the whole process group: it is the parent's to handle (it closes the pool).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -603,66 +640,161 @@ def _worker_main(conn: Connection, worker: int, probe: bytes | None = None, time
         if message[0] != "build":
             return
         _, env_ids, payload = message
-        env_fns = cloudpickle.loads(payload)
-        envs = [fn() for fn in env_fns]
-        render_shape = _probe_render_shape(envs[0])
+        envs = [cloudpickle.loads(fn)() for fn in cloudpickle.loads(payload)]
+        render = _probe_render(envs[0])
         env0 = envs[0]
         spec = getattr(env0, "spec", None)
-        conn.send(("spaces", env0.observation_space, env0.action_space, render_shape, env0.render_mode,
-                   getattr(spec, "max_episode_steps", None), getattr(spec, "reward_threshold", None),
-                   getattr(spec, "id", None)))
+        # The spaces travel with cloudpickle, both ways: a space class of a module pickled by value
+        # (cloudpickle.register_pickle_by_value) exists only as the objects that carry it.
+        conn.send(("spaces", cloudpickle.dumps((env0.observation_space, env0.action_space, render, env0.render_mode,
+                                                 getattr(spec, "max_episode_steps", None),
+                                                 getattr(spec, "reward_threshold", None), getattr(spec, "id", None)))))
         message = conn.recv()
         if message[0] != "attach":
             return
-        _, shape, parent_pid, fd, obs_fields, action_fields, info_fields, pickle_bytes = message
+        _, shape, parent_pid, fd, layouts, info_fields, pickle_bytes, unseeded = message
+        obs, action = cloudpickle.loads(layouts)
         channel = _native.ProcessChannel.attach(*shape, parent_pid=parent_pid, fd=fd)
         slots = {
-            i: _EnvSlot(env, channel, i, obs_fields, action_fields, render_shape, info_fields, pickle_bytes)
+            i: _EnvSlot(env, channel, i, obs, action, render, info_fields, pickle_bytes, unseeded.get(i))
             for i, env in zip(env_ids, envs)
         }
         conn.send(("attached",))
     except BaseException:
         conn.send(("error", traceback.format_exc()))
         return
-    _serve(channel, worker, slots)
-    for slot in slots.values():
-        try:
-            slot.env.close()
-        except Exception:  # noqa: S110 (the worker exits either way)
-            pass
+    # The step loop and the control thread each hold this while they touch an env: a call never
+    # runs beside a step of the same worker's envs.
+    lock = threading.Lock()
+    threading.Thread(target=_control, args=(conn, slots, lock), name="parallel_pool-control", daemon=True).start()
+    _serve(channel, worker, slots, lock)
+    with lock:
+        for slot in slots.values():
+            try:
+                slot.env.close()
+            except Exception:  # noqa: S110 (the worker exits either way)
+                pass
 
 
-def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot]) -> None:
+def _serve(channel: Any, worker: int, slots: dict[int, _EnvSlot], lock: threading.Lock) -> None:
     step, reset = _native.CHANNEL_STEP, _native.CHANNEL_RESET
     wait, finish, fail = channel.wait, channel.finish, channel.fail
     while True:
         requests = wait(worker, _PARENT_POLL_S)
         if requests is None:
             return
-        for env_id, command, seed in requests:
-            slot = slots[env_id]
-            try:
-                if command == step:
-                    if slot.needs_reset:
-                        raise RuntimeError(f"env {env_id} has not been reset since its worker process was "
-                                           "(re)started: its episode was cut; it resets on its next step")
-                    obs, reward, terminated, truncated, info = slot.env.step(slot.action())
-                    slot.write_obs(obs)
-                    if slot.has_info:
-                        slot.write_info(info)
-                    finish(env_id, float(reward), bool(terminated), bool(truncated))
-                elif command == reset:
-                    obs, info = slot.env.reset(seed=seed)
-                    slot.needs_reset = False
-                    slot.write_obs(obs)
-                    if slot.has_info:
-                        slot.write_info(info)
-                    finish(env_id, 0.0, False, False)
-                else:
-                    slot.write_frame()
-                    finish(env_id, 0.0, False, False)
-            except Exception:
-                fail(env_id, f"(Python env, worker {worker}, pid {os.getpid()})\n{traceback.format_exc()}")
+        with lock:
+            for env_id, command, seed in requests:
+                slot = slots[env_id]
+                try:
+                    if command == step:
+                        if slot.needs_reset:
+                            raise RuntimeError(f"env {env_id} has not been reset since its worker process was "
+                                               "(re)started: its episode was cut; it resets on its next step")
+                        obs, reward, terminated, truncated, info = slot.env.step(slot.action())
+                        slot.write_obs(obs)
+                        if slot.has_info:
+                            slot.write_info(info)
+                        finish(env_id, float(reward), bool(terminated), bool(truncated))
+                    elif command == reset:
+                        obs, info = slot.reset(seed)
+                        slot.needs_reset = False
+                        slot.write_obs(obs)
+                        if slot.has_info:
+                            slot.write_info(info)
+                        finish(env_id, 0.0, False, False)
+                    else:
+                        slot.write_frame()
+                        finish(env_id, 0.0, False, False)
+                except Exception:
+                    fail(env_id, f"(Python env, worker {worker}, pid {os.getpid()})\n{traceback.format_exc()}")
+
+
+# Methods a call must not reach: the pool steps, resets and closes its envs itself.
+_POOL_METHODS = frozenset({"reset", "step", "close"})
+
+
+def _env_call(env: gymnasium.Env, name: str, args: tuple, kwargs: dict) -> Any:
+    """Gymnasium's ``VectorEnv.call`` on one env: the attribute's value, called if callable."""
+    if name in _POOL_METHODS:
+        raise ValueError(f"call({name!r}) would {name} an env behind the pool's back: use the pool's own {name}()")
+    attr = env.get_wrapper_attr(name)
+    return attr(*args, **kwargs) if callable(attr) else attr
+
+
+def _env_method(env: gymnasium.Env, name: str, args: tuple, kwargs: dict) -> Any:
+    """SB3's ``env_method`` on one env: the method found through the wrappers, called."""
+    if name in _POOL_METHODS:
+        raise ValueError(f"env_method({name!r}) would {name} an env behind the pool's back")
+    return env.get_wrapper_attr(name)(*args, **kwargs)
+
+
+def _env_is_wrapped(env: gymnasium.Env, wrapper_class: type) -> bool:
+    """SB3's ``is_wrapped``: some wrapper on the way to the base env is a ``wrapper_class``."""
+    while isinstance(env, gymnasium.Wrapper):
+        if isinstance(env, wrapper_class):
+            return True
+        env = env.env
+    return False
+
+
+# The operations the control thread runs on an env, by name: (env, *args) -> result.
+_ENV_OPS: dict[str, Callable[..., Any]] = {
+    "call": _env_call,
+    "method": _env_method,
+    "get": lambda env, name: env.get_wrapper_attr(name),
+    "set_wrapper": lambda env, name, value: env.set_wrapper_attr(name, value),
+    "setattr": setattr,
+    "is_wrapped": _env_is_wrapped,
+}
+
+
+def _control(conn: Connection, slots: dict[int, _EnvSlot], lock: threading.Lock) -> None:
+    """The worker's control thread: serves the parent's requests on the pipe (``WorkerGroup.run``,
+    ``WorkerGroup.set_reset_options``) until it reads "exit" or the pipe closes. Each reply is
+    ``("ok", [result per env])`` or ``("error", env_id, exception type, traceback text)``."""
+    while True:
+        try:
+            message = cloudpickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        except Exception:  # noqa: BLE001 (an argument that does not unpickle here is the caller's error)
+            _reply(conn, ("error", None, None, traceback.format_exc()))
+            continue
+        if message[0] == "exit":
+            return
+        if message[0] == "options":
+            with lock:
+                for env_id, options in message[1].items():
+                    slots[env_id].reset_options = options
+            _reply(conn, ("ok", []))
+            continue
+        _, op, requests = message
+        results: list[Any] = []
+        reply: tuple = ("ok", results)
+        with lock:
+            for env_id, args in requests:
+                try:
+                    results.append(_ENV_OPS[op](slots[env_id].env, *args))
+                except Exception as e:  # noqa: BLE001 (the env's error goes to the caller)
+                    reply = ("error", env_id, type(e), traceback.format_exc())
+                    break
+        _reply(conn, reply)
+
+
+def _reply(conn: Connection, reply: tuple) -> None:
+    try:
+        data = cloudpickle.dumps(reply)
+    except Exception:  # noqa: BLE001 (a result or exception type that cannot be pickled)
+        if reply[0] == "error":  # the exception's type stays here; its traceback's text goes
+            data = cloudpickle.dumps(("error", reply[1], None, reply[3]))
+        else:
+            data = cloudpickle.dumps(("error", None, TypeError, "the result cannot be pickled to the parent:\n"
+                                      + traceback.format_exc()))
+    try:
+        conn.send_bytes(data)
+    except OSError:
+        pass  # the parent closed the pool
 
 
 # ---- the parent's side -----------------------------------------------------------------------------
@@ -704,6 +836,9 @@ class WorkerGroup:
         self._attach_message: tuple | None = None
         self._first_report: tuple = ()  # worker 0's report: a restarted worker must match it
         self.closed = False
+        # One request at a time on the pipes (run, set_reset_options, restart): each waits for its replies.
+        self._pipe_lock = threading.RLock()
+        self._unseeded: dict[int, int] = {}  # the attach message's: env id -> its engine seed to drop
         # Workers of a pool that is dropped without close() still stop (the pool's own finalizer).
         self._finalizer = weakref.finalize(self, WorkerGroup._stop, self._processes, self._conns, [None])
 
@@ -726,12 +861,13 @@ class WorkerGroup:
         if self._time_steps:
             chosen = max(1, min(self.num_workers, sync_num_workers(len(self._env_fns), self.probed_step_s)))
             if chosen < self.num_workers:
-                # Not built anything yet (no envs, no channel): ended at once, not asked.
+                # Not built anything yet (no envs, no channel): ended at once, not asked. Killed
+                # before its pipe closes: a worker that read EOF first would print a traceback.
                 for conn, process in zip(self._conns[chosen:], self._processes[chosen:]):
-                    if conn is not None:
-                        conn.close()
                     process.kill()
                     process.join()
+                    if conn is not None:
+                        conn.close()
                 del self._processes[chosen:], self._conns[chosen:]
                 self._layout(chosen)
         for w in range(self.num_workers):
@@ -754,7 +890,10 @@ class WorkerGroup:
         conn = self._conns[w]
         assert conn is not None
         if self._payloads is None:
-            self._payloads = [cloudpickle.dumps([self._env_fns[i] for i in ids]) for ids in self.env_ids]
+            # One pickle per env: each env is built from its own copy of its factory, as in a process
+            # of its own (SubprocVecEnv), even where factories share an object (``lambda: env``).
+            self._payloads = [cloudpickle.dumps([cloudpickle.dumps(self._env_fns[i]) for i in ids])
+                              for ids in self.env_ids]
         try:
             conn.send(("build", self.env_ids[w], self._payloads[w]))
         except (OSError, ValueError):
@@ -788,7 +927,8 @@ class WorkerGroup:
                                f"the main module {_main_module_name()}, which made a pool again. " + _MAIN_GUARD_HELP)
 
     def _report(self, w: int) -> tuple:
-        return self._receive(w, "building its envs")
+        kind, spaces_blob = self._receive(w, "building its envs")
+        return (kind, *cloudpickle.loads(spaces_blob))
 
     def attach(self, channel: Any, message: tuple) -> None:
         """Hands every worker the channel and waits until each has mapped it."""
@@ -819,6 +959,78 @@ class WorkerGroup:
         """The workers whose process has exited, each with the env ids it held."""
         return {w: list(self.env_ids[w]) for w, p in enumerate(self._processes) if not p.is_alive()}
 
+    def run(self, op: str, requests: Sequence[tuple[int, tuple]], what: str | None = None) -> list[Any]:
+        """Runs ``op`` (a name in ``_ENV_OPS``) on envs in their workers: ``requests`` holds
+        ``(env_id, args)`` pairs, and the result is one value per pair, in that order. Each worker
+        runs its part while no step of its envs runs (its lock), so this is safe while steps are in
+        flight; an exception in an env is raised here, of the env's exception type where it can be
+        made, with the env's traceback text."""
+        if self.closed:
+            raise RuntimeError("the pool is closed")
+        by_worker: dict[int, list[tuple[int, tuple]]] = {}
+        for env_id, args in requests:
+            by_worker.setdefault(self.worker_of_env[env_id], []).append((env_id, args))
+        with self._pipe_lock:
+            replies = self._exchange({w: ("run", op, part) for w, part in by_worker.items()}, what or op)
+        results: dict[int, list[Any]] = {w: list(reply[1]) for w, reply in replies.items()}
+        for part in results.values():
+            part.reverse()  # popped from the end, in order
+        return [results[self.worker_of_env[env_id]].pop() for env_id, _ in requests]
+
+    def set_reset_options(self, options: dict[int, dict | None]) -> None:
+        """Hands each env in ``options`` the options of its next reset (None: none)."""
+        if self.closed:
+            raise RuntimeError("the pool is closed")
+        by_worker: dict[int, dict[int, dict | None]] = {}
+        for env_id, opts in options.items():
+            by_worker.setdefault(self.worker_of_env[env_id], {})[env_id] = opts
+        with self._pipe_lock:
+            self._exchange({w: ("options", part) for w, part in by_worker.items()}, "set_reset_options")
+
+    def _exchange(self, messages: dict[int, tuple], what: str) -> dict[int, tuple]:
+        """Sends each worker its message and waits for every reply (all sent first: the workers
+        run their parts at once); raises the first error in env order."""
+        data = {w: cloudpickle.dumps(m) for w, m in messages.items()}
+        for w, payload in data.items():
+            conn = self._conns[w]
+            try:
+                assert conn is not None
+                conn.send_bytes(payload)
+            except (OSError, ValueError):
+                raise RuntimeError(self._gone(w, what)) from None
+        replies = {w: self._control_reply(w, what) for w in data}
+        errors = sorted(((r[1] if r[1] is not None else -1), w) for w, r in replies.items() if r[0] == "error")
+        if errors:
+            _, env_id, exc_type, text = replies[errors[0][1]]
+            where = f"env {env_id}" if env_id is not None else f"worker {errors[0][1]}"
+            message = f"{where} raised in {what}:\n{text}"
+            error: Exception
+            try:
+                error = exc_type(message) if isinstance(exc_type, type) and issubclass(exc_type, Exception) \
+                    else RuntimeError(message)
+            except Exception:  # noqa: BLE001 (an exception type that takes other arguments)
+                error = RuntimeError(message)
+            raise error
+        return replies
+
+    def _control_reply(self, w: int, what: str) -> tuple:
+        conn, process = self._conns[w], self._processes[w]
+        try:
+            assert conn is not None
+            while not conn.poll(_PARENT_POLL_S):
+                if self.closed:
+                    raise RuntimeError(f"the pool was closed while {what}")
+                if not process.is_alive() and not conn.poll(0):
+                    raise RuntimeError(self._gone(w, what))
+            return cloudpickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            raise RuntimeError(self._gone(w, what) if not self.closed else f"the pool was closed while {what}") \
+                from None
+
+    def _gone(self, w: int, what: str) -> str:
+        return (f"worker {w} (envs {self._range(w)}) has died (exit code {self._processes[w].exitcode}) while "
+                f"{what}; env.workers.restart() starts it again")
+
     def restart(self) -> list[int]:
         """Starts a new process for each dead worker; returns the env ids they hold.
 
@@ -826,6 +1038,10 @@ class WorkerGroup:
         failure), or reset them explicitly (``reset(env_id=...)``, with a seed if wanted)."""
         if self.closed:
             raise RuntimeError("the pool is closed")
+        with self._pipe_lock:
+            return self._restart()
+
+    def _restart(self) -> list[int]:
         restarted: list[int] = []
         for w in sorted(self.dead()):
             old, conn = self._processes[w], self._conns[w]
@@ -923,6 +1139,7 @@ class PythonEnvSource:
         _check_pool_options(pool)
         pool["env_kwargs"] = env_kwargs  # the pool's config says what its envs were made with
         pickle_bytes = _check_info_pickle(extra["info_pickle"])
+        self.obs_pickle, self.action_pickle = extra["obs_pickle"], extra["action_pickle"]
         workers = WorkerGroup(env_fns, num_workers, probe_info=spare_env, time_steps=time_steps)
         try:
             native, spec = self._start(workers, pool, info_keys, pickle_bytes, spin, sync)
@@ -964,37 +1181,41 @@ class PythonEnvSource:
                pickle_bytes: int, spin: bool | None, sync: bool) -> tuple[Any, EnvSpec]:
         reports = workers.start()
         first = reports[0]
-        _, obs_space, action_space, render_shape, render_mode, max_steps, threshold, gym_id = first
+        _, obs_space, action_space, render, render_mode, max_steps, threshold, gym_id = first
         probed = workers.probed_info
         for w, report in enumerate(reports[1:], start=1):
-            if report[1] != obs_space or report[2] != action_space or report[3] != render_shape:
+            if report[1] != obs_space or report[2] != action_space or report[3] != render:
                 raise ValueError(
                     f"every env of a pool must have the same spaces: worker {w}'s envs have "
                     f"{report[1]} / {report[2]}, worker 0's {obs_space} / {action_space}"
                 )
         workers._first_report = first
-        obs = space_fields(obs_space, "obs")
-        action = space_fields(action_space, "action")
+        obs = SpaceLayout(obs_space, "obs", _check_pickle_size("obs_pickle", self.obs_pickle))
+        action = SpaceLayout(action_space, "action", _check_pickle_size("action_pickle", self.action_pickle))
         info = _info_fields(info_keys, probed)
-        state_fields = [field for _, field in obs]
+        state_fields = list(obs.fields)
         for _, value_field, mask_field in info:
             state_fields += [value_field, mask_field]
         if pickle_bytes:
             state_fields.append(_field(PICKLED_INFO, np.dtype(np.uint8), (pickle_bytes,), "box", [0.0], [255.0]))
-        action_fields = [field for _, field in action]
-        render_bytes = int(np.prod(render_shape)) if render_shape else 0
+        action_fields = list(action.fields)
+        render_bytes = render.nbytes if render else 0
         shape = (workers.worker_of_env, [_row_bytes(f) for f in action_fields], [_row_bytes(f) for f in state_fields],
                  render_bytes)
         channel = _native.ProcessChannel.create(*shape)
-        workers.attach(channel, ("attach", shape, os.getpid(), channel.fd, obs, action, info, pickle_bytes))
+        seeds = env_seeds(pool["seed"], pool["num_envs"])
+        # No seed given: each env's first reset gets None (as from Gymnasium's vector envs), not the
+        # engine's 64-bit seed, which NumPy's legacy seeding (np.random.seed) refuses.
+        unseeded = dict(enumerate(seeds)) if pool["seed"] is None else {}
+        workers.attach(channel, ("attach", shape, os.getpid(), channel.fd, cloudpickle.dumps((obs, action)), info,
+                                 pickle_bytes, unseeded))
         if self.env_id is None and gym_id:
             self.task_id = f"python:{gym_id}"
         native_spec = {
             "task_id": self.task_id, "config": {}, "state": state_fields, "action": action_fields,
             "max_num_players": 1, "max_episode_steps": int(max_steps or 0), "reward_threshold": threshold,
-            "render_shape": render_shape, "tables": {},
+            "render_shape": render.native_shape if render else None, "tables": {},
         }
-        seeds = env_seeds(pool["seed"], pool["num_envs"])
         native = _native.Pool.for_processes(
             native_spec, channel, pool["num_envs"], pool["batch_size"], pool["num_threads"], seeds,
             pool["autoreset_mode"], pool["episode_stats"],
@@ -1007,7 +1228,9 @@ class PythonEnvSource:
         pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
         pool["info_keys"] = {key: (field["shape"], field["dtype"]) for key, field, _ in info}
         pool["info_pickle"] = pickle_bytes - _PICKLE_HEADER if pickle_bytes else 0  # bytes for the pickle
-        spec = PythonEnvSpec(self.task_id, native.spec, pool, obs_space, action_space)
+        pool["obs_pickle"] = obs.pickle_bytes  # bytes for a pickled observation (0: not pickled)
+        pool["action_pickle"] = action.pickle_bytes
+        spec = PythonEnvSpec(self.task_id, native.spec, pool, obs, action, render)
         spec.masked_info_keys = tuple(key for key, _, _ in info)
         self.render_mode = render_mode
         return native, spec

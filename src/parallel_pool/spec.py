@@ -5,6 +5,7 @@ Everything here is derived from the one spec each env declares in C++; nothing i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +169,22 @@ class EnvSpec:
         ]
         # Named tables a task derives from its config, e.g. toy text's transition table "P".
         self.tables: dict[str, np.ndarray] = {k: np.asarray(v) for k, v in native.get("tables", {}).items()}
+
+    # --- hooks for specs whose values are not their fields as they are (python_envs.PythonEnvSpec) ---
+    def obs_readers(self, index: dict[str, int], prefix: str = "") -> tuple[Callable, Callable] | None:
+        """``(read_batch(arrays), read_row(arrays, row))``: a batch's (or one row's) observation from
+        the arrays of a native result (``index``: field name -> position; ``prefix`` "final:" for the
+        final observations); None when the obs fields are the observation."""
+        return None
+
+    def action_flattener(self, num_envs: int) -> Callable[[Any], Any] | None:
+        """``flatten(action)``: a batch of actions as the native pool takes them; None when it takes
+        them as they are."""
+        return None
+
+    def decode_frames(self, frames: np.ndarray) -> Any:
+        """The native pool's rendered frames as ``render()`` returns them."""
+        return frames
 
     @property
     def id(self) -> str:  # noqa: A003 (Gymnasium's EnvSpec names it so; wrappers read spec.id)

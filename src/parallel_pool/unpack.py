@@ -99,6 +99,10 @@ class Unpacker:
         else:
             self._obs = [(f.key, index[f.name]) for f in spec.obs_fields]
         self._tuple_obs = spec.tuple_obs  # a Tuple observation: a tuple of arrays, not a dict
+        # A Python env's observation that its fields do not give as they are (nested, carried in
+        # another dtype, or pickled): the spec's readers rebuild it.
+        readers = spec.obs_readers(index)
+        self._obs_read: Callable[[tuple], Any] | None = readers[0] if readers else None
         # Dict keys of text fields (MiniGrid's mission): bytes in the block, str for the user.
         self._text_keys = frozenset(f.key for f in spec.obs_fields if f.space == "text")
         # info entries: (key, index) at the top level, or grouped ("players", "episode").
@@ -123,8 +127,11 @@ class Unpacker:
         self._final_pickled = index.get("final:" + PICKLED_INFO)
         self._final_mask = index.get("info:_final")
         self._final_obs: int | list[tuple[str, int]] | None = None
+        self._final_row: Callable[[tuple, int], Any] | None = None
         self._final_info: list[tuple[str, int]] = []
         if self._final_mask is not None:
+            final_readers = spec.obs_readers(index, "final:") if readers else None
+            self._final_row = final_readers[1] if final_readers else None
             if isinstance(self._obs, int):
                 self._final_obs = index["final:obs"]
             else:
@@ -150,7 +157,7 @@ class Unpacker:
         # entries at the top level only), gets a closure over its indices, with no branch and no
         # further Python frame but the dicts': it runs on every step and recv, and its cost is a
         # share of a fast env's own step time.
-        self._simple = (not self._tuple_obs and not self._text_keys and not self._groups
+        self._simple = (self._obs_read is None and not self._tuple_obs and not self._text_keys and not self._groups
                         and self._final_mask is None and not self._masked and self._pickled is None)
         self.unpack: Callable[[tuple], tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]] = (
             self._simple_unpack() if self._simple else self._unpack
@@ -165,6 +172,8 @@ class Unpacker:
         return lambda a: (obs_dict(a), a[reward], a[terminated], a[truncated], info_dict(a))
 
     def obs(self, arrays: tuple) -> Any:
+        if self._obs_read is not None:
+            return self._obs_read(arrays)
         if isinstance(self._obs, int):
             return arrays[self._obs]
         if self._tuple_obs:
@@ -201,7 +210,9 @@ class Unpacker:
         fields = self._final_obs
         assert fields is not None  # set whenever _final_mask is
         for row in np.flatnonzero(mask):
-            if isinstance(fields, int):
+            if self._final_row is not None:
+                final_obs[row] = self._final_row(arrays, int(row))
+            elif isinstance(fields, int):
                 final_obs[row] = arrays[fields][row]
             elif self._tuple_obs:
                 final_obs[row] = tuple(arrays[i][row] for _, i in fields)

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -119,8 +119,8 @@ inline EnvSpec BeginSpec(const mjModel& model, int64_t obs_size) {
 // A scalar float64 info entry, info[key]. In Gymnasium's info of every step; in a reset's only for
 // a v5 task's position and tendon entries (its _get_reset_info; v4 tasks return none).
 inline void AddInfo(EnvSpec& spec, const std::string& key, Version version) {
-  static const std::set<std::string> kResetInfo = {"x_position",   "y_position",    "distance_from_origin",
-                                                   "z_distance_from_origin", "tendon_length", "tendon_velocity"};
+  static const std::set<std::string> kResetInfo = {
+      "x_position", "y_position", "distance_from_origin", "z_distance_from_origin", "tendon_length", "tendon_velocity"};
   const bool on_reset = version == Version::kV5 && kResetInfo.count(key) > 0;
   spec.state.push_back(
       WithPresence(Box("info:" + key, Dtype::kFloat64, {}), on_reset ? InfoPresence::kAlways : InfoPresence::kStep));
