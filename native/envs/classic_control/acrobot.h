@@ -51,8 +51,9 @@ class AcrobotEnv final : public Env {
 
   void Reset() override {
     using P = AcrobotParams;
-    // Gymnasium draws float64 and stores .astype(np.float32).
-    for (double& v : state_) v = static_cast<float>(rng().Uniform(-P::kResetBound, P::kResetBound));
+    // self.np_random.uniform(low=-0.1, high=0.1, size=(4,)).astype(np.float32)
+    np_random().Uniform(-P::kResetBound, P::kResetBound, state_.data(), 4);
+    for (double& v : state_) v = static_cast<float>(v);
     WriteObs();
   }
 

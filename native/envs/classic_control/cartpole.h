@@ -58,7 +58,8 @@ class CartPoleEnv final : public Env {
 
   void Reset() override {
     using P = CartPoleParams;
-    for (double& v : state_) v = rng().Uniform(-P::kResetBound, P::kResetBound);
+    // self.np_random.uniform(low=-0.05, high=0.05, size=(4,))
+    np_random().Uniform(-P::kResetBound, P::kResetBound, state_, 4);
     WriteObs();
   }
 

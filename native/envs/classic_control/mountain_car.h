@@ -51,7 +51,7 @@ class MountainCarEnv final : public Env {
 
   void Reset() override {
     using P = MountainCarParams;
-    position_ = rng().Uniform(P::kResetLow, P::kResetHigh);
+    position_ = np_random().Uniform(P::kResetLow, P::kResetHigh);  // self.np_random.uniform(low=-0.6, high=-0.4)
     velocity_ = 0.0;
     WriteObs();
   }

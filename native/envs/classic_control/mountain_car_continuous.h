@@ -58,7 +58,7 @@ class MountainCarContinuousEnv final : public Env {
 
   void Reset() override {
     using P = MountainCarContinuousParams;
-    position_ = rng().Uniform(P::kResetLow, P::kResetHigh);
+    position_ = np_random().Uniform(P::kResetLow, P::kResetHigh);  // self.np_random.uniform(low=-0.6, high=-0.4)
     velocity_ = 0.0;
     state_is_float32_ = false;  // Gymnasium's reset state is a float64 array
     WriteObs();

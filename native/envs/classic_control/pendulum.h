@@ -48,8 +48,9 @@ class PendulumEnv final : public Env {
 
   void Reset() override {
     using P = PendulumParams;
-    th_ = rng().Uniform(-P::kResetAngle, P::kResetAngle);
-    thdot_ = rng().Uniform(-P::kResetVelocity, P::kResetVelocity);
+    // self.np_random.uniform(low=-high, high=high) with high = [pi, 1]: one draw per element, in order.
+    th_ = np_random().Uniform(-P::kResetAngle, P::kResetAngle);
+    thdot_ = np_random().Uniform(-P::kResetVelocity, P::kResetVelocity);
     WriteObs();
   }
 
