@@ -250,3 +250,15 @@ def test_render_shape_and_mode(task_id: str) -> None:
         env.close()
     with pytest.raises(ValueError, match="render_mode"):
         parallel_pool.make(task_id, num_envs=1, render_mode="human")
+
+
+def test_the_arrow_is_read_from_the_installed_gymnasium() -> None:
+    """Pendulum's arrow is Gymnasium's own assets/clockwise.png, found through the family's resource
+    (gymnasium's envs/classic_control), never a copy in this repository."""
+    from parallel_pool import _native, families
+
+    (library,) = [path for path in families.installed_families() if os.path.basename(path) == "classic_control.so"]
+    resources = [tuple(r) for r in _native.library_resources(library)]
+    assert resources == [("classic_control_dir", "gymnasium", "envs/classic_control")]
+    gymnasium_dir = os.path.dirname(gymnasium.__file__)
+    assert os.path.isfile(os.path.join(gymnasium_dir, "envs", "classic_control", "assets", "clockwise.png"))
