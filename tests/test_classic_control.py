@@ -1,9 +1,13 @@
 """Alignment of the native classic-control tasks with Gymnasium's own implementations.
 
-Gymnasium is the oracle: for every transition our pool makes, a Gymnasium env is put in the same
-state (rebuilt from our observation) and stepped with the same action; next observation, reward,
-``terminated`` and ``truncated`` must agree. Spaces, time limits, reset distributions and the
-constructor kwargs are checked against Gymnasium as well.
+Gymnasium is the oracle. The envs draw their reset states from NumPy's stream (np_random, in C++)
+with Gymnasium's calls, so env ``i`` of a pool seeded ``s`` replays ``gymnasium.make(id)`` reset
+with ``seed=s + i``, episode after episode: observations, rewards, ``terminated`` and
+``truncated`` **equal**, with no tolerance (test_replays_gymnasium_episodes_from_the_same_seeds).
+Besides, for every transition our pool makes, a Gymnasium env is put in the same state (rebuilt
+from our observation) and stepped with the same action; next observation, reward, ``terminated``
+and ``truncated`` must agree. Spaces, time limits, reset distributions and the constructor kwargs
+are checked against Gymnasium as well.
 """
 
 from __future__ import annotations
@@ -175,6 +179,67 @@ def test_alignment_random_and_goal_policies(task_id: str) -> None:
         assert stats["terminated"] >= 5, stats
     if task_id != "CartPole-v0" and task_id != "CartPole-v1":
         assert stats["truncated"] >= 1, stats
+
+
+# --- the same seeds replay the same episodes ---------------------------------------------------
+
+
+def gym_action(action: np.ndarray) -> Any:
+    return int(action) if action.ndim == 0 else action
+
+
+def assert_same_obs(ours: np.ndarray, theirs: np.ndarray, tag: Any) -> None:
+    assert ours.dtype == np.float32 and np.asarray(theirs).dtype == np.float32, tag
+    assert np.array_equal(ours, theirs), (tag, ours, theirs)
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_replays_gymnasium_episodes_from_the_same_seeds(task_id: str) -> None:
+    """Env i of a pool made with seed=s against ``gymnasium.make(task_id)`` reset with seed=s + i:
+    the same actions give the same transitions, exactly, across episode ends. The pool's next_step
+    autoreset returns the new episode's first observation on the step after an end, where the
+    reference resets without a seed (its np_random stream goes on, as a vector env's does). Then
+    ``reset()`` without a seed continues every stream, and ``reset(seed=s2)`` restarts env i's at
+    s2 + i, as Gymnasium's ``reset(seed=...)`` does. Tolerance 0: the same float64 dynamics and
+    float32 casts as Gymnasium, from the same NumPy draws."""
+    num_envs, seed, steps = 4, 11, 1000
+    policies = [random_policy(task_id)] * 2 + [goal_policy(task_id)] * 2
+    pool = parallel_pool.make(task_id, num_envs=num_envs, seed=seed)
+    refs = [gymnasium.make(task_id) for _ in range(num_envs)]
+    rng = np.random.default_rng(seed)
+    ends = 0
+    try:
+        obs, _ = pool.reset()
+        for i, ref in enumerate(refs):
+            assert_same_obs(obs[i], ref.reset(seed=seed + i)[0], (task_id, "reset", i))
+        done = np.zeros(num_envs, dtype=bool)
+        for t in range(steps):
+            actions = np.stack([policies[i](obs[i : i + 1], rng)[0] for i in range(num_envs)])
+            obs, reward, terminated, truncated, _ = pool.step(actions)
+            for i, ref in enumerate(refs):
+                if done[i]:
+                    g_obs, _ = ref.reset()
+                    g_reward, g_terminated, g_truncated = 0.0, False, False
+                else:
+                    g_obs, g_reward, g_terminated, g_truncated, _ = ref.step(gym_action(actions[i]))
+                tag = (task_id, t, i, actions[i])
+                assert_same_obs(obs[i], g_obs, tag)
+                assert float(reward[i]) == float(g_reward), (tag, reward[i], g_reward)
+                assert (bool(terminated[i]), bool(truncated[i])) == (bool(g_terminated), bool(g_truncated)), tag
+            done = terminated | truncated
+            ends += int(done.sum())
+        assert ends >= 4, ends  # every task ends episodes (the time limits at least) within 1,000 steps
+
+        obs, _ = pool.reset()  # no seed: each env's stream goes on
+        for i, ref in enumerate(refs):
+            assert_same_obs(obs[i], ref.reset()[0], (task_id, "reset, no seed", i))
+        obs, _ = pool.reset(seed=1234)
+        for i, ref in enumerate(refs):
+            assert_same_obs(obs[i], ref.reset(seed=1234 + i)[0], (task_id, "reset(seed=1234)", i))
+    finally:
+        pool.close()
+        for ref in refs:
+            ref.close()
 
 
 # Async: time limits short enough that, in ASYNC_BATCHES batches, the random envs and the goal

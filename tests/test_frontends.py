@@ -171,12 +171,13 @@ def test_render_mode_is_checked_and_non_rendering_tasks_say_so() -> None:
     """(Native only: a Python env's render_mode is its own, gymnasium.make's.)"""
     with pytest.raises(ValueError, match="rgb_array"):
         parallel_pool.make("GuessingGame-v0", num_envs=2, render_mode="human")
+    # Faulty-v0 (the tutorial family's) draws no frames; CartPole renders (as Gymnasium's).
     with pytest.raises(ValueError, match="does not render"):
-        parallel_pool.make("CartPole-v1", num_envs=2, render_mode="rgb_array")
-    env = parallel_pool.make("CartPole-v1", num_envs=2, render_mode=None)
+        parallel_pool.make("Faulty-v0", num_envs=2, render_mode="rgb_array")
+    env = parallel_pool.make("Faulty-v0", num_envs=2, render_mode=None)
     assert env.render_mode is None and env.metadata["render_modes"] == []
     env.reset()
-    with pytest.raises(ValueError, match="CartPole-v1 does not render"):
+    with pytest.raises(ValueError, match="Faulty-v0 does not render"):
         env.render()
     env.close()
 
@@ -193,7 +194,7 @@ def test_vector_view_renders_a_tuple_of_frames(make_pool) -> None:
     assert isinstance(frames, tuple) and len(frames) == 3
     _check_frames(np.stack(frames), obs, info)
     envs.close()
-    plain = gym.make_vec("parallel_pool/CartPole-v1", num_envs=2)
+    plain = gym.make_vec("parallel_pool/Faulty-v0", num_envs=2)  # a task that draws no frames
     plain.reset()
     assert plain.render_mode is None and plain.render() is None
     plain.close()

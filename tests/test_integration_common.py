@@ -109,7 +109,7 @@ def test_env_attributes_lookup_order_and_fixed_names() -> None:
 
 
 def test_render_frames_one_per_env() -> None:
-    quiet = parallel_pool.make_gymnasium("CartPole-v1", num_envs=3)
+    quiet = parallel_pool.make_gymnasium("Faulty-v0", num_envs=3)  # a task that draws no frames
     quiet.reset()
     assert render_frames(quiet) == [None, None, None]
     assert render_frames(quiet, [2]) == [None]

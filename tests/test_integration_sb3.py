@@ -215,8 +215,8 @@ def test_reset_seed_and_pending_step() -> None:
 
 def test_attributes_methods_and_wrappers() -> None:
     envs = ParallelPoolVecEnv("CartPole-v1", num_envs=3, seed=0, max_episode_steps=40)
-    assert envs.render_mode is None
-    assert envs.get_attr("render_mode") == [None, None, None]
+    assert envs.render_mode == "rgb_array"  # CartPole draws Gymnasium's frames
+    assert envs.get_attr("render_mode") == ["rgb_array"] * 3
     assert envs.get_attr("max_episode_steps", indices=[0, 2]) == [40, 40]
     assert envs.get_attr("action_space", indices=1) == [gym.spaces.Discrete(2)]
     assert envs.has_attr("observation_space") and not envs.has_attr("no_such_attribute")
@@ -231,7 +231,6 @@ def test_attributes_methods_and_wrappers() -> None:
     envs.set_attr("double", lambda x: 2 * x)
     assert envs.env_method("double", 4, indices=[0, 1]) == [8, 8]
     assert envs.env_method("get_wrapper_attr", "max_episode_steps", indices=0) == [40]
-    assert envs.env_method("render") == [None, None, None]
     with pytest.raises(AttributeError, match="supports"):
         envs.env_method("teleport")
 
@@ -245,9 +244,18 @@ def test_attributes_methods_and_wrappers() -> None:
     assert envs.env_is_wrapped(gym.wrappers.TimeLimit, indices=[0]) == [True]
     assert envs.env_is_wrapped(gym.Wrapper, indices=[0]) == [True]
     assert envs.env_is_wrapped(gym.wrappers.ClipAction) == [False, False, False]
-    with pytest.warns(UserWarning):
-        assert envs.render() is None
+    assert [frame.shape for frame in envs.env_method("render", indices=[0, 2])] == [(400, 600, 3)] * 2
+    assert envs.render().shape == (800, 1200, 3)  # SB3's tiling of the three frames
     envs.close()
+
+    # A task that draws no frames (the tutorial's Faulty-v0): None per env, and render() warns.
+    faulty = ParallelPoolVecEnv("Faulty-v0", num_envs=3, episode_stats=False)
+    assert faulty.render_mode is None and faulty.get_attr("render_mode") == [None, None, None]
+    assert faulty.env_method("render") == [None, None, None]
+    faulty.reset()
+    with pytest.warns(UserWarning):
+        assert faulty.render() is None
+    faulty.close()
 
     plain = ParallelPoolVecEnv("Pendulum-v1", num_envs=2, episode_stats=False)
     assert plain.env_is_wrapped(Monitor) == [False, False]

@@ -158,8 +158,12 @@ def test_vector_env_api() -> None:
     assert np.all(np.abs(first) <= RESET_BOUND)
     with pytest.raises(ValueError, match="action"):
         envs.step(None)
-    assert envs.render() == [None] * 4
+    assert [frame.shape for frame in envs.render()] == [(400, 600, 3)] * 4  # CartPole draws Gymnasium's frames
     envs.close()
+    quiet = TianshouVectorEnv("Faulty-v0", num_envs=2, seed=0)  # a task that draws no frames
+    quiet.reset()
+    assert quiet.render() == [None] * 2
+    quiet.close()
     rendering = TianshouVectorEnv("GuessingGame-v0", num_envs=2, seed=0, max_num_players=1)
     rendering.reset()
     frames = rendering.render()

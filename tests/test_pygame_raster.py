@@ -2,8 +2,8 @@
 
 Gymnasium's Box2D ``render()`` draws with ``pygame.draw`` (polygon, line, lines, aaline, aalines,
 circle; and MPE's, a circle's one-pixel outline), ``pygame.gfxdraw`` (aapolygon, filled_polygon:
-SDL2_gfx) and ``pygame.transform.flip`` on a default ``pygame.Surface`` (32-bit, no alpha). The
-native side runs through the test hook
+SDL2_gfx; classic control's aacircle, filled_circle, hline, vline too) and ``pygame.transform.flip``
+on a default ``pygame.Surface`` (32-bit, no alpha). The native side runs through the test hook
 ``_native._pygame_raster(width, height, ops, flip_y, x0, out_width)``; every case draws the same ops
 on a pygame surface and the frames must be **equal** (no tolerance): random polygons and lines with
 float coordinates as the envs pass them, degenerate (repeated points, zero length, one row), off the
@@ -67,6 +67,14 @@ def pygame_frame(width: int, height: int, ops: list[Op], flip_y: bool = False) -
             gfxdraw.aapolygon(surf, points, color)
         elif name == "filled_polygon":
             gfxdraw.filled_polygon(surf, points, color)
+        elif name == "aacircle":
+            gfxdraw.aacircle(surf, int(points[0][0]), int(points[0][1]), arg, color)
+        elif name == "filled_circle":
+            gfxdraw.filled_circle(surf, int(points[0][0]), int(points[0][1]), arg, color)
+        elif name == "hline":
+            gfxdraw.hline(surf, int(points[0][0]), int(points[1][0]), int(points[0][1]), color)
+        elif name == "vline":
+            gfxdraw.vline(surf, int(points[0][0]), int(points[0][1]), int(points[1][1]), color)
         elif name == "aa_filled_polygon":  # one native call (CarRacing's polygons)
             gfxdraw.aapolygon(surf, points, color)
             gfxdraw.filled_polygon(surf, points, color)
@@ -188,6 +196,33 @@ def test_int16_coordinates_of_gfxdraw_wrap_as_in_sdl2_gfx() -> None:
     np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
     ops = [("aa_filled_polygon", (0, 0, 255), [(65537.7, 1.9), (-65530.2, 8.9), (65546.0, 6.9)], 0)]
     np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
+
+
+def test_gfxdraw_circles_and_lines_match_pygame() -> None:
+    """gfxdraw's aacircle, filled_circle (classic control's joints, wheels and axles: an aacircle,
+    then a filled_circle on it), hline and vline: integer centres on, across and off the surface,
+    radii from 0 (one pixel) to wider than the surface, over backgrounds and each other."""
+    rng = np.random.default_rng(41)
+    names = ["aacircle", "filled_circle", "aa_then_filled", "hline", "vline"]
+    for case in range(300):
+        width, height = int(rng.integers(1, 90)), int(rng.integers(1, 70))
+        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+        ops: list[Op] = [("fill", background, [], 0)]
+        for _ in range(int(rng.integers(1, 8))):
+            color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+            ends = [(float(rng.integers(-width, 2 * width + 1)), float(rng.integers(-height, 2 * height + 1)))
+                    for _ in range(2)]
+            radius = int(rng.choice([0, 1, 2, 5, 8, 11, int(rng.integers(0, 2 * max(width, height) + 2))]))
+            name = str(rng.choice(names))
+            if name == "aa_then_filled":
+                ops += [("aacircle", color, ends[:1], radius), ("filled_circle", color, ends[:1], radius)]
+            else:
+                ops.append((name, color, ends, radius))
+        expected = pygame_frame(width, height, ops)
+        actual = _native._pygame_raster(width, height, ops)
+        if not np.array_equal(actual, expected):
+            where = np.argwhere((actual != expected).any(axis=-1))
+            pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
 
 
 def test_unknown_primitive_is_an_error() -> None:

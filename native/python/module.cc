@@ -745,9 +745,10 @@ py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
 // (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
 // RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
 // pygame.Surface. `arg` is the width (polygon, line, lines), `closed` (lines, aalines) or the
-// radius (circle, circle_outline: width 1). Two ops have no pygame call of their own: aa_filled_polygon is aapolygon
-// then filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps the writes that
-// follow to those rows (Surface::KeepWritesIn). Not part of the API.
+// radius (circle, circle_outline: width 1; aacircle, filled_circle: gfxdraw's, at points[0]); hline and vline
+// are gfxdraw's between points[0] and points[1]. Two ops have no pygame call of their own: aa_filled_polygon is
+// aapolygon then filled_polygon in one (raster::GfxAaFilledPolygon), and keep_rows, with arg (first, end), keeps the
+// writes that follow to those rows (Surface::KeepWritesIn). Not part of the API.
 py::array PygameRasterProgram(int width, int height, const py::list& ops, bool flip_y, int x0, int out_width) {
   if (out_width == 0) out_width = width;
   if (width < 1 || height < 1 || out_width < 1) throw py::value_error("width, height and out_width must be >= 1");
@@ -788,6 +789,20 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
       raster::GfxFilledPolygon(surface, color, points);
     } else if (name == "aa_filled_polygon") {  // aapolygon, then filled_polygon (CarRacing's polygons)
       raster::GfxAaFilledPolygon(surface, color, points);
+    } else if (name == "aacircle" || name == "filled_circle") {  // gfxdraw's: integer centre and radius
+      const auto x = static_cast<int16_t>(points.at(0).x), y = static_cast<int16_t>(points.at(0).y);
+      const auto r = static_cast<int16_t>(arg.cast<int>());
+      if (name == "aacircle") {
+        raster::GfxAaCircle(surface, color, x, y, r);
+      } else {
+        raster::GfxFilledCircle(surface, color, x, y, r);
+      }
+    } else if (name == "hline") {  // gfxdraw.hline(x1 = points[0].x, x2 = points[1].x, y = points[0].y)
+      raster::GfxHorizontalLine(surface, color, static_cast<int16_t>(points.at(0).x),
+                                static_cast<int16_t>(points.at(1).x), static_cast<int16_t>(points.at(0).y));
+    } else if (name == "vline") {  // gfxdraw.vline(x = points[0].x, y1 = points[0].y, y2 = points[1].y)
+      raster::GfxVerticalLine(surface, color, static_cast<int16_t>(points.at(0).x),
+                              static_cast<int16_t>(points.at(0).y), static_cast<int16_t>(points.at(1).y));
     } else if (name == "keep_rows") {  // Surface::KeepWritesIn(first, end): arg is (first, end)
       const auto rows = arg.cast<std::pair<int, int>>();
       surface.KeepWritesIn(rows.first, rows.second);

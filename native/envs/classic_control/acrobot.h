@@ -1,5 +1,6 @@
 // Acrobot-v1: Gymnasium's two-link underactuated pendulum (Sutton & Barto "book" dynamics).
-// Same spaces, RK4 integration (one 0.2 s step), reward and termination as gymnasium/envs/classic_control/acrobot.py.
+// Same spaces, RK4 integration (one 0.2 s step), reward, termination, reset draws and rgb_array frames as
+// gymnasium/envs/classic_control/acrobot.py.
 #pragma once
 
 #include <algorithm>
@@ -7,10 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/numpy_trig.h"
+#include "envs/common/pygame_raster.h"
 
 namespace pp::classic_control {
 
@@ -28,6 +32,8 @@ struct AcrobotParams {
   static constexpr double kMaxVel2 = 9 * kPi;
   static constexpr double kAvailTorque[3] = {-1.0, 0.0, 1.0};
   static constexpr double kResetBound = 0.1;  // each state variable ~ U(-0.1, 0.1), then float32
+  static constexpr double kLinkLength2 = 1.0;
+  static constexpr int kScreenDim = 500;
 };
 
 // Config: max_episode_steps only, set per task id by the registration.
@@ -41,6 +47,7 @@ inline EnvSpec AcrobotSpec(const std::string& /*task_id*/, const Config& /*confi
   spec.state = {
       Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2}, {1.0, 1.0, 1.0, 1.0, vel1, vel2})};
   spec.action = {Discrete("action", 3)};  // torque -1, 0, +1 on the joint between the links
+  spec.render_shape = {P::kScreenDim, P::kScreenDim, 3};
   return spec;
 }
 
@@ -51,8 +58,10 @@ class AcrobotEnv final : public Env {
 
   void Reset() override {
     using P = AcrobotParams;
-    // Gymnasium draws float64 and stores .astype(np.float32).
-    for (double& v : state_) v = static_cast<float>(rng().Uniform(-P::kResetBound, P::kResetBound));
+    // self.np_random.uniform(low=-0.1, high=0.1, size=(4,)).astype(np.float32)
+    np_random().Uniform(-P::kResetBound, P::kResetBound, state_.data(), 4);
+    for (double& v : state_) v = static_cast<float>(v);
+    state_is_float32_ = true;
     WriteObs();
   }
 
@@ -78,11 +87,61 @@ class AcrobotEnv final : public Env {
     ns[2] = std::min(std::max(ns[2], -P::kMaxVel1), P::kMaxVel1);
     ns[3] = std::min(std::max(ns[3], -P::kMaxVel2), P::kMaxVel2);
     state_ = ns;
+    state_is_float32_ = false;  // rk4's float64 result
 
     // Terminal when the free end is more than one link length above the pivot.
     const bool terminated = -std::cos(state_[0]) - std::cos(state_[1] + state_[0]) > 1.0;
     WriteObs();
     return StepResult{terminated ? 0.0 : -1.0, terminated, TimeLimitReached()};
+  }
+
+  // AcrobotEnv.render() in rgb_array mode: the line at height 1, then per link its bar and its joint.
+  // The reset state is a float32 array, and its frame float32 arithmetic (NumPy's float32 cos and
+  // sin; a Python float meeting a float32 is float32 under NumPy 2); after a step it is float64.
+  void Render(uint8_t* rgb) override {
+    using P = AcrobotParams;
+    const double bound = P::kLinkLength1 + P::kLinkLength2 + 0.2;
+    const double scale = P::kScreenDim / (bound * 2);
+    const double offset = P::kScreenDim / 2.0;
+    // Gymnasium also computes p2, the free end, but zip() with the two thetas never draws it.
+    double p1[2], thetas[2];
+    if (state_is_float32_) {
+      const float s0 = static_cast<float>(state_[0]), s1 = static_cast<float>(state_[1]);
+      const float scale32 = static_cast<float>(scale), s01 = s0 + s1;
+      p1[0] = -numpy_trig::Cos(s0) * scale32;
+      p1[1] = numpy_trig::Sin(s0) * scale32;
+      thetas[0] = s0 - static_cast<float>(P::kPi / 2);
+      thetas[1] = s01 - static_cast<float>(P::kPi / 2);
+    } else {
+      const double s0 = state_[0], s1 = state_[1];
+      p1[0] = -P::kLinkLength1 * std::cos(s0) * scale;
+      p1[1] = P::kLinkLength1 * std::sin(s0) * scale;
+      thetas[0] = s0 - P::kPi / 2;
+      thetas[1] = s0 + s1 - P::kPi / 2;
+    }
+    raster::Surface surf(P::kScreenDim, P::kScreenDim);
+    surf.Fill({255, 255, 255});
+    raster::Line(surf, {0, 0, 0}, {-2.2 * scale + offset, 1 * scale + offset},
+                 {2.2 * scale + offset, 1 * scale + offset});
+    // xys = np.array([[0, 0], p1, p2])[:, ::-1] (float64): link k starts at row k, (y, x) swapped.
+    const raster::Point starts[2] = {{0.0, 0.0}, {p1[1], p1[0]}};
+    const double link_lengths[2] = {P::kLinkLength1 * scale, P::kLinkLength2 * scale};
+    for (int k = 0; k < 2; ++k) {
+      const double x = starts[k].x + offset, y = starts[k].y + offset;
+      const double l = 0, r = link_lengths[k], t = 0.1 * scale, b = -0.1 * scale;
+      const raster::Rotation rotate(thetas[k]);
+      std::vector<raster::Point> bar;
+      for (const raster::Point corner : {raster::Point{l, b}, {l, t}, {r, t}, {r, b}}) {
+        const raster::Point c = rotate(corner);
+        bar.push_back({c.x + x, c.y + y});
+      }
+      raster::GfxAaFilledPolygon(surf, {0, 204, 204}, bar);
+      const auto jx = static_cast<int16_t>(static_cast<int>(x)), jy = static_cast<int16_t>(static_cast<int>(y));
+      const auto radius = static_cast<int16_t>(static_cast<int>(0.1 * scale));
+      raster::GfxAaCircle(surf, {204, 204, 0}, jx, jy, radius);
+      raster::GfxFilledCircle(surf, {204, 204, 0}, jx, jy, radius);
+    }
+    surf.WriteRgb(rgb, /*flip_y=*/true, 0, P::kScreenDim);
   }
 
  private:
@@ -144,6 +203,7 @@ class AcrobotEnv final : public Env {
   const int obs_index_;
   const int action_index_;
   State state_{};
+  bool state_is_float32_ = false;  // Gymnasium's state is a float32 array (after a reset)
 };
 
 }  // namespace pp::classic_control

@@ -1,15 +1,18 @@
 // CartPole-v0/v1: Gymnasium's cart-pole balancing task (Barto, Sutton & Anderson 1983).
-// Same spaces, float64 Euler dynamics, reward and termination as gymnasium/envs/classic_control/cartpole.py.
+// Same spaces, float64 Euler dynamics, reward, termination, reset draws and rgb_array frames as
+// gymnasium/envs/classic_control/cartpole.py.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
 
 namespace pp::classic_control {
 
@@ -28,6 +31,8 @@ struct CartPoleParams {
   static constexpr double kThetaThreshold = 12 * 2 * kPi / 360;
   static constexpr double kXThreshold = 2.4;
   static constexpr double kResetBound = 0.05;  // each state variable ~ U(-0.05, 0.05)
+  static constexpr int kScreenWidth = 600;
+  static constexpr int kScreenHeight = 400;
 };
 
 // Config: sutton_barto_reward (bool); max_episode_steps is set per task id by the registration.
@@ -45,6 +50,7 @@ inline EnvSpec CartPoleSpec(const std::string& /*task_id*/, const Config& /*conf
   spec.state = {
       Box("obs", Dtype::kFloat32, {4}, {-x_high, -kInf, -theta_high, -kInf}, {x_high, kInf, theta_high, kInf})};
   spec.action = {Discrete("action", 2)};
+  spec.render_shape = {P::kScreenHeight, P::kScreenWidth, 3};
   return spec;
 }
 
@@ -58,7 +64,8 @@ class CartPoleEnv final : public Env {
 
   void Reset() override {
     using P = CartPoleParams;
-    for (double& v : state_) v = rng().Uniform(-P::kResetBound, P::kResetBound);
+    // self.np_random.uniform(low=-0.05, high=0.05, size=(4,))
+    np_random().Uniform(-P::kResetBound, P::kResetBound, state_, 4);
     WriteObs();
   }
 
@@ -94,6 +101,39 @@ class CartPoleEnv final : public Env {
     }
     WriteObs();
     return StepResult{reward, terminated, TimeLimitReached()};
+  }
+
+  // CartPoleEnv.render() in rgb_array mode: the same pygame calls on the same float64 values.
+  void Render(uint8_t* rgb) override {
+    using P = CartPoleParams;
+    const double scale = P::kScreenWidth / (P::kXThreshold * 2);
+    constexpr double kPoleWidth = 10.0, kCartWidth = 50.0, kCartHeight = 30.0;
+    const double polelen = scale * (2 * P::kLength);
+    raster::Surface surf(P::kScreenWidth, P::kScreenHeight);
+    surf.Fill({255, 255, 255});
+    const double l = -kCartWidth / 2, r = kCartWidth / 2, t = kCartHeight / 2, b = -kCartHeight / 2;
+    const double axleoffset = kCartHeight / 4.0;
+    const double cartx = state_[0] * scale + P::kScreenWidth / 2.0;  // middle of the cart
+    constexpr int kCartY = 100;                                      // top of the cart
+    raster::GfxAaFilledPolygon(
+        surf, {0, 0, 0},
+        {{l + cartx, b + kCartY}, {l + cartx, t + kCartY}, {r + cartx, t + kCartY}, {r + cartx, b + kCartY}});
+    const double pl = -kPoleWidth / 2, pr = kPoleWidth / 2, pt = polelen - kPoleWidth / 2, pb = -kPoleWidth / 2;
+    const raster::Rotation rotate(-state_[2]);
+    std::vector<raster::Point> pole;
+    for (const raster::Point corner : {raster::Point{pl, pb}, {pl, pt}, {pr, pt}, {pr, pb}}) {
+      const raster::Point c = rotate(corner);
+      pole.push_back({c.x + cartx, c.y + kCartY + axleoffset});
+    }
+    raster::GfxAaFilledPolygon(surf, {202, 152, 101}, pole);
+    // int() of Python floats: truncation toward zero.
+    const auto axle_x = static_cast<int16_t>(static_cast<int>(cartx));
+    const auto axle_y = static_cast<int16_t>(static_cast<int>(kCartY + axleoffset));
+    const auto axle_r = static_cast<int16_t>(static_cast<int>(kPoleWidth / 2));
+    raster::GfxAaCircle(surf, {129, 132, 203}, axle_x, axle_y, axle_r);
+    raster::GfxFilledCircle(surf, {129, 132, 203}, axle_x, axle_y, axle_r);
+    raster::GfxHorizontalLine(surf, {0, 0, 0}, 0, P::kScreenWidth, kCartY);
+    surf.WriteRgb(rgb, /*flip_y=*/true, 0, P::kScreenWidth);
   }
 
  private:

@@ -1,6 +1,7 @@
 // Standalone checks of the classic-control envs through the env-author API (no pool, no Python):
-// specs, reset distributions, determinism, time limits, dynamics relations visible in the obs;
+// specs, reset distributions, determinism, time limits, dynamics relations visible in the obs, render();
 // and, through a pool, that their out-of-range actions are refused before reaching them.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "core/pool.h"
 #include "core/registry.h"
 #include "envs/classic_control/register.h"
+#include "envs/common/numpy_trig.h"
 
 namespace {
 
@@ -101,6 +103,13 @@ class Runner {
   }
   const pp::EnvSpec& spec() const { return spec_; }
   int elapsed_step() const { return env_->elapsed_step(); }
+  // The current frame (spec().render_shape), as the pool's render() gets it.
+  std::vector<uint8_t> Render() {
+    const auto& shape = spec_.render_shape;
+    std::vector<uint8_t> rgb(static_cast<std::size_t>(shape.at(0) * shape.at(1) * shape.at(2)));
+    env_->Render(rgb.data());
+    return rgb;
+  }
 
  private:
   pp::StepResult DoStep() {
@@ -405,7 +414,9 @@ void TestDynamics(const pp::Registry& registry) {
     }
   }
   {  // MountainCarContinuous: actions beyond [-1, 1] act as clipped but cost unclipped (as Gymnasium).
-    Runner a(registry, "MountainCarContinuous-v0", {}, 4), b(registry, "MountainCarContinuous-v0", {}, 4);
+    // The clipped force is a Python float (float64 arithmetic) and 1.0f a float32 one, so the two can
+    // differ by a float32 rounding, in Gymnasium too (reset with seed 4 they do); from seed 0 they agree.
+    Runner a(registry, "MountainCarContinuous-v0", {}, 0), b(registry, "MountainCarContinuous-v0", {}, 0);
     a.Reset();
     b.Reset();
     const pp::StepResult ra = a.StepContinuous(5.0f), rb = b.StepContinuous(1.0f);
@@ -451,6 +462,66 @@ void TestDynamics(const pp::Registry& registry) {
   }
 }
 
+// envs/common/numpy_trig.h: np.sin and np.cos of float32 values (Acrobot's and MountainCarContinuous's
+// frames use them), to the bit, at values where they differ from libm's sinf and cosf. The table is
+// NumPy 2.4's output on x86-64-v4 (its SIMD loop, which CPUs below x86-64-v3 do not take).
+void TestNumpyTrig() {
+  struct Case {
+    float x, sin, cos;
+  };
+  const Case cases[] = {
+      {0x1.d337bap+1f, -0x1.f297d2p-2f, -0x1.bf3552p-1f}, {0x1.09e74cp-1f, 0x1.fc389cp-2f, 0x1.bc7d94p-1f},
+      {-0x1.2ccdf4p+0f, -0x1.d86bb0p-1f, 0x1.8ac78ep-2f}, {-0x1.f38e32p+1f, 0x1.612ac2p-1f, -0x1.72b2b4p-1f},
+      {0x1.4306d0p+0f, 0x1.e7c13cp-1f, 0x1.376106p-2f},   {-0x1.f53d98p+1f, 0x1.660440p-1f, -0x1.6e043cp-1f},
+      {-0x1.9caf5ep-1f, -0x1.716dd4p-1f, 0x1.627e8ap-1f}, {-0x1.1c32ccp+1f, -0x1.97bfa2p-1f, -0x1.35a738p-1f},
+  };
+  if (!pp::numpy_trig::SimdFloat32()) return;  // NumPy takes libm's there too
+  for (const Case& c : cases) {
+    CHECK(pp::numpy_trig::Sin(c.x) == c.sin);
+    CHECK(pp::numpy_trig::Cos(c.x) == c.cos);
+  }
+}
+
+// render(): every task draws Gymnasium's frame size (tests/test_classic_control_render.py compares the
+// pixels with Gymnasium's); the same state draws the same frame; a new state another. Registered
+// without Gymnasium's assets folder (""), Pendulum draws its frames until one needs the arrow image.
+void TestRender(const pp::Registry& registry) {
+  const std::map<std::string, std::vector<int>> shapes = {
+      {"CartPole-v0", {400, 600, 3}},    {"CartPole-v1", {400, 600, 3}},
+      {"MountainCar-v0", {400, 600, 3}}, {"MountainCarContinuous-v0", {400, 600, 3}},
+      {"Pendulum-v1", {500, 500, 3}},    {"Acrobot-v1", {500, 500, 3}}};
+  for (const TaskInfo& t : Tasks()) {
+    Runner a(registry, t.id, {}, 3), b(registry, t.id, {}, 3);
+    CHECK(a.spec().render_shape == shapes.at(t.id));
+    a.Reset();
+    b.Reset();
+    const std::vector<uint8_t> first = a.Render();
+    CHECK(first == b.Render());
+    CHECK(std::count(first.begin(), first.end(), uint8_t{255}) > static_cast<long>(first.size() / 2));  // white ground
+    CHECK(std::count(first.begin(), first.end(), uint8_t{0}) > 0);
+    for (int k = 0; k < 10; ++k) {  // enough to move the mountain car by a pixel
+      if (t.discrete) {
+        a.StepDiscrete(0);
+      } else if (t.id == "Pendulum-v1") {
+        a.StepContinuous(0.0f);  // an arrow of 0 pixels: none drawn, no image needed
+      } else {
+        a.StepContinuous(-1.0f);
+      }
+    }
+    CHECK(a.Render() != first);
+  }
+  Runner pendulum(registry, "Pendulum-v1", {}, 3);
+  pendulum.Reset();
+  pendulum.StepContinuous(1.0f);
+  bool threw = false;
+  try {
+    pendulum.Render();
+  } catch (const std::runtime_error& e) {
+    threw = std::string(e.what()).find("Pendulum-v1 render()") != std::string::npos;
+  }
+  CHECK(threw);
+}
+
 // The envs rely on their actions being in the spec's range: the pool checks them before queueing.
 void TestBadActions(const pp::Registry& registry) {
   for (const TaskInfo& t : Tasks()) {
@@ -482,7 +553,7 @@ void TestBadActions(const pp::Registry& registry) {
 
 int main() {
   pp::Registry registry;
-  pp::RegisterClassicControl(registry);
+  pp::RegisterClassicControl(registry, "");
   CHECK(registry.TaskIds().size() == Tasks().size());
   TestSpecs(registry);
   TestResetDistribution(registry);
@@ -490,6 +561,8 @@ int main() {
   TestEpisodes(registry);
   TestDynamics(registry);
   TestBadActions(registry);
+  TestRender(registry);
+  TestNumpyTrig();
   if (g_failures != 0) {
     std::fprintf(stderr, "classic_control_test: %d check(s) failed\n", g_failures);
     return 1;

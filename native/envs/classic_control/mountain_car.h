@@ -1,15 +1,19 @@
 // MountainCar-v0: Gymnasium's under-powered car in a valley (Moore 1990), 3 discrete pushes.
-// Same spaces, float64 dynamics, reward and termination as gymnasium/envs/classic_control/mountain_car.py.
+// Same spaces, float64 dynamics, reward, termination, reset draws and rgb_array frames as
+// gymnasium/envs/classic_control/mountain_car.py.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/numpy_trig.h"
+#include "envs/common/pygame_raster.h"
 
 namespace pp::classic_control {
 
@@ -23,7 +27,67 @@ struct MountainCarParams {
   // Initial position ~ U(-0.6, -0.4), velocity 0.
   static constexpr double kResetLow = -0.6;
   static constexpr double kResetHigh = -0.4;
+  static constexpr int kScreenWidth = 600;
+  static constexpr int kScreenHeight = 400;
 };
+
+// MountainCarEnv.render() and Continuous_MountainCarEnv.render() (the same code, with their goal
+// positions) in rgb_array mode. `position_is_float32`: the position is a NumPy float32 (the
+// continuous car's state after a step); the car's coordinates are then float32 arithmetic, as NumPy 2
+// computes a Python float with a float32 (NEP 50), with NumPy's own float32 np.sin.
+inline void RenderMountainCar(uint8_t* rgb, double position, bool position_is_float32, double goal_position) {
+  using P = MountainCarParams;
+  const double scale = P::kScreenWidth / (P::kMaxPosition - P::kMinPosition);
+  constexpr double kCarWidth = 40, kCarHeight = 20, kClearance = 10;
+  auto height = [](double xs) { return std::sin(3 * xs) * .45 + .55; };  // _height, float64
+  raster::Surface surf(P::kScreenWidth, P::kScreenHeight);
+  surf.Fill({255, 255, 255});
+
+  // xs = np.linspace(min_position, max_position, 100): i * step + start, the last one exactly stop.
+  constexpr int kTrackPoints = 100;
+  const double step = (P::kMaxPosition - P::kMinPosition) / (kTrackPoints - 1);
+  std::vector<raster::Point> track;
+  for (int i = 0; i < kTrackPoints; ++i) {
+    const double xs = i == kTrackPoints - 1 ? P::kMaxPosition : i * step + P::kMinPosition;
+    track.push_back({(xs - P::kMinPosition) * scale, height(xs) * scale});
+  }
+  raster::AaLines(surf, {0, 0, 0}, false, track);
+
+  const float pos32 = static_cast<float>(position);
+  const raster::Rotation rotate(position_is_float32 ? std::cos(static_cast<double>(3 * pos32))
+                                                    : std::cos(3 * position));
+  // c[0] + (pos - min_position) * scale and c[1] + clearance + _height(pos) * scale for a rotated c.
+  auto place = [&](raster::Point c) -> raster::Point {
+    if (!position_is_float32)
+      return {c.x + (position - P::kMinPosition) * scale, c.y + kClearance + height(position) * scale};
+    const float scale32 = static_cast<float>(scale);
+    const float along = (pos32 - static_cast<float>(P::kMinPosition)) * scale32;
+    const float h = numpy_trig::Sin(3 * pos32) * 0.45f + 0.55f;
+    return {static_cast<float>(c.x) + along, static_cast<float>(c.y + kClearance) + h * scale32};
+  };
+  const double l = -kCarWidth / 2, r = kCarWidth / 2, t = kCarHeight, b = 0;
+  std::vector<raster::Point> car;
+  for (const raster::Point c : {raster::Point{l, b}, {l, t}, {r, t}, {r, b}}) car.push_back(place(rotate(c)));
+  raster::GfxAaFilledPolygon(surf, {0, 0, 0}, car);
+  for (const raster::Point c : {raster::Point{kCarWidth / 4, 0}, {-kCarWidth / 4, 0}}) {
+    const raster::Point wheel = place(rotate(c));
+    const auto x = static_cast<int16_t>(static_cast<int>(wheel.x)), y = static_cast<int16_t>(static_cast<int>(wheel.y));
+    const auto radius = static_cast<int16_t>(static_cast<int>(kCarHeight / 2.5));
+    raster::GfxAaCircle(surf, {128, 128, 128}, x, y, radius);
+    raster::GfxFilledCircle(surf, {128, 128, 128}, x, y, radius);
+  }
+
+  const int flagx = static_cast<int>((goal_position - P::kMinPosition) * scale);
+  const int flagy1 = static_cast<int>(height(goal_position) * scale);
+  const int flagy2 = flagy1 + 50;
+  raster::GfxVerticalLine(surf, {0, 0, 0}, static_cast<int16_t>(flagx), static_cast<int16_t>(flagy1),
+                          static_cast<int16_t>(flagy2));
+  raster::GfxAaFilledPolygon(surf, {204, 204, 0},
+                             {{static_cast<double>(flagx), static_cast<double>(flagy2)},
+                              {static_cast<double>(flagx), static_cast<double>(flagy2 - 10)},
+                              {static_cast<double>(flagx + 25), static_cast<double>(flagy2 - 5)}});
+  surf.WriteRgb(rgb, /*flip_y=*/true, 0, P::kScreenWidth);
+}
 
 // Config: goal_velocity (float); max_episode_steps is set per task id by the registration.
 inline Config MountainCarDefaults(int64_t max_episode_steps) {
@@ -38,6 +102,7 @@ inline EnvSpec MountainCarSpec(const std::string& /*task_id*/, const Config& /*c
                     {static_cast<float>(P::kMinPosition), static_cast<float>(-P::kMaxSpeed)},
                     {static_cast<float>(P::kMaxPosition), static_cast<float>(P::kMaxSpeed)})};
   spec.action = {Discrete("action", 3)};  // 0: push left, 1: no push, 2: push right
+  spec.render_shape = {P::kScreenHeight, P::kScreenWidth, 3};
   return spec;
 }
 
@@ -51,7 +116,7 @@ class MountainCarEnv final : public Env {
 
   void Reset() override {
     using P = MountainCarParams;
-    position_ = rng().Uniform(P::kResetLow, P::kResetHigh);
+    position_ = np_random().Uniform(P::kResetLow, P::kResetHigh);  // self.np_random.uniform(low=-0.6, high=-0.4)
     velocity_ = 0.0;
     WriteObs();
   }
@@ -71,6 +136,8 @@ class MountainCarEnv final : public Env {
     WriteObs();
     return StepResult{-1.0, terminated, TimeLimitReached()};
   }
+
+  void Render(uint8_t* rgb) override { RenderMountainCar(rgb, position_, false, MountainCarParams::kGoalPosition); }
 
  private:
   void WriteObs() {

@@ -1,5 +1,6 @@
 // MountainCarContinuous-v0: Gymnasium's mountain car with a continuous force in [-1, 1].
-// Same spaces, dynamics, reward and termination as gymnasium/envs/classic_control/continuous_mountain_car.py.
+// Same spaces, dynamics, reward, termination, reset draws and rgb_array frames as
+// gymnasium/envs/classic_control/continuous_mountain_car.py.
 #pragma once
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/classic_control/mountain_car.h"
 
 namespace pp::classic_control {
 
@@ -40,6 +42,7 @@ inline EnvSpec MountainCarContinuousSpec(const std::string& /*task_id*/, const C
                     {static_cast<float>(P::kMinPosition), static_cast<float>(-P::kMaxSpeed)},
                     {static_cast<float>(P::kMaxPosition), static_cast<float>(P::kMaxSpeed)})};
   spec.action = {Box("action", Dtype::kFloat32, {1}, {P::kMinAction}, {P::kMaxAction})};
+  spec.render_shape = {MountainCarParams::kScreenHeight, MountainCarParams::kScreenWidth, 3};
   return spec;
 }
 
@@ -58,7 +61,7 @@ class MountainCarContinuousEnv final : public Env {
 
   void Reset() override {
     using P = MountainCarContinuousParams;
-    position_ = rng().Uniform(P::kResetLow, P::kResetHigh);
+    position_ = np_random().Uniform(P::kResetLow, P::kResetHigh);  // self.np_random.uniform(low=-0.6, high=-0.4)
     velocity_ = 0.0;
     state_is_float32_ = false;  // Gymnasium's reset state is a float64 array
     WriteObs();
@@ -103,6 +106,12 @@ class MountainCarContinuousEnv final : public Env {
     state_is_float32_ = true;
     WriteObs();
     return StepResult{reward, terminated, TimeLimitReached()};
+  }
+
+  // The same frame as MountainCar's, with this task's goal; float32 coordinates once a step has made
+  // the state a float32 array.
+  void Render(uint8_t* rgb) override {
+    RenderMountainCar(rgb, position_, state_is_float32_, MountainCarContinuousParams::kGoalPosition);
   }
 
  private:

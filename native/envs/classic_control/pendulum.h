@@ -1,17 +1,64 @@
 // Pendulum-v1: Gymnasium's torque-limited inverted pendulum swing-up, observed as (cos, sin, velocity).
-// Same spaces, dynamics and cost as gymnasium/envs/classic_control/pendulum.py.
+// Same spaces, dynamics, cost, reset draws and rgb_array frames as gymnasium/envs/classic_control/pendulum.py.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/common/pygame_raster.h"
+#include "envs/common/pygame_smoothscale.h"
+#if defined(PP_CLASSIC_CONTROL_PNG)
+#include "envs/common/png.h"  // needs zlib (CMakeLists.txt)
+#endif
 
 namespace pp::classic_control {
+
+// Gymnasium's assets/clockwise.png, the arrow Pendulum's frames show the last torque with: read from
+// the installed gymnasium (never copied here) at the first render() that draws it, decoded once and
+// then shared read-only by the envs of every pool (which render on several threads at once).
+class ClockwiseArrow {
+ public:
+  explicit ClockwiseArrow(std::string path) : path_(std::move(path)) {}
+
+  // pygame.image.load(path) as a surface of a << 24 | r << 16 | g << 8 | b pixels: smoothscale
+  // filters the four bytes alike, alpha included. Throws (each call, until it succeeds) if the file
+  // cannot be read or decoded.
+  // (A mutex, not std::call_once: libstdc++'s call_once can hang after a throw, GCC bug 66146.)
+  const raster::Surface& Image() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!image_) {
+#if defined(PP_CLASSIC_CONTROL_PNG)
+      if (path_.empty()) throw std::runtime_error("Pendulum-v1 render(): no gymnasium assets folder was given");
+      png::Image png = png::Load(path_);
+      raster::Surface image(png.width, png.height);
+      std::copy(png.argb.begin(), png.argb.end(), image.data());
+      image_.emplace(std::move(image));
+#else
+      throw std::runtime_error("Pendulum-v1 render(): this build has no zlib to read " + path_ +
+                               " with (Debian: apt-get install zlib1g-dev, then reinstall parallel_pool)");
+#endif
+    }
+    return *image_;
+  }
+
+ private:
+  const std::string path_;
+  std::mutex mu_;
+  std::optional<raster::Surface> image_;  // set once, never changed after
+};
+
+using ClockwiseArrowPtr = std::shared_ptr<ClockwiseArrow>;
 
 struct PendulumParams {
   static constexpr double kPi = 3.14159265358979323846;  // np.pi
@@ -23,6 +70,7 @@ struct PendulumParams {
   // Initial angle ~ U(-pi, pi), angular velocity ~ U(-1, 1).
   static constexpr double kResetAngle = kPi;
   static constexpr double kResetVelocity = 1.0;
+  static constexpr int kScreenDim = 500;
 };
 
 // Config: g (float, gravity); max_episode_steps is set per task id by the registration.
@@ -35,21 +83,25 @@ inline EnvSpec PendulumSpec(const std::string& /*task_id*/, const Config& /*conf
   EnvSpec spec;
   spec.state = {Box("obs", Dtype::kFloat32, {3}, {-1.0, -1.0, -P::kMaxSpeed}, {1.0, 1.0, P::kMaxSpeed})};
   spec.action = {Box("action", Dtype::kFloat32, {1}, {-P::kMaxTorque}, {P::kMaxTorque})};
+  spec.render_shape = {P::kScreenDim, P::kScreenDim, 3};
   return spec;
 }
 
 class PendulumEnv final : public Env {
  public:
-  PendulumEnv(const EnvSpec& spec, int env_id)
+  PendulumEnv(const EnvSpec& spec, int env_id, ClockwiseArrowPtr arrow)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         action_index_(spec.ActionIndex("action")),
-        g_(spec.config.GetFloat("g")) {}
+        g_(spec.config.GetFloat("g")),
+        arrow_(std::move(arrow)) {}
 
   void Reset() override {
     using P = PendulumParams;
-    th_ = rng().Uniform(-P::kResetAngle, P::kResetAngle);
-    thdot_ = rng().Uniform(-P::kResetVelocity, P::kResetVelocity);
+    // self.np_random.uniform(low=-high, high=high) with high = [pi, 1]: one draw per element, in order.
+    th_ = np_random().Uniform(-P::kResetAngle, P::kResetAngle);
+    thdot_ = np_random().Uniform(-P::kResetVelocity, P::kResetVelocity);
+    last_u_.reset();  // self.last_u = None
     WriteObs();
   }
 
@@ -68,11 +120,60 @@ class PendulumEnv final : public Env {
     newthdot = std::clamp(newthdot, -P::kMaxSpeed, P::kMaxSpeed);
     th_ = th_ + newthdot * P::kDt;
     thdot_ = newthdot;
+    last_u_ = u;  // for rendering
     WriteObs();
     return StepResult{-costs, false, TimeLimitReached()};
   }
 
+  // PendulumEnv.render() in rgb_array mode: the rod, its ends, the arrow of the last torque (none
+  // after a reset), the axle; the same pygame calls on the same values.
+  void Render(uint8_t* rgb) override {
+    using P = PendulumParams;
+    constexpr double kBound = 2.2;
+    const double scale = P::kScreenDim / (kBound * 2);
+    constexpr int kOffset = P::kScreenDim / 2;
+    const double rod_length = 1 * scale, rod_width = 0.2 * scale;
+    raster::Surface surf(P::kScreenDim, P::kScreenDim);
+    surf.Fill({255, 255, 255});
+    const raster::Rotation rotate(th_ + P::kPi / 2);
+    const double l = 0, r = rod_length, t = rod_width / 2, b = -rod_width / 2;
+    std::vector<raster::Point> rod;
+    for (const raster::Point corner : {raster::Point{l, b}, {l, t}, {r, t}, {r, b}}) {
+      const raster::Point c = rotate(corner);
+      rod.push_back({c.x + kOffset, c.y + kOffset});
+    }
+    constexpr raster::Rgb kRodColor{204, 77, 77};
+    raster::GfxAaFilledPolygon(surf, kRodColor, rod);
+    const auto end_radius = static_cast<int16_t>(static_cast<int>(rod_width / 2));
+    raster::GfxAaCircle(surf, kRodColor, kOffset, kOffset, end_radius);
+    raster::GfxFilledCircle(surf, kRodColor, kOffset, kOffset, end_radius);
+    const raster::Point rod_end = rotate({rod_length, 0});
+    const auto end_x = static_cast<int16_t>(static_cast<int>(rod_end.x + kOffset));
+    const auto end_y = static_cast<int16_t>(static_cast<int>(rod_end.y + kOffset));
+    raster::GfxAaCircle(surf, kRodColor, end_x, end_y, end_radius);
+    raster::GfxFilledCircle(surf, kRodColor, end_x, end_y, end_radius);
+    if (last_u_) DrawArrow(surf, scale, kOffset);
+    const auto axle_radius = static_cast<int16_t>(static_cast<int>(0.05 * scale));
+    raster::GfxAaCircle(surf, {0, 0, 0}, kOffset, kOffset, axle_radius);
+    raster::GfxFilledCircle(surf, {0, 0, 0}, kOffset, kOffset, axle_radius);
+    surf.WriteRgb(rgb, /*flip_y=*/true, 0, P::kScreenDim);
+  }
+
  private:
+  // The arrow: clockwise.png smoothscaled to scale * |last_u| / 2 pixels a side (float32 arithmetic,
+  // last_u being a float32; the size truncated to an int as pygame takes it), mirrored when
+  // last_u > 0, flipped upside down, and blended in centred on the axle.
+  void DrawArrow(raster::Surface& surf, double scale, int offset) {
+    const float side = static_cast<float>(scale) * std::fabs(*last_u_) / 2;
+    const int size = static_cast<int>(side);
+    if (size <= 0) return;  // pygame scales to an empty surface: nothing to blit
+    raster::Surface scaled(size, size);
+    raster::SmoothScale(arrow_->Image(), scaled, scale_tmp_);
+    raster::Sprite sprite{size, size, true, std::vector<uint32_t>(scaled.data(), scaled.data() + size * size)};
+    sprite = raster::Flip(sprite, *last_u_ > 0, true);
+    raster::Blit(surf, sprite, offset - size / 2, offset - size / 2);  // offset - rect.center
+  }
+
   // NumPy evaluates a scalar `x**2` with libm's pow()/powf(), which is not always correctly rounded
   // (one ulp off x*x in about 0.1% of cases). The exponent is volatile so the compiler cannot fold
   // pow(x, 2) into x*x and the cost matches Gymnasium's to the bit.
@@ -106,8 +207,11 @@ class PendulumEnv final : public Env {
   const int obs_index_;
   const int action_index_;
   const double g_;
-  double th_ = 0.0;     // angle, radians, 0 = upright; not wrapped (as in Gymnasium)
-  double thdot_ = 0.0;  // angular velocity
+  const ClockwiseArrowPtr arrow_;
+  double th_ = 0.0;                  // angle, radians, 0 = upright; not wrapped (as in Gymnasium)
+  double thdot_ = 0.0;               // angular velocity
+  std::optional<float> last_u_;      // the last clipped torque, none after a reset (Gymnasium's last_u)
+  std::vector<uint32_t> scale_tmp_;  // smoothscale's scratch rows
 };
 
 }  // namespace pp::classic_control

@@ -25,15 +25,19 @@ TaskEntry ClassicTask(std::string task_id, Config defaults, SpecMaker spec_fn, s
 
 }  // namespace
 
-void RegisterClassicControl(Registry& registry) {
+void RegisterClassicControl(Registry& registry, const std::string& classic_control_dir) {
   using namespace classic_control;
+  // One arrow image for every Pendulum env of this registration, decoded at its first render().
+  auto arrow = std::make_shared<ClockwiseArrow>(
+      classic_control_dir.empty() ? std::string() : classic_control_dir + "/assets/clockwise.png");
   // Time limits and thresholds from gymnasium/envs/__init__.py.
   registry.Add(ClassicTask<CartPoleEnv>("CartPole-v0", CartPoleDefaults(200), CartPoleSpec, 195.0));
   registry.Add(ClassicTask<CartPoleEnv>("CartPole-v1", CartPoleDefaults(500), CartPoleSpec, 475.0));
   registry.Add(ClassicTask<MountainCarEnv>("MountainCar-v0", MountainCarDefaults(200), MountainCarSpec, -110.0));
   registry.Add(ClassicTask<MountainCarContinuousEnv>("MountainCarContinuous-v0", MountainCarContinuousDefaults(999),
                                                      MountainCarContinuousSpec, 90.0));
-  registry.Add(ClassicTask<PendulumEnv>("Pendulum-v1", PendulumDefaults(200), PendulumSpec, std::nullopt));
+  registry.Add(pp::MakeTask<PendulumEnv>("Pendulum-v1", "classic_control", PendulumDefaults(200), PendulumSpec,
+                                         std::nullopt, arrow));
   registry.Add(ClassicTask<AcrobotEnv>("Acrobot-v1", AcrobotDefaults(500), AcrobotSpec, -100.0));
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -946,6 +947,168 @@ inline void GfxAaFilledPolygon(Surface& s, Rgb color, const std::vector<Point>& 
   }
 }
 
+// pygame.gfxdraw.hline(surface, x1, x2, y, color) with an opaque colour.
+inline void GfxHorizontalLine(Surface& s, Rgb color, int16_t x1, int16_t x2, int16_t y) {
+  detail::GfxHLine(s, x1, x2, y, Surface::Map(color));
+}
+
+// pygame.gfxdraw.vline(surface, x, y1, y2, color) with an opaque colour.
+inline void GfxVerticalLine(Surface& s, Rgb color, int16_t x, int16_t y1, int16_t y2) {
+  detail::GfxVLine(s, x, y1, y2, Surface::Map(color));
+}
+
+// pygame.gfxdraw.aacircle(surface, x, y, r, color) with an opaque colour: SDL2_gfx's aaellipseColor
+// with both radii r, whose 16-bit coordinates (Sint16) wrap as there. Each step blends a pixel and
+// its neighbour across the curve by a float32 weight, truncated to a byte.
+inline void GfxAaCircle(Surface& s, Rgb color, int16_t x, int16_t y, int16_t rad) {
+  if (rad < 0) return;
+  const uint32_t c = Surface::Map(color);
+  if (rad == 0) {  // rx == 0: a vline of one pixel
+    detail::GfxVLine(s, x, y, y, c);
+    return;
+  }
+  auto i16 = [](int v) { return static_cast<int16_t>(v); };
+  // The bounding box against the surface, in Sint16 arithmetic.
+  if (i16(x + rad) < 0 || i16(x - rad) > s.width() - 1 || i16(y + rad) < 0 || i16(y - rad) > s.height() - 1) return;
+  const int a2 = rad * rad, b2 = rad * rad;
+  const int ds = 2 * a2, dt = 2 * b2;
+  const int16_t xc2 = i16(2 * x), yc2 = i16(2 * y);
+  const double sab = std::sqrt(static_cast<double>(a2 + b2));
+  const int16_t dxt = i16(static_cast<int>(std::lrint(static_cast<double>(a2) / sab)));
+  int t = 0, sv = -2 * a2 * rad, d = 0;
+  int16_t xp = x, yp = i16(y - rad), xs = 0, ys = 0;
+  auto plot = [&](int16_t px, int16_t py) { detail::PutPixelAlpha(s, px, py, c, 255); };
+  auto blend = [&](int16_t px, int16_t py, uint32_t weight) { detail::PixelWeight(s, px, py, c, weight); };
+  auto weights = [](int num, int den) {
+    float cp = 1.0f;
+    if (den != 0) cp = std::min(static_cast<float>(std::abs(num)) / static_cast<float>(std::abs(den)), 1.0f);
+    const auto weight = static_cast<uint8_t>(cp * 255);
+    return std::make_pair(uint32_t{weight}, uint32_t{static_cast<uint8_t>(255 - weight)});
+  };
+  plot(xp, yp);  // the four "end points"
+  plot(i16(xc2 - xp), yp);
+  plot(xp, i16(yc2 - yp));
+  plot(i16(xc2 - xp), i16(yc2 - yp));
+  for (int i = 1; i <= dxt; ++i) {
+    xp = i16(xp - 1);
+    d += t - b2;
+    if (d >= 0) {
+      ys = i16(yp - 1);
+    } else if ((d - sv - a2) > 0) {
+      if ((2 * d - sv - a2) >= 0) {
+        ys = i16(yp + 1);
+      } else {
+        ys = yp;
+        yp = i16(yp + 1);
+        d -= sv + a2;
+        sv += ds;
+      }
+    } else {
+      yp = i16(yp + 1);
+      ys = i16(yp + 1);
+      d -= sv + a2;
+      sv += ds;
+    }
+    t -= dt;
+    const auto [weight, iweight] = weights(d, sv);
+    const int16_t xx = i16(xc2 - xp);
+    blend(xp, yp, iweight);  // upper half
+    blend(xx, yp, iweight);
+    blend(xp, ys, weight);
+    blend(xx, ys, weight);
+    int16_t yy = i16(yc2 - yp);  // lower half
+    blend(xp, yy, iweight);
+    blend(xx, yy, iweight);
+    yy = i16(yc2 - ys);
+    blend(xp, yy, weight);
+    blend(xx, yy, weight);
+  }
+  const int16_t dyt = i16(static_cast<int>(std::lrint(static_cast<double>(b2) / sab)));
+  for (int i = 1; i <= dyt; ++i) {
+    yp = i16(yp + 1);
+    d -= sv + a2;
+    if (d <= 0) {
+      xs = i16(xp + 1);
+    } else if ((d + t - b2) < 0) {
+      if ((2 * d + t - b2) <= 0) {
+        xs = i16(xp - 1);
+      } else {
+        xs = xp;
+        xp = i16(xp - 1);
+        d += t - b2;
+        t -= dt;
+      }
+    } else {
+      xp = i16(xp - 1);
+      xs = i16(xp - 1);
+      d += t - b2;
+      t -= dt;
+    }
+    sv += ds;
+    const auto [weight, iweight] = weights(d, t);
+    int16_t xx = i16(xc2 - xp);  // left half
+    const int16_t yy = i16(yc2 - yp);
+    blend(xp, yp, iweight);
+    blend(xx, yp, iweight);
+    blend(xp, yy, iweight);
+    blend(xx, yy, iweight);
+    xx = i16(xc2 - xs);  // right half
+    blend(xs, yp, weight);
+    blend(xx, yp, weight);
+    blend(xs, yy, weight);
+    blend(xx, yy, weight);
+  }
+}
+
+// pygame.gfxdraw.filled_circle(surface, x, y, r, color) with an opaque colour: SDL2_gfx's
+// filledCircleColor, the midpoint circle's rows as hlines (each row once), in Sint16 arithmetic.
+inline void GfxFilledCircle(Surface& s, Rgb color, int16_t x, int16_t y, int16_t rad) {
+  if (rad < 0) return;
+  const uint32_t c = Surface::Map(color);
+  if (rad == 0) {
+    detail::PutPixelAlpha(s, x, y, c, 255);
+    return;
+  }
+  auto i16 = [](int v) { return static_cast<int16_t>(v); };
+  if (i16(x + rad) < 0 || i16(x - rad) > s.width() - 1 || i16(y + rad) < 0 || i16(y - rad) > s.height() - 1) return;
+  int16_t cx = 0, cy = rad, ocx = -1, ocy = -1;  // (Sint16) 0xffff
+  int16_t df = i16(1 - rad), d_e = 3, d_se = i16(-2 * rad + 5);
+  do {
+    const int16_t xpcx = i16(x + cx), xmcx = i16(x - cx), xpcy = i16(x + cy), xmcy = i16(x - cy);
+    if (ocy != cy) {
+      if (cy > 0) {
+        detail::GfxHLine(s, xmcx, xpcx, i16(y + cy), c);
+        detail::GfxHLine(s, xmcx, xpcx, i16(y - cy), c);
+      } else {
+        detail::GfxHLine(s, xmcx, xpcx, y, c);
+      }
+      ocy = cy;
+    }
+    if (ocx != cx) {
+      if (cx != cy) {
+        if (cx > 0) {
+          detail::GfxHLine(s, xmcy, xpcy, i16(y - cx), c);
+          detail::GfxHLine(s, xmcy, xpcy, i16(y + cx), c);
+        } else {
+          detail::GfxHLine(s, xmcy, xpcy, y, c);
+        }
+      }
+      ocx = cx;
+    }
+    if (df < 0) {
+      df = i16(df + d_e);
+      d_e = i16(d_e + 2);
+      d_se = i16(d_se + 2);
+    } else {
+      df = i16(df + d_se);
+      d_e = i16(d_e + 2);
+      d_se = i16(d_se + 4);
+      cy = i16(cy - 1);
+    }
+    cx = i16(cx + 1);
+  } while (cx <= cy);
+}
+
 // ---- Sprites: pygame.image.load, pygame.transform.scale, Surface.blit, pygame.draw.rect ----
 
 // A surface loaded from an image file (pygame.image.load): pixels a << 24 | r << 16 | g << 8 | b,
@@ -1013,6 +1176,20 @@ inline Sprite Scale(const Sprite& src, int width, int height) {
     const uint32_t* row = &src.argb[static_cast<std::size_t>(ys[static_cast<std::size_t>(y)]) * src.width];
     for (int x = 0; x < width; ++x) {
       out.argb[static_cast<std::size_t>(y) * width + x] = row[xs[static_cast<std::size_t>(x)]];
+    }
+  }
+  return out;
+}
+
+// pygame.transform.flip(sprite, flip_x, flip_y).
+inline Sprite Flip(const Sprite& src, bool flip_x, bool flip_y) {
+  Sprite out{src.width, src.height, src.alpha, std::vector<uint32_t>(src.argb.size())};
+  for (int y = 0; y < src.height; ++y) {
+    const int from_y = flip_y ? src.height - 1 - y : y;
+    for (int x = 0; x < src.width; ++x) {
+      const int from_x = flip_x ? src.width - 1 - x : x;
+      out.argb[static_cast<std::size_t>(y) * src.width + x] =
+          src.argb[static_cast<std::size_t>(from_y) * src.width + from_x];
     }
   }
   return out;

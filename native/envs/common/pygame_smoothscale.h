@@ -85,6 +85,13 @@ inline void ShrinkLinePair(const uint32_t* a, const uint32_t* b, int n, int step
 }
 
 #if defined(PP_RASTER_AVX2)
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's own AVX-512 intrinsics (_mm512_undefined_epi32's self-initialised `__Y`) warn
+// "may be used uninitialized" once inlined at -O3 without LTO (GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define PP_SMOOTHSCALE_GCC12_PRAGMA 1
+#endif
 // Where ShrinkLinePair's outputs fall along a line of n pixels shrunk into m: it depends on n and m
 // only, so it is worked out once for all the lines of an axis. Output `out` sums `count` pixels
 // whole from `start`, then splits the boundary pixel start + count by `head` (its part in this
@@ -288,6 +295,10 @@ __attribute__((target("avx2"))) inline void ShrinkColumnsAvx2(const uint32_t* sr
 #undef PP_WIDEN
 }
 
+#if defined(PP_SMOOTHSCALE_GCC12_PRAGMA)
+#pragma GCC diagnostic pop
+#undef PP_SMOOTHSCALE_GCC12_PRAGMA
+#endif
 #endif
 #else
 // The same arithmetic, one channel at a time.

@@ -33,20 +33,6 @@ inline Art DetectArt(const std::string& img_dir) {
   return std::filesystem::is_regular_file(img_dir + "/taxi/background.png") ? Art::kGymnasium1_4 : Art::kGymnasium1_1;
 }
 
-// pygame.transform.flip(sprite, flip_x, flip_y).
-inline raster::Sprite Flip(const raster::Sprite& src, bool flip_x, bool flip_y) {
-  raster::Sprite out{src.width, src.height, src.alpha, std::vector<uint32_t>(src.argb.size())};
-  for (int y = 0; y < src.height; ++y) {
-    const int from_y = flip_y ? src.height - 1 - y : y;
-    for (int x = 0; x < src.width; ++x) {
-      const int from_x = flip_x ? src.width - 1 - x : x;
-      out.argb[static_cast<std::size_t>(y) * src.width + x] =
-          src.argb[static_cast<std::size_t>(from_y) * src.width + from_x];
-    }
-  }
-  return out;
-}
-
 class SpriteSheet {
  public:
   SpriteSheet(std::string img_dir, std::string font_dir)

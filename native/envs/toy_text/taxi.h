@@ -398,9 +398,9 @@ class TaxiEnv final : public Env {
     auto load = [&](const std::string& name) { return sheet_->Image("taxi/" + name + ".png"); };
     auto orientations = [&](const std::string& suffix) {
       const SpritePtr vertical = load("taxi_v" + suffix), horizontal = load("taxi_h" + suffix);
-      return std::array<SpritePtr, 4>{std::make_shared<const raster::Sprite>(Flip(*vertical, false, true)), vertical,
-                                      horizontal,
-                                      std::make_shared<const raster::Sprite>(Flip(*horizontal, true, false))};
+      return std::array<SpritePtr, 4>{std::make_shared<const raster::Sprite>(raster::Flip(*vertical, false, true)),
+                                      vertical, horizontal,
+                                      std::make_shared<const raster::Sprite>(raster::Flip(*horizontal, true, false))};
     };
     Sprites14 art{orientations(""),           orientations("_full"), load("passenger"),
                   load("marker_destination"), load("house"),         load("background")};
