@@ -693,3 +693,40 @@ def test_mujoco_tasks_are_listed_under_their_family() -> None:
     for task in TASKS:
         assert task.task_id in ids
         assert f"parallel_pool/{task.task_id}" in gymnasium.registry
+
+
+@pytest.mark.parametrize(("task_id", "frame_stack"), [("Hopper-v4", 3), ("HalfCheetah-v5", 2), ("Ant-v4", 4)])
+def test_frame_stack_stacks_state_vectors(task_id: str, frame_stack: int) -> None:
+    """frame_stack without from_pixels (EnvPool's StackSpec on the state vector): obs (k, n), the
+    last k observations of the same pool unstacked, oldest first, the reset's repeated at an
+    episode's start (the autoreset's too). Short time limits and random actions give both episode
+    ends; every other output is the unstacked pool's."""
+    n, steps = 3, 60
+    kwargs: dict[str, Any] = {"num_envs": n, "seed": 4, "max_episode_steps": 17}
+    stacked = parallel_pool.make(task_id, frame_stack=frame_stack, **kwargs)
+    plain = parallel_pool.make(task_id, **kwargs)
+    size = plain.observation_space.shape[0]
+    assert stacked.observation_space.shape == (frame_stack, size)
+    assert stacked.spec.config["frame_stack"] == frame_stack
+    try:
+        obs, _ = stacked.reset()
+        first, _ = plain.reset()
+        history = [[row] * frame_stack for row in first]
+        np.testing.assert_array_equal(obs, np.stack([np.stack(h) for h in history]))
+        rng = np.random.default_rng(0)
+        space = plain.action_space
+        ended = np.zeros(n, bool)
+        for _ in range(steps):
+            action = rng.uniform(space.low, space.high, (n, *space.shape)).astype(np.float32)
+            out = stacked.step(action)
+            ref = plain.step(action)
+            for i in range(n):
+                # The step after an episode's end is the autoreset: a new stack of the reset obs.
+                history[i] = [ref[0][i]] * frame_stack if ended[i] else history[i][1:] + [ref[0][i]]
+            np.testing.assert_array_equal(out[0], np.stack([np.stack(h) for h in history]))
+            for x, y in zip(out[1:4], ref[1:4]):
+                np.testing.assert_array_equal(x, y)
+            ended = ref[2] | ref[3]
+    finally:
+        stacked.close()
+        plain.close()

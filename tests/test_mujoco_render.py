@@ -206,8 +206,8 @@ def test_from_pixels_does_not_depend_on_threads_or_mode() -> None:
     ({"camera_id": -3}, "camera_id -3 is out of range"),
     ({"width": 0}, "width and height must be in"),
     ({"frame_stack": 0, "from_pixels": True}, "frame_stack must be in"),
-    ({"gray_scale": True}, "need from_pixels=True"),
-    ({"frame_stack": 2}, "need from_pixels=True"),
+    ({"gray_scale": True}, "needs from_pixels=True"),
+    ({"frame_stack": 65}, "frame_stack must be in"),
 ], ids=str)
 def test_bad_render_kwargs_raise(kwargs: dict[str, Any], error: str) -> None:
     with pytest.raises(ValueError, match=error):

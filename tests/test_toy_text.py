@@ -380,3 +380,182 @@ def test_frozen_lake_config_errors() -> None:
         parallel_pool.make_spec("FrozenLake-v1", desc=["SFF", "FG"])
     with pytest.raises(ValueError, match="reward_schedule"):
         parallel_pool.make_spec("FrozenLake-v1", reward_schedule=(1, 0))
+
+
+# --- EnvPool's own toy-text tasks: Catch-v0 and NChain-v0 ------------------------------------------
+# Gymnasium has neither, so the reference is EnvPool 1.2.5's rules (envpool/toy_text/catch.h and
+# nchain.h), written here in Python from what those files do. Their one random draw (Catch: the
+# ball's column at a reset; NChain: the slip at each step) is, in our envs, the env's NumPy stream
+# (np.random.default_rng(seed + i)), so each reference takes the same draws from its own generator
+# and the comparison is exact, step by step, autoresets included. EnvPool draws from its own RNG:
+# what must match it is the draws' distribution, checked below with binomial bounds.
+
+
+class CatchReference:
+    """Catch: the ball starts in row 0 at a uniform column, falls a row per step; the paddle starts
+    mid-row at the bottom and moves by action - 1, clipped; at the bottom row the episode ends with
+    +1 if the paddle is under the ball, else -1."""
+
+    def __init__(self, seed: int, height: int = 10, width: int = 5) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.height, self.width = height, width
+        self.done = True
+
+    def obs(self) -> np.ndarray:
+        board = np.zeros((self.height, self.width), np.float32)
+        board[self.ball_row, self.ball_col] = 1.0
+        board[self.height - 1, self.paddle] = 1.0
+        return board
+
+    def reset(self) -> np.ndarray:
+        self.ball_row, self.ball_col, self.paddle = 0, int(self.rng.integers(0, self.width)), self.width // 2
+        self.done = False
+        return self.obs()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool]:
+        if self.done:  # the pool's next-step autoreset
+            return self.reset(), 0.0, False
+        self.paddle = min(max(self.paddle + action - 1, 0), self.width - 1)
+        self.ball_row += 1
+        self.done = self.ball_row == self.height - 1
+        reward = (1.0 if self.paddle == self.ball_col else -1.0) if self.done else 0.0
+        return self.obs(), reward, self.done
+
+
+class NChainReference:
+    """NChain: 5 states from 0; action 0 moves up the chain (10 at its end, staying there), action
+    1 pays 2 and returns to 0; a uniform draw below 0.2 swaps the action. 1,000 steps, truncated."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.t = 0
+        self.state = 0
+        self.done = True
+
+    def reset(self) -> int:
+        self.state, self.t, self.done = 0, 0, False
+        return self.state
+
+    def step(self, action: int) -> tuple[int, float, bool]:
+        if self.done:
+            return self.reset(), 0.0, False
+        self.t += 1
+        if self.rng.random() < 0.2:
+            action = 1 - action
+        reward = 0.0
+        if action == 1:
+            reward, self.state = 2.0, 0
+        elif self.state < 4:
+            self.state += 1
+        else:
+            reward = 10.0
+        self.done = self.t >= 1000
+        return self.state, reward, self.done
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"height": 4, "width": 7}, {"height": 2, "width": 1}], ids=str)
+def test_catch_is_envpools_step_by_step(kwargs: dict[str, Any]) -> None:
+    seed, n, steps = 5, 6, 400
+    pool = parallel_pool.make("Catch-v0", num_envs=n, seed=seed, **kwargs)
+    refs = [CatchReference(seed + i, **kwargs) for i in range(n)]
+    rng = np.random.default_rng(0)
+    try:
+        obs, _ = pool.reset()
+        for i, ref in enumerate(refs):
+            np.testing.assert_array_equal(obs[i], ref.reset())
+        ends = 0
+        for t in range(steps):
+            actions = rng.integers(0, 3, n)
+            obs, reward, terminated, truncated, _ = pool.step(actions)
+            for i, ref in enumerate(refs):
+                their_obs, their_reward, their_end = ref.step(int(actions[i]))
+                np.testing.assert_array_equal(obs[i], their_obs, err_msg=f"env {i} step {t}")
+                assert (reward[i], bool(terminated[i]), bool(truncated[i])) == (their_reward, their_end, False)
+                ends += their_end
+        assert ends > n  # several episodes each, and their autoresets
+    finally:
+        pool.close()
+
+
+def test_nchain_is_envpools_step_by_step() -> None:
+    seed, n, steps = 3, 4, 2100  # past two time limits
+    pool = parallel_pool.make("NChain-v0", num_envs=n, seed=seed)
+    refs = [NChainReference(seed + i) for i in range(n)]
+    rng = np.random.default_rng(1)
+    try:
+        obs, _ = pool.reset()
+        assert [ref.reset() for ref in refs] == obs.tolist()
+        for t in range(steps):
+            # Mostly forward, so the chain's end (reward 10) is reached too.
+            actions = (rng.random(n) < 0.1).astype(np.int64)
+            obs, reward, terminated, truncated, info = pool.step(actions)
+            for i, ref in enumerate(refs):
+                theirs = ref.step(int(actions[i]))
+                assert (int(obs[i]), float(reward[i]), bool(terminated[i]), bool(truncated[i])) == (
+                    theirs[0], theirs[1], False, theirs[2]), f"env {i} step {t}"
+    finally:
+        pool.close()
+
+
+def test_catch_and_nchain_spaces_and_limits_are_envpools() -> None:
+    """EnvPool 1.2.5's (checked by hand): Catch obs Box(0, 1, (10, 5), float32), Discrete(3), no time
+    limit, no threshold; NChain Discrete(5), Discrete(2), 1,000 steps, no threshold. Our Discrete obs
+    are int64, as the family's other tasks (EnvPool's arrays are int32)."""
+    catch = parallel_pool.make_spec("Catch-v0")
+    assert catch.observation_space == gymnasium.spaces.Box(0.0, 1.0, (10, 5), np.float32)
+    assert catch.action_space == gymnasium.spaces.Discrete(3)
+    assert (catch.max_episode_steps, catch.reward_threshold) == (0, None)
+    assert parallel_pool.make_spec("Catch-v0", height=6, width=3).observation_space.shape == (6, 3)
+    nchain = parallel_pool.make_spec("NChain-v0")
+    assert nchain.observation_space == gymnasium.spaces.Discrete(5)
+    assert nchain.action_space == gymnasium.spaces.Discrete(2)
+    assert (nchain.max_episode_steps, nchain.reward_threshold) == (1000, None)
+    with pytest.raises(ValueError, match="height must be in"):
+        parallel_pool.make_spec("Catch-v0", height=1)
+    for task_id in ("Catch-v0", "NChain-v0"):
+        env = parallel_pool.make(task_id)
+        assert env.render_mode is None  # EnvPool renders neither
+        env.close()
+
+
+def binomial_bound(p: float, n: int) -> float:
+    """Five standard deviations of a frequency of n draws with probability p: the draws are seeded
+    (the test is deterministic), and a distribution off by more than that is a different one."""
+    return 5.0 * float(np.sqrt(p * (1.0 - p) / n))
+
+
+def test_catch_ball_column_is_uniform() -> None:
+    """EnvPool draws the column with uniform_int_distribution(0, width - 1): each of the 5 columns
+    with probability 1/5. 64 envs x 300 episodes of 9 steps."""
+    n = 64
+    pool = parallel_pool.make("Catch-v0", num_envs=n, seed=11)
+    try:
+        columns = []
+        obs, _ = pool.reset()
+        columns += list(obs[:, 0, :].argmax(axis=1))
+        for _ in range(300):
+            for _ in range(9):
+                obs, _, terminated, _, _ = pool.step(np.ones(n, np.int64))
+            assert terminated.all()
+            obs, _, _, _, _ = pool.step(np.ones(n, np.int64))  # the autoreset
+            columns += list(obs[:, 0, :].argmax(axis=1))
+    finally:
+        pool.close()
+    freq = np.bincount(columns, minlength=5) / len(columns)
+    assert np.all(np.abs(freq - 0.2) < binomial_bound(0.2, len(columns))), freq
+
+
+def test_nchain_slips_one_step_in_five() -> None:
+    """EnvPool swaps the action when uniform_real_distribution(0, 1) < 0.2. Always forward: a slip is
+    a step paying 2 (the only way forward pays it). 64 envs x 1,000 steps."""
+    n, steps = 64, 1000
+    pool = parallel_pool.make("NChain-v0", num_envs=n, seed=2)
+    try:
+        pool.reset()
+        slips = 0
+        for _ in range(steps):
+            _, reward, _, _, _ = pool.step(np.zeros(n, np.int64))
+            slips += int((reward == 2.0).sum())
+    finally:
+        pool.close()
+    assert abs(slips / (n * steps) - 0.2) < binomial_bound(0.2, n * steps)

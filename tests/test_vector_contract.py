@@ -62,7 +62,8 @@ def test_call_render_gives_each_envs_frame() -> None:
 
 @pytest.mark.parametrize(
     ("task_id", "fps"),
-    [("FrozenLake-v1", 4), ("LunarLander-v3", 50), ("Pong-v5", 30), ("Ant-v5", 20), ("HalfCheetah-v4", 20),
+    [("CartPole-v1", 50), ("MountainCar-v0", 30), ("Acrobot-v1", 15), ("Pendulum-v1", 30),
+     ("FrozenLake-v1", 4), ("LunarLander-v3", 50), ("Pong-v5", 30), ("Ant-v5", 20), ("HalfCheetah-v4", 20),
      ("Hopper-v5", 125), ("Walker2d-v5", 125), ("Reacher-v5", 50), ("MiniGrid-Empty-5x5-v0", 10)],
 )
 def test_metadata_has_the_reference_envs_render_fps(task_id: str, fps: int) -> None:

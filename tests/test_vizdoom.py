@@ -305,6 +305,43 @@ def test_kwargs_and_spaces() -> None:
         parallel_pool.make("Basic-v1", num_envs=1, img_height=500)
 
 
+@pytest.mark.parametrize(("render_height", "render_width"), [(100, 120), (50, 0), (0, 160), (120, 160)], ids=str)
+def test_render_width_and_height_shrink_the_screen_as_opencv(render_height: int, render_width: int) -> None:
+    """EnvPool's render_width/render_height: render()'s frame size (0: the screen's), the screen
+    shrunk with INTER_AREA, as EnvPool does by default. Against cv2.resize of the full-size frame of
+    a pool in the same state (same seed and actions): identical where a scale is not an integer
+    (AreaResizer is OpenCV's general INTER_AREA path, bit for bit); where both are (320 x 240 to
+    160 x 120), OpenCV takes its integer-average shortcut, which rounds halves up where the general
+    path rounds them to even: at most 1 apart."""
+    full = parallel_pool.make("Basic-v1", num_envs=1, seed=3, gray_scale=False)
+    small = parallel_pool.make("Basic-v1", num_envs=1, seed=3, gray_scale=False, render_height=render_height,
+                               render_width=render_width)
+    try:
+        screen_h, screen_w, _ = full.spec.render_shape
+        h, w = render_height or screen_h, render_width or screen_w
+        assert tuple(small.spec.render_shape) == (h, w, 3)
+        full.reset()
+        small.reset()
+        for t in range(6):
+            frame = full.render()[0]
+            theirs = cv2.resize(frame, (w, h), interpolation=cv2.INTER_AREA)
+            ours = small.render()
+            assert ours.shape == (1, h, w, 3)
+            integer = screen_h % h == 0 and screen_w % w == 0 and (h, w) != (screen_h, screen_w)
+            diff = np.abs(ours[0].astype(int) - theirs.astype(int)).max()
+            assert diff <= (1 if integer else 0), (t, diff)
+            action = np.array([t % 3])
+            full.step(action)
+            small.step(action)
+    finally:
+        full.close()
+        small.close()
+    with pytest.raises(ValueError, match="render_height x render_width must be at most"):
+        parallel_pool.make("Basic-v1", num_envs=1, render_width=641)
+    with pytest.raises(ValueError, match="render_width must be in"):
+        parallel_pool.make("Basic-v1", num_envs=1, render_width=-1)
+
+
 # ---- multi-player ---------------------------------------------------------------------------
 #
 # A multi-player game is ViZDoom's net game on localhost: the host's engine and each joiner's, one

@@ -22,6 +22,7 @@ import os
 from parallel_pool import _native
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
+from parallel_pool.envpool_ids import add_envpool_aliases as _add_envpool_aliases
 from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.factory import (
     make,
@@ -95,6 +96,8 @@ def get_cmake_dir() -> str:
 
 
 # Every env family, classic control included, is an env library under families/ (families.py);
-# then every task is listed with Gymnasium.
+# then EnvPool's old ids of those tasks are added (envpool_ids.py), and every task is listed with
+# Gymnasium.
 _load_installed_families()
+_add_envpool_aliases()
 _register_with_gymnasium(list_all_envs())

@@ -48,6 +48,7 @@ inline EnvSpec AcrobotSpec(const std::string& /*task_id*/, const Config& /*confi
       Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2}, {1.0, 1.0, 1.0, 1.0, vel1, vel2})};
   spec.action = {Discrete("action", 3)};  // torque -1, 0, +1 on the joint between the links
   spec.render_shape = {P::kScreenDim, P::kScreenDim, 3};
+  spec.render_fps = 15;  // AcrobotEnv.metadata
   return spec;
 }
 

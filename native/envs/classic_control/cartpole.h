@@ -51,6 +51,7 @@ inline EnvSpec CartPoleSpec(const std::string& /*task_id*/, const Config& /*conf
       Box("obs", Dtype::kFloat32, {4}, {-x_high, -kInf, -theta_high, -kInf}, {x_high, kInf, theta_high, kInf})};
   spec.action = {Discrete("action", 2)};
   spec.render_shape = {P::kScreenHeight, P::kScreenWidth, 3};
+  spec.render_fps = 50;  // CartPoleEnv.metadata
   return spec;
 }
 

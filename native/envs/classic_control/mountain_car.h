@@ -103,6 +103,7 @@ inline EnvSpec MountainCarSpec(const std::string& /*task_id*/, const Config& /*c
                     {static_cast<float>(P::kMaxPosition), static_cast<float>(P::kMaxSpeed)})};
   spec.action = {Discrete("action", 3)};  // 0: push left, 1: no push, 2: push right
   spec.render_shape = {P::kScreenHeight, P::kScreenWidth, 3};
+  spec.render_fps = 30;  // MountainCarEnv.metadata
   return spec;
 }
 

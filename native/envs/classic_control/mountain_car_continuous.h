@@ -43,6 +43,7 @@ inline EnvSpec MountainCarContinuousSpec(const std::string& /*task_id*/, const C
                     {static_cast<float>(P::kMaxPosition), static_cast<float>(P::kMaxSpeed)})};
   spec.action = {Box("action", Dtype::kFloat32, {1}, {P::kMinAction}, {P::kMaxAction})};
   spec.render_shape = {MountainCarParams::kScreenHeight, MountainCarParams::kScreenWidth, 3};
+  spec.render_fps = 30;  // Continuous_MountainCarEnv.metadata
   return spec;
 }
 

@@ -84,6 +84,7 @@ inline EnvSpec PendulumSpec(const std::string& /*task_id*/, const Config& /*conf
   spec.state = {Box("obs", Dtype::kFloat32, {3}, {-1.0, -1.0, -P::kMaxSpeed}, {1.0, 1.0, P::kMaxSpeed})};
   spec.action = {Box("action", Dtype::kFloat32, {1}, {-P::kMaxTorque}, {P::kMaxTorque})};
   spec.render_shape = {P::kScreenDim, P::kScreenDim, 3};
+  spec.render_fps = 30;  // PendulumEnv.metadata
   return spec;
 }
 

@@ -21,6 +21,7 @@
 #include "core/spec.h"
 #include "envs/common/pixel_stack.h"
 #include "envs/mujoco/model.h"
+#include "envs/mujoco/state_stack.h"
 #if PP_MUJOCO_RENDER
 #include "envs/common/mujoco_render.h"
 #endif
@@ -49,9 +50,10 @@ constexpr int64_t kDefaultMaxEpisodeSteps = 1000;
 // pixel observations (EnvPool's from_pixels and frame_stack, Gymnasium's wrappers' layout):
 //   from_pixels           obs is the frame, rendered in the step (AddRenderObservation(render_only));
 //   gray_scale            ... as GrayscaleObservation(keep_dim=False) converts it: (height, width);
-//   frame_stack           the last k frames, oldest first, the reset frame repeated at an episode's
-//                         start (FrameStackObservation(k, padding_type="reset")): (k, height, width
-//                         [, 3]); 1: no stack dimension.
+//   frame_stack           the last k observations, oldest first, the reset's repeated at an
+//                         episode's start (FrameStackObservation(k, padding_type="reset")): frames
+//                         (k, height, width [, 3]), or without from_pixels state vectors (k, n), as
+//                         EnvPool stacks both; 1: no stack dimension.
 constexpr int64_t kNoCameraId = -2;
 constexpr int64_t kDefaultFrameSize = 480;
 inline Config CommonDefaults(int64_t max_episode_steps = kDefaultMaxEpisodeSteps) {
@@ -155,8 +157,9 @@ inline FieldSpec PixelObsField(const Config& config) {
 }
 
 // The spec's last fields: info["qpos"] and info["qvel"] when expose_physics_state is set; the
-// frame's shape; with from_pixels, the pixel observation in place of the state vector (whose size
-// stays readable as the table "state_obs_size").
+// frame's shape; with from_pixels, the pixel observation in place of the state vector, else with
+// frame_stack > 1 the stacked state vectors (the vector's size stays readable as the table
+// "state_obs_size" either way).
 inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config, int frame_skip) {
   if (config.GetBool("expose_physics_state")) {
     spec.state.push_back(Box("info:qpos", Dtype::kFloat64, {static_cast<int>(model.nq)}));
@@ -179,15 +182,18 @@ inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config, i
   spec.render_shape = {static_cast<int>(height), static_cast<int>(width), 3};
   // MujocoEnv's metadata["render_fps"]: int(np.round(1.0 / self.dt)).
   spec.render_fps = std::round(1.0 / (model.opt.timestep * frame_skip));
+  FieldSpec& obs = spec.state[static_cast<std::size_t>(spec.StateIndex("obs"))];
+  const int state_obs_size = obs.shape.at(0);
+  spec.tables["state_obs_size"] = {static_cast<double>(state_obs_size)};
   if (config.GetBool("from_pixels")) {
 #if !PP_MUJOCO_RENDER
     throw std::invalid_argument(std::string("from_pixels: ") + kNoRenderBuild);
 #endif
-    int obs = spec.StateIndex("obs");
-    spec.tables["state_obs_size"] = {static_cast<double>(spec.state[static_cast<std::size_t>(obs)].shape.at(0))};
-    spec.state[static_cast<std::size_t>(obs)] = PixelObsField(config);
-  } else if (config.GetBool("gray_scale") || frame_stack != 1) {
-    throw std::invalid_argument("gray_scale and frame_stack shape pixel observations: they need from_pixels=True");
+    obs = PixelObsField(config);
+  } else if (config.GetBool("gray_scale")) {
+    throw std::invalid_argument("gray_scale converts pixel observations: it needs from_pixels=True");
+  } else if (frame_stack > 1) {
+    obs.shape = {static_cast<int>(frame_stack), state_obs_size};
   }
 }
 
@@ -227,10 +233,15 @@ class MujocoEnv : public Env {
       qpos_field_ = spec.StateIndex("info:qpos");
       qvel_field_ = spec.StateIndex("info:qvel");
     }
+    const auto state_obs_size = static_cast<std::size_t>(spec.tables.at("state_obs_size").at(0));
     if (from_pixels_) {
       // The tasks still compute their state vector (ObsRow); it goes here, unread.
-      state_obs_.resize(static_cast<std::size_t>(spec.tables.at("state_obs_size").at(0)));
+      state_obs_.resize(state_obs_size);
       pixels_ = pixels::PixelStack(spec.render_shape[0], spec.render_shape[1], gray_scale_, frame_stack_);
+    } else if (frame_stack_ > 1) {
+      // The tasks write the newest state vector here; FinishOutput stacks it into the "obs" row.
+      state_obs_.resize(state_obs_size);
+      states_ = StateStack(state_obs_size, frame_stack_);
     }
   }
 
@@ -239,17 +250,21 @@ class MujocoEnv : public Env {
   void Render(uint8_t* rgb) override { RenderFrame(rgb); }
 
  protected:
-  // Where a task writes its state observation: the "obs" row, or with from_pixels a scratch row
-  // (the observation is the frame then, written by FinishOutput).
+  // Where a task writes its state observation: the "obs" row, or a scratch row with from_pixels
+  // (the observation is the frame then) or frame_stack > 1 (the stack then), which FinishOutput writes.
   double* ObsRow(const Slot& out, int obs_field) const {
-    return from_pixels_ ? state_obs_.data() : out.Get<double>(obs_field);
+    return from_pixels_ || frame_stack_ > 1 ? state_obs_.data() : out.Get<double>(obs_field);
   }
 
   // The end of every Reset and Step: info["qpos"/"qvel"] and, with from_pixels, the frame
-  // (stacked); `reset` starts a new stack.
+  // (stacked), else the stacked state vectors; `reset` starts a new stack.
   void FinishOutput(const Slot& out, bool reset) {
     WritePhysicsState(out);
-    if (from_pixels_) WritePixels(out, reset);
+    if (from_pixels_) {
+      WritePixels(out, reset);
+    } else if (frame_stack_ > 1) {
+      states_.Push(state_obs_.data(), reset, out.Get<double>(obs_field_));
+    }
   }
 
   // MujocoEnv.dt: the time one env step covers.
@@ -402,6 +417,7 @@ class MujocoEnv : public Env {
   const int obs_field_;
   mutable std::vector<double> state_obs_;  // scratch the tasks' const WriteObs writes into
   pixels::PixelStack pixels_;
+  StateStack states_;  // frame_stack > 1 without from_pixels
 #if PP_MUJOCO_RENDER
   std::unique_ptr<mujoco_render::Renderer> renderer_;
   mjvCamera camera_{};

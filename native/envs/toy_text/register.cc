@@ -1,5 +1,6 @@
-// Registers Gymnasium's toy-text tasks: per task id, its defaults (Gymnasium's registered kwargs and
-// time limit), its reward threshold, and the functions that build its spec and its envs.
+// Registers Gymnasium's toy-text tasks and EnvPool's Catch and NChain: per task id, its defaults
+// (the registered kwargs and time limit), its reward threshold, and the functions that build its
+// spec and its envs.
 #include "envs/toy_text/register.h"
 
 #include <memory>
@@ -10,8 +11,10 @@
 
 #include "core/task_maker.h"
 #include "envs/toy_text/blackjack.h"
+#include "envs/toy_text/catch.h"
 #include "envs/toy_text/cliff_walking.h"
 #include "envs/toy_text/frozen_lake.h"
+#include "envs/toy_text/nchain.h"
 #include "envs/toy_text/sprites.h"
 #include "envs/toy_text/taxi.h"
 
@@ -49,6 +52,10 @@ void RegisterToyText(Registry& registry, const std::string& img_dir, const std::
                     with_art(CliffWalkingSpec), std::nullopt));
   registry.Add(task(std::type_identity<BlackjackEnv>{}, "Blackjack-v1", BlackjackDefaults(), with_art(BlackjackSpec),
                     std::nullopt));
+  // EnvPool's two toy-text tasks that Gymnasium does not have (envpool/toy_text/registration.py):
+  // no reward threshold, nothing to render.
+  registry.Add(task(std::type_identity<CatchEnv>{}, "Catch-v0", CatchDefaults(), CatchSpec, std::nullopt));
+  registry.Add(task(std::type_identity<NChainEnv>{}, "NChain-v0", NChainDefaults(), NChainSpec, std::nullopt));
 }
 
 }  // namespace pp

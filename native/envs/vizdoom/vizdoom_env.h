@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -68,6 +69,10 @@ inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vi
                 // Seconds an engine may take to start, begin an episode or make a step before its
                 // engines are killed and the call raises (a stalled net game); 0: wait for ever.
                 {"engine_timeout", int64_t{60}},
+                // render()'s frame size, as EnvPool's render_width/render_height: the first player's
+                // screen shrunk with INTER_AREA; 0: the scenario's screen size.
+                {"render_width", int64_t{0}},
+                {"render_height", int64_t{0}},
                 {"cfg_path", cfg_path},
                 {"vizdoom_dir", vizdoom_dir}};  // the installed vizdoom package: engine, pk3, IWADs
 }
@@ -141,7 +146,7 @@ inline std::vector<std::vector<double>> ActionSet(const std::vector<::vizdoom::B
 
 // The preprocessing settings, validated (ValueError in Python: std::invalid_argument).
 struct VizdoomOptions {
-  int height, width, stack_num, channels, frame_skip, num_players;
+  int height, width, stack_num, channels, frame_skip, num_players, render_height, render_width;
   int64_t episode_timeout, engine_timeout;
   bool combined;
   std::string game_args, cfg_path, vizdoom_dir;
@@ -158,6 +163,8 @@ struct VizdoomOptions {
     VizdoomOptions o{};
     o.height = static_cast<int>(in_range("img_height", 1, 4096));
     o.width = static_cast<int>(in_range("img_width", 1, 4096));
+    o.render_height = static_cast<int>(in_range("render_height", 0, 4096));
+    o.render_width = static_cast<int>(in_range("render_width", 0, 4096));
     o.stack_num = static_cast<int>(in_range("stack_num", 1, 64));
     o.channels = c.GetBool("gray_scale") ? 1 : 3;
     o.frame_skip = static_cast<int>(in_range("frame_skip", 1, 1000));
@@ -174,6 +181,12 @@ struct VizdoomOptions {
 
 // The name of a game variable as ViZDoom spells it (HEALTH, AMMO2, ...): the info key.
 inline std::string VariableName(::vizdoom::GameVariable v) { return ::vizdoom::gameVariableToString(v); }
+
+// render()'s frame (height, width): render_height/render_width, each 0 for the screen's own.
+inline std::pair<int, int> RenderSize(const VizdoomOptions& o, ::vizdoom::DoomGame& game) {
+  return {o.render_height > 0 ? o.render_height : game.getScreenHeight(),
+          o.render_width > 0 ? o.render_width : game.getScreenWidth()};
+}
 
 inline EnvSpec MakeVizdoomSpec(const Config& config) {
   const VizdoomOptions o = VizdoomOptions::From(config);
@@ -200,7 +213,13 @@ inline EnvSpec MakeVizdoomSpec(const Config& config) {
   // The engine's seed of this episode (what DoomGame.set_seed takes before new_episode).
   spec.state.push_back(WithPresence(Box("info:episode_seed", Dtype::kInt64, {}), InfoPresence::kExtra));
   spec.action.push_back(per_player(Discrete("action", static_cast<int64_t>(actions.size()))));
-  spec.render_shape = {game->getScreenHeight(), game->getScreenWidth(), 3};
+  const auto [render_height, render_width] = RenderSize(o, *game);
+  if (render_height > game->getScreenHeight() || render_width > game->getScreenWidth()) {
+    throw std::invalid_argument("render_height x render_width must be at most the scenario's screen, " +
+                                std::to_string(game->getScreenHeight()) + " x " +
+                                std::to_string(game->getScreenWidth()) + " (render() shrinks it with INTER_AREA)");
+  }
+  spec.render_shape = {render_height, render_width, 3};
   spec.render_fps = 35;  // vizdoom.DEFAULT_TICRATE, its Gymnasium wrapper's metadata
   return spec;
 }
@@ -388,6 +407,11 @@ class VizdoomEnv : public Env {
     actions_ = ActionSet(game->getAvailableButtons(), o_.combined);
     screen_height_ = game->getScreenHeight();
     screen_width_ = game->getScreenWidth();
+    const auto [render_height, render_width] = RenderSize(o_, *game);
+    if (render_height != screen_height_ || render_width != screen_width_) {
+      render_screen_.resize(static_cast<std::size_t>(screen_height_) * screen_width_ * 3);
+      render_resizer_.emplace(screen_height_, screen_width_, render_height, render_width, 3);
+    }
     frame_bytes_ = static_cast<std::size_t>(o_.height) * o_.width * o_.channels;
     for (int p = 0; p < o_.num_players; ++p) {
       players_.push_back(Player{nullptr, std::vector<uint8_t>(frame_bytes_ * o_.stack_num),
@@ -484,8 +508,23 @@ class VizdoomEnv : public Env {
     return result;
   }
 
-  // The first player's current screen, RGB, at the scenario's resolution.
+  // The first player's current screen, RGB, at render_height x render_width (the scenario's
+  // resolution by default), shrunk as the observations are.
   void Render(uint8_t* rgb) override {
+    if (!render_resizer_) {
+      ScreenRgb(rgb);
+      return;
+    }
+    ScreenRgb(render_screen_.data());
+    render_resizer_->Resize(render_screen_.data(), rgb);
+  }
+
+ private:
+  using AreaResizer = atari::AreaResizer;
+
+  // The first player's current screen, RGB, at the scenario's resolution (black before the first
+  // episode).
+  void ScreenRgb(uint8_t* rgb) {
     const std::size_t n = static_cast<std::size_t>(screen_height_) * screen_width_;
     if (!started_ || !players_[0].game->getState()) {
       std::memset(rgb, 0, n * 3);
@@ -498,9 +537,6 @@ class VizdoomEnv : public Env {
       for (std::size_t i = 0; i < n; ++i) rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = buffer[i];
     }
   }
-
- private:
-  using AreaResizer = atari::AreaResizer;
 
   struct Player {
     std::unique_ptr<::vizdoom::DoomGame> game;
@@ -717,6 +753,9 @@ class VizdoomEnv : public Env {
   std::vector<int> variable_fields_;
   std::vector<std::vector<double>> actions_;
   int screen_height_ = 0, screen_width_ = 0;
+  // render() at another size than the screen's: the screen, then the resizer that shrinks it.
+  std::vector<uint8_t> render_screen_;
+  std::optional<AreaResizer> render_resizer_;
   std::size_t frame_bytes_ = 0;
   std::vector<Player> players_;
   std::unique_ptr<PlayerThreads> threads_;
