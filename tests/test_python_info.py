@@ -127,10 +127,11 @@ def test_sync_info_is_sync_vector_envs(mode: str) -> None:
 
 def test_declared_info_keys_without_the_pickled_row() -> None:
     """``info_keys`` declares the typed rows (no spare env): only those keys come, each where the
-    env's info had it, as SyncVectorEnv gives them; the untyped entries are not carried."""
+    env's info had it, as SyncVectorEnv gives them; with ``info_pickle=False`` the untyped entries
+    are not carried."""
     declared = {"lives": np.int64, "is_success": np.bool_, "pos": ((2,), np.float32)}
     env = parallel_pool.make(TASK, num_envs=NUM_ENVS, num_workers=1, seed=0, autoreset_mode="same_step",
-                             info_keys=declared)
+                             info_keys=declared, info_pickle=False)
     ref = SyncVectorEnv([lambda: gym.make("InfoEnv-v0")] * NUM_ENVS, autoreset_mode=AutoresetMode.SAME_STEP)
 
     def typed(info: dict[str, Any]) -> dict[str, Any]:
@@ -345,4 +346,43 @@ def test_same_step_final_obs_of_pickled_and_nested_observations(text: bool) -> N
         assert ends >= NUM_ENVS
     finally:
         env.close()
+        ref.close()
+
+
+class OptionsEnv(gym.Env):
+    """Gymnasium's own test envs put the reset's ``options`` (None when none) in the info; odd envs
+    also say ``"odd": True``, a key the others never have."""
+
+    observation_space = spaces.Discrete(4)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, odd: bool = False) -> None:
+        self.odd = odd
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[int, dict]:
+        super().reset(seed=seed)
+        info: dict[str, Any] = {"options": options}
+        if self.odd:
+            info["odd"] = True
+        return 0, info
+
+    def step(self, action: Any) -> tuple[int, float, bool, bool, dict]:
+        return 1, 0.0, False, False, {"options": None, "text": "step"}
+
+
+def test_the_default_info_is_sync_vector_envs_with_none_and_keys_of_some_envs() -> None:
+    """With no info option the strict view's info is SyncVectorEnv's, None values and keys that only
+    some envs return (with their masks) included."""
+    fns = [lambda i=i: OptionsEnv(odd=i % 2 == 1) for i in range(NUM_ENVS)]
+    envs = parallel_pool.ParallelPoolVectorEnv.from_env_fns(fns, num_workers=1)
+    ref = SyncVectorEnv(fns)
+    try:
+        for options in (None, {"level": 3}):
+            info = envs.reset(seed=0, options=options)[1]
+            their_info = ref.reset(seed=0, options=options)[1]
+            assert_info_equal(info, their_info, f"reset with {options}")
+        info = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[4]
+        assert_info_equal(info, ref.step(np.zeros(NUM_ENVS, dtype=np.int64))[4], "step")
+    finally:
+        envs.close()
         ref.close()

@@ -21,7 +21,7 @@ def test_call_and_get_attr_read_a_native_envs_config_and_attributes() -> None:
         assert envs.call("g") == envs.get_attr("g")
         assert envs.get_attr("max_episode_steps") == (200,) * 3
         assert envs.get_attr("observation_space") == (envs.single_observation_space,) * 3
-        assert envs.get_attr("render_mode") == (None,) * 3
+        assert envs.get_attr("render_mode") == ("rgb_array",) * 3  # classic control renders
         with pytest.raises(AttributeError, match="no attribute 'gravity'.*config keys"):
             envs.get_attr("gravity")
         with pytest.raises(TypeError, match="attribute, not a method"):

@@ -95,12 +95,13 @@ identical semantics by construction, and the conformance tests run over both.
     effects, declare the keys). An entry that does not fit its row (another shape) is that env's
     ``EnvError``. Keys the engine owns (``env_id``, ``elapsed_step``, ``episode``, ``players``,
     ``final_obs``, ``final_info``) are the engine's.
-  - *Pickled* (opt-in, ``info_pickle=True`` or a size in bytes, default ``_PICKLE_BYTES``): every
-    other entry (nested dicts, strings, objects, keys seen only at an episode's end) is pickled by
-    the worker into a per-env byte row and merged into the batch's info by Gymnasium's own rule
-    (``VectorEnv._add_info``). A pickled info larger than the row is that env's ``EnvError``.
+  - *Pickled* (``info_pickle=True``, the default, or a size in bytes; ``_PICKLE_BYTES`` per env):
+    every other entry (nested dicts, strings, ``None``, objects, keys seen only at an episode's
+    end) is pickled by the worker into a per-env byte row and merged into the batch's info by
+    Gymnasium's own rule (``VectorEnv._add_info``), as ``AsyncVectorEnv`` carries them. A pickled
+    info larger than the row is that env's ``EnvError``, naming the option.
 
-  Without ``info_pickle`` the untyped entries are not carried. The adapters that give one info
+  With ``info_pickle=False`` the untyped entries are not carried (no byte row to copy per step). The adapters that give one info
   dict per env (SB3, Tianshou) give a typed key where its mask is set; pickled entries are in the
   batched info only.
 - **Seeds and options.** ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
@@ -172,11 +173,12 @@ GYMNASIUM_PREFIX = "gymnasium:"
 PYTHON_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 # make_python's kwargs besides the pool options every task takes.
 PYTHON_DEFAULTS: dict[str, Any] = {
-    "num_workers": 0, "max_episode_steps": None, "render_mode": None, "info_keys": None, "info_pickle": False,
+    "num_workers": 0, "max_episode_steps": None, "render_mode": None, "info_keys": None, "info_pickle": True,
     "spin": None, "obs_pickle": None, "action_pickle": None,
 }
-# info_pickle=True: bytes per env for the pickled info entries (a few dozen small entries).
-_PICKLE_BYTES = 4096
+# info_pickle=True: bytes per env for the pickled info entries (a dozen small entries; the row is
+# copied with each step, so the default stays small).
+_PICKLE_BYTES = 1024
 # The byte length that starts a pickled-info row (little-endian uint32).
 _PICKLE_HEADER = PICKLE_HEADER
 # Info keys the engine writes itself: a Python env's entries of these names are not carried.
