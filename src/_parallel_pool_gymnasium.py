@@ -159,6 +159,7 @@ def register(gymnasium: "Any", path: "str | None" = None) -> int:
             for task in family["tasks"]:
                 threshold = task["reward_threshold"]
                 specs.append((str(task["task_id"]), None if threshold is None else float(threshold)))
+        specs += _aliases(os.path.dirname(path), dict(specs))
         added = 0
         for task_id, threshold in specs:
             env_id = f"{NAMESPACE}/{task_id}"
@@ -184,6 +185,19 @@ def register(gymnasium: "Any", path: "str | None" = None) -> int:
     failure = None
     registered = added
     return added
+
+
+def _aliases(directory: str, thresholds: "dict[str, float | None]") -> "list[tuple[str, float | None]]":
+    """EnvPool's old ids (``envpool_aliases.json``, which ``parallel_pool.envpool_ids`` adds at import)
+    whose task the manifest has, with that task's threshold."""
+    import json
+
+    path = os.path.join(directory, "envpool_aliases.json")
+    if not os.path.exists(path):  # a manifest outside the package (tests): no aliases beside it
+        return []
+    with open(path, encoding="utf-8") as f:
+        aliases = json.load(f)["aliases"]
+    return [(alias, thresholds[base]) for alias, (base, _) in aliases.items() if base in thresholds]
 
 
 def enabled() -> bool:

@@ -23,7 +23,7 @@ import gymnasium
 import pytest
 
 import _parallel_pool_gymnasium as plugin
-from parallel_pool import families
+from parallel_pool import envpool_ids, families
 
 PREFIX = f"{plugin.NAMESPACE}/"
 
@@ -50,6 +50,13 @@ def manifest_tasks() -> dict[str, list[Any]]:
     return {task["task_id"]: [task["family"], task["reward_threshold"]]
             for family in manifest["families"] if os.path.splitext(family["library"])[0] not in families.SKIPPED
             for task in family["tasks"]}
+
+
+def plugin_task_ids() -> list[str]:
+    """The ids the plug-in registers: the manifest's, and EnvPool's old ids of the tasks it has
+    (envpool_aliases.json)."""
+    tasks = manifest_tasks()
+    return sorted([*tasks, *(alias for alias, (base, _) in envpool_ids.ENVPOOL_ALIASES.items() if base in tasks)])
 
 
 # Dumps every parallel_pool/<id> spec of Gymnasium's registry as JSON-ready dicts.
@@ -102,7 +109,7 @@ print(json.dumps(result))
     assert before["maps"] == []
     # Every task of the manifest (which the next test holds to the native registry); the process
     # running this test may have aliases that other tests registered, so it is not the reference.
-    assert sorted(before["specs"]) == sorted(PREFIX + task_id for task_id in manifest_tasks())
+    assert sorted(before["specs"]) == sorted(PREFIX + task_id for task_id in plugin_task_ids())
     assert len(before["specs"]) > 300
     assert out["cartpole"] == ["ParallelPoolVectorEnv", [4, 4], [4]]
     assert out["pong"] == ["ParallelPoolVectorEnv", [2, 4, 84, 84], "uint8"]

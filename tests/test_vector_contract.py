@@ -70,7 +70,7 @@ def test_metadata_has_the_reference_envs_render_fps(task_id: str, fps: int) -> N
     if task_id not in parallel_pool.list_all_envs():
         pytest.skip(f"{task_id} is not in this build")
     if task_id.startswith("MiniGrid"):
-        pytest.importorskip("minigrid")  # registers its ids with Gymnasium
+        import minigrid  # noqa: F401  (registers its ids with Gymnasium)
     reference = gym.make(task_id) if task_id != "Pong-v5" else None  # ale_py's AtariEnv: 30
     if reference is not None:
         assert reference.metadata["render_fps"] == fps  # the number this test holds us to
@@ -276,5 +276,67 @@ def test_a_row_that_autoresets_has_the_resets_info() -> None:
                 np.testing.assert_array_equal(info["_reward_survive"], ~reset_rows)
                 assert (info["reward_survive"][reset_rows] == 0).all()
         assert seen_reset_row
+    finally:
+        envs.close()
+
+
+def test_async_vector_envs_split_calls() -> None:
+    """reset_async/reset_wait and step_async/step_wait, with AsyncVectorEnv's errors."""
+    from gymnasium.error import AlreadyPendingCallError, ClosedEnvironmentError, NoAsyncCallError
+
+    envs = gym.make_vec("parallel_pool/CartPole-v1", num_envs=3)
+    plain = gym.make_vec("parallel_pool/CartPole-v1", num_envs=3)
+    try:
+        with pytest.raises(NoAsyncCallError):
+            envs.unwrapped.step_wait()
+        envs.unwrapped.reset_async(seed=5)
+        with pytest.raises(AlreadyPendingCallError):
+            envs.unwrapped.step_async(np.zeros(3, dtype=np.int64))
+        obs, info = envs.unwrapped.reset_wait()
+        expected, _ = plain.reset(seed=5)
+        np.testing.assert_array_equal(obs, expected)
+        assert info == {}
+        envs.unwrapped.step_async(np.ones(3, dtype=np.int64))
+        got = envs.unwrapped.step_wait(timeout=10)
+        want = plain.step(np.ones(3, dtype=np.int64))
+        for a, b in zip(got[:4], want[:4]):
+            np.testing.assert_array_equal(a, b)
+        envs.unwrapped.reset_async(seed=1, options={"reset_mask": np.array([True, False, True])})
+        obs, _ = envs.unwrapped.reset_wait()
+        np.testing.assert_array_equal(obs[1], got[0][1])
+    finally:
+        envs.close()
+        plain.close()
+    with pytest.raises(ClosedEnvironmentError):
+        envs.unwrapped.reset()
+    with pytest.raises(ClosedEnvironmentError):
+        envs.unwrapped.step_async(np.zeros(3, dtype=np.int64))
+
+
+class SlowResetEnv(gym.Env):
+    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+        import time
+
+        super().reset(seed=seed)
+        time.sleep(0.5 if seed is not None and seed >= 100 else 0.0)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):  # type: ignore[no-untyped-def]
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+def test_a_wait_that_times_out_is_both_timeout_errors() -> None:
+    import multiprocessing
+
+    envs = ParallelPoolVectorEnv.from_env_fns([SlowResetEnv] * 2, num_workers=1)
+    try:
+        envs.reset(seed=0)
+        envs.reset_async(seed=100)
+        with pytest.raises(multiprocessing.TimeoutError) as caught:
+            envs.reset_wait(timeout=0.05)
+        assert isinstance(caught.value, TimeoutError)  # what our pools' recv raises
     finally:
         envs.close()

@@ -142,9 +142,6 @@ class BasePoolEnv:
         seeds = None if seed is None else env_seeds(seed, self.num_envs)
         if seeds is None and self._next_seeds is not None:
             seeds, self._next_seeds = self._next_seeds, None
-        if seeds is not None and self.workers is None:
-            for i in range(self.num_envs) if env_id is None else np.asarray(env_id, dtype=np.int64).ravel():
-                self._env_seeds[int(i)] = seeds[int(i)]
         self._pass_reset_options(options, env_id)
         if self.is_async and env_id is None:
             # EnvPool's async reset(): queue every env's reset, return the first batch to finish.
@@ -158,6 +155,9 @@ class BasePoolEnv:
             arrays, errors = self._native.reset_recv(None, seeds)
         else:
             arrays, errors = self._native.reset_now(env_id, seeds)
+        if seeds is not None and self.workers is None:  # the native pool has checked the env ids
+            for i in range(self.num_envs) if env_id is None else np.asarray(env_id, dtype=np.int64).ravel():
+                self._env_seeds[int(i)] = seeds[int(i)]
         if errors:
             raise EnvError(errors, self._convert(arrays, reset=not as_step))
         return arrays

@@ -44,9 +44,16 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
             )
         if self.spec.max_num_players > 1:
             raise ValueError("the dm_env front-end is for single-player tasks; use the Gymnasium front-end")
-        # A Dict observation's keys (a Python env's may nest: its top-level keys), else "obs".
+        # A Dict observation's keys, in its fields' order (a Python env's may nest: its space's
+        # top-level keys), else "obs".
         space = self.spec.observation_space
-        names = list(space.spaces) if isinstance(space, gymnasium.spaces.Dict) else ["obs"]
+        if not isinstance(space, gymnasium.spaces.Dict):
+            names = ["obs"]
+        elif self.workers is not None:
+            names = list(space.spaces)
+        else:
+            names = [f.key for f in self.spec.obs_fields]
+        self._obs_names = tuple(names)
         # Every info field follows, in every TimeStep (nested keys joined by "_"; episode_stats'
         # entries too, zeros where no episode ended). A named tuple's fields cannot start with "_":
         # the "_episode" mask is "episode_mask".
@@ -84,7 +91,7 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
         # a lost life even when the episode goes on (EnvPool's dm_env behaviour).
         if "life_loss" in info:
             discount = xp.where(info["life_loss"].astype(bool), xp.float32(0.0), discount)
-        values = [obs] if not isinstance(obs, dict) else list(obs.values())
+        values = [obs] if not isinstance(obs, dict) else [obs[name] for name in self._obs_names]
         values += [arrays[i] for i in self._info_fields]
         return dm_env.TimeStep(step_type, reward, discount, self._observation_type(*values))
 

@@ -15,33 +15,23 @@ Example:
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from parallel_pool import _native, tasks
 
 __all__ = ["ENVPOOL_ALIASES", "add_envpool_aliases"]
 
-# EnvPool's id -> (our task, the kwargs that make it EnvPool's task).
-ENVPOOL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "LunarLander-v2": ("LunarLander-v3", {}),
-    "LunarLanderContinuous-v2": ("LunarLanderContinuous-v3", {}),
-    "CarRacing-v2": ("CarRacing-v3", {}),
-    # gym's Ant-v3 observed and charged the contact forces (111 values); Gymnasium's Ant-v4 does
-    # with use_contact_forces=True.
-    "Ant-v3": ("Ant-v4", {"use_contact_forces": True}),
-    "HalfCheetah-v3": ("HalfCheetah-v4", {}),
-    "Hopper-v3": ("Hopper-v4", {}),
-    # EnvPool's use_contact_force=True adds a contact cost of its v4 obs's cfrc_ext, which its v4
-    # physics never fills (no mj_rnePostConstraint): 0, so its reward is its Humanoid-v4's.
-    "Humanoid-v3": ("Humanoid-v4", {}),
-    "Swimmer-v3": ("Swimmer-v4", {}),
-    "Walker2d-v3": ("Walker2d-v4", {}),
-    "HumanoidStandup-v2": ("HumanoidStandup-v4", {}),
-    "InvertedDoublePendulum-v2": ("InvertedDoublePendulum-v4", {}),
-    "InvertedPendulum-v2": ("InvertedPendulum-v4", {}),
-    "Pusher-v2": ("Pusher-v4", {}),
-    "Reacher-v2": ("Reacher-v4", {}),
-}
+# EnvPool's id -> (our task, the kwargs that make it EnvPool's task), from envpool_aliases.json (which
+# the Gymnasium plug-in reads too, to register them without importing the package; it says why each).
+def _load_aliases() -> dict[str, tuple[str, dict[str, Any]]]:
+    with open(os.path.join(os.path.dirname(__file__), "envpool_aliases.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    return {alias: (base, dict(kwargs)) for alias, (base, kwargs) in data["aliases"].items()}
+
+
+ENVPOOL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = _load_aliases()
 
 
 def add_envpool_aliases() -> list[str]:

@@ -101,9 +101,9 @@ identical semantics by construction, and the conformance tests run over both.
     Gymnasium's own rule (``VectorEnv._add_info``), as ``AsyncVectorEnv`` carries them. A pickled
     info larger than the row is that env's ``EnvError``, naming the option.
 
-  With ``info_pickle=False`` the untyped entries are not carried (no byte row to copy per step). The adapters that give one info
-  dict per env (SB3, Tianshou) give a typed key where its mask is set; pickled entries are in the
-  batched info only.
+  With ``info_pickle=False`` the untyped entries are not carried (no byte row to copy per step).
+  The adapters that give one info dict per env (SB3, Tianshou) give a typed key where its mask is
+  set; pickled entries are in the batched info only.
 - **Seeds and options.** ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
   (``env.reset(seed=s + i)``, as ``SyncVectorEnv.reset(seed=s)``); without ``seed`` that reset gets
   ``seed=None``, as from ``SyncVectorEnv.reset()``. ``reset(seed=...)`` re-seeds; other resets
@@ -450,9 +450,7 @@ class _EnvSlot:
                 seed = None
             self.unseeded = None
         options, self.reset_options = self.reset_options, None
-        if options is None:
-            return self.env.reset(seed=seed)
-        return self.env.reset(seed=seed, options=options)
+        return self.env.reset(seed=seed, options=options)  # options=None too, as Gymnasium's vector envs
 
     def write_info(self, info: dict) -> None:
         for key, value, mask in self.info_views:
@@ -467,7 +465,9 @@ class _EnvSlot:
                 value[...] = 0
                 mask[...] = False
         if self.pickled is not None:
-            rest = {k: v for k, v in info.items() if k not in self.typed_keys and k not in ENGINE_INFO_KEYS}
+            # An entry the engine also writes (e.g. "episode" with episode_stats) is the engine's in the
+            # batch (unpack.py); without it, the env's own comes through, as from AsyncVectorEnv.
+            rest = {k: v for k, v in info.items() if k not in self.typed_keys}
             data = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL) if rest else b""
             room = self.pickled.size - _PICKLE_HEADER
             if len(data) > room:
@@ -643,8 +643,13 @@ def _worker_main(conn: Connection, worker: int, probe: bytes | None = None, time
             return
         _, env_ids, payload = message
         envs = [cloudpickle.loads(fn)() for fn in cloudpickle.loads(payload)]
-        render = _probe_render(envs[0])
         env0 = envs[0]
+        for i, env in zip(env_ids, envs):
+            if env.observation_space != env0.observation_space or env.action_space != env0.action_space:
+                raise ValueError(f"every env of a pool must have the same spaces: env {i} has {env.observation_space} "
+                                 f"/ {env.action_space}, env {env_ids[0]} {env0.observation_space} / "
+                                 f"{env0.action_space}")
+        render = _probe_render(env0)
         spec = getattr(env0, "spec", None)
         # The spaces travel with cloudpickle, both ways: a space class of a module pickled by value
         # (cloudpickle.register_pickle_by_value) exists only as the objects that carry it.
@@ -1187,7 +1192,7 @@ class PythonEnvSource:
         probed = workers.probed_info
         for w, report in enumerate(reports[1:], start=1):
             if report[1] != obs_space or report[2] != action_space or report[3] != render:
-                raise ValueError(
+                raise RuntimeError(  # AsyncVectorEnv's error type for it
                     f"every env of a pool must have the same spaces: worker {w}'s envs have "
                     f"{report[1]} / {report[2]}, worker 0's {obs_space} / {action_space}"
                 )

@@ -6,10 +6,12 @@ Batched spaces, ``metadata["autoreset_mode"]``, Gymnasium's ``reset(seed, option
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
+from gymnasium.error import AlreadyPendingCallError, ClosedEnvironmentError, NoAsyncCallError
 from gymnasium.error import Error as GymnasiumError
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
@@ -18,6 +20,12 @@ from parallel_pool.errors import EnvError
 from parallel_pool.gymnasium_env import GymnasiumEnv
 from parallel_pool.options import gymnasium_autoreset_mode
 from parallel_pool.python_envs import PythonEnvSource
+
+
+class WaitTimeout(TimeoutError, multiprocessing.TimeoutError):
+    """``reset_wait``/``step_wait`` ran out of time: the builtin ``TimeoutError`` our pools raise, and
+    the ``multiprocessing.TimeoutError`` that code written for ``AsyncVectorEnv`` catches."""
+
 
 # The info keys the engine adds to every row (EnvPool's): the strict view leaves them out unless
 # asked for (engine_info=True), so that its info is the reference env's own.
@@ -156,6 +164,7 @@ class ParallelPoolVectorEnv(VectorEnv):
         return info
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        self._check_running("reset")
         options = dict(options) if options else None
         if options and "reset_mask" in options:
             mask = options["reset_mask"]
@@ -179,6 +188,7 @@ class ParallelPoolVectorEnv(VectorEnv):
         return obs, self._strip(info, reset=True)
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        self._check_running("step")
         try:
             result = self.pool.step(actions)
         except EnvError as e:
@@ -188,6 +198,71 @@ class ParallelPoolVectorEnv(VectorEnv):
         self._last_obs = result[0]
         self._strip(result[4])
         return result
+
+    # --- AsyncVectorEnv's split calls: the pool's send and recv ---
+    _pending: str | None = None  # "reset" or "step" while a split call waits for its *_wait
+    _pending_reset: tuple[Any, Any] | None = None  # a masked reset's (seed, options), run by reset_wait
+
+    def reset_async(self, seed: Any = None, options: dict[str, Any] | None = None) -> None:
+        """Starts a reset of every env (``AsyncVectorEnv.reset_async``); ``reset_wait`` returns it.
+        A reset with ``options["reset_mask"]`` runs in ``reset_wait``."""
+        self._check_running("reset_async")
+        if options and "reset_mask" in options:
+            self._pending_reset = (seed, options)
+        else:
+            self.pool.async_reset(seed=seed, options=options)
+        self._pending = "reset"
+
+    def reset_wait(self, timeout: float | None = None, seed: Any = None,
+                   options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """The batch ``reset_async`` started; ``WaitTimeout`` after ``timeout`` seconds."""
+        self._check_wait("reset")
+        self._pending = None
+        if self._pending_reset is not None:
+            (seed, options), self._pending_reset = self._pending_reset, None
+            return self.reset(seed=seed, options=options)
+        obs, _, _, _, info = self._recv(timeout, "reset_wait")
+        self._last_obs = obs
+        return obs, self._strip(info, reset=True)
+
+    def step_async(self, actions: Any) -> None:
+        """Sends every env its action (``AsyncVectorEnv.step_async``); ``step_wait`` returns the batch."""
+        self._check_running("step_async")
+        self.pool.send(actions)
+        self._pending = "step"
+
+    def step_wait(self, timeout: float | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """The batch ``step_async`` started; ``WaitTimeout`` after ``timeout`` seconds."""
+        self._check_wait("step")
+        self._pending = None
+        result = self._recv(timeout, "step_wait")
+        self._last_obs = result[0]
+        self._strip(result[4])
+        return result
+
+    def _recv(self, timeout: float | None, what: str) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        try:
+            return self.pool.recv(timeout=timeout)
+        except TimeoutError:
+            raise WaitTimeout(f"The call to `{what}` has timed out after {timeout} second(s).") from None
+        except EnvError as e:
+            self._last_obs = e.result[0]
+            e.result = (*e.result[:4], self._strip(e.result[4], reset=what == "reset_wait"))
+            raise
+
+    def _check_running(self, what: str) -> None:
+        if self.closed or self._env is None or self._env.closed:
+            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+        if self._pending is not None:
+            raise AlreadyPendingCallError(
+                f"Calling `{what}` while waiting for a pending call to `{self._pending}` to complete", self._pending
+            )
+
+    def _check_wait(self, name: str) -> None:
+        if self.closed or self._env is None or self._env.closed:
+            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+        if self._pending != name:
+            raise NoAsyncCallError(f"Calling `{name}_wait` without any prior call to `{name}_async`.", name)
 
     def render(self) -> tuple[Any, ...] | None:
         """Every env's current RGB frame (Gymnasium's vector convention: a tuple, one per env)."""
