@@ -25,6 +25,7 @@
 #ifdef PP_WITH_TEXT_HOOKS
 #include "envs/common/png.h"
 #endif
+#include "envs/atari/preprocess.h"
 #include "envs/common/pygame_raster.h"
 #include "envs/common/pygame_smoothscale.h"
 #include "python/pool_handles.h"
@@ -842,6 +843,39 @@ py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::
   return std::move(out);
 }
 
+// resize_frames(frames, height, width): each (h, w, 3) uint8 frame of an (n, h, w, 3) batch shrunk
+// to (height, width) as cv::resize(frame, (width, height), interpolation=INTER_AREA) does, bit for
+// bit: OpenCV's integer-factor shortcut where both factors are integers, its general path
+// (atari::AreaResizer) otherwise. render()'s render_width/render_height (base.py). Only shrinks:
+// OpenCV's INTER_AREA enlarges by another (bilinear) method.
+py::array ResizeFrames(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& frames, int height,
+                       int width) {
+  if (frames.ndim() != 4 || frames.shape(3) != 3) throw py::value_error("frames must be (n, height, width, 3) uint8");
+  const int n = static_cast<int>(frames.shape(0));
+  const int h = static_cast<int>(frames.shape(1)), w = static_cast<int>(frames.shape(2));
+  if (height < 1 || height > h || width < 1 || width > w) {
+    throw py::value_error("height x width must be within 1 x 1 and the frames' " + std::to_string(h) + " x " +
+                          std::to_string(w) + ", got " + std::to_string(height) + " x " + std::to_string(width));
+  }
+  py::array_t<uint8_t> out({n, height, width, 3});
+  const uint8_t* src = frames.data();
+  uint8_t* dst = out.mutable_data();
+  const std::size_t src_frame = static_cast<std::size_t>(h) * w * 3,
+                    dst_frame = static_cast<std::size_t>(height) * width * 3;
+  py::gil_scoped_release release;
+  if (height == h && width == w) {
+    std::memcpy(dst, src, src_frame * n);
+  } else if (h % height == 0 && w % width == 0) {
+    for (int i = 0; i < n; ++i) {
+      atari::IntegerAreaResize(src + i * src_frame, w, height, width, 3, h / height, w / width, dst + i * dst_frame);
+    }
+  } else {
+    atari::AreaResizer resizer(h, w, height, width, 3);
+    for (int i = 0; i < n; ++i) resizer.Resize(src + i * src_frame, dst + i * dst_frame);
+  }
+  return std::move(out);
+}
+
 // _raster_fill_pixels(size, start, count, value, simd): raster::detail::FillPixels of [start,
 // start + count) in a zeroed buffer of `size` uint32 values (64-byte aligned), with the code `simd`
 // ("auto", "avx2", "sse2") allows (tests/test_pygame_raster.py).
@@ -1047,6 +1081,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("simd") = "auto");
   m.def("_pygame_smoothscale", &PygameSmoothScale, py::arg("frame"), py::arg("width"), py::arg("height"),
         py::arg("simd") = "auto");
+  m.def("resize_frames", &ResizeFrames, py::arg("frames"), py::arg("height"), py::arg("width"));
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
   // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
   m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));

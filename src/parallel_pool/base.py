@@ -79,6 +79,12 @@ class BasePoolEnv:
         # A Python env's Tuple, nested, carried or pickled action space: a batch of its actions (a
         # tuple of arrays, nested dicts, ...) becomes the engine's action fields. None: as it is.
         self._flatten_action: Callable[[Any], Any] | None = self.spec.action_flattener(self.num_envs)
+        # render_width/render_height: the size render() shrinks the frames to (None: their own).
+        try:
+            self._render_size = self.spec.apply_render_size()
+        except ValueError:
+            BasePoolEnv.close(self)  # the pool (and a Python env's workers) was already started
+            raise
         # Gymnasium's convention: "rgb_array" when the task renders (render() returns frames).
         self.render_mode: str | None = "rgb_array" if self.spec.render_shape is not None else None
 
@@ -338,8 +344,13 @@ class BasePoolEnv:
 
         The envs must have been reset and have no step in flight: in async mode, pass env ids whose
         results were received (``info["env_id"]``). A task that does not render raises ValueError.
+        With render_width/render_height, each frame is shrunk as
+        ``cv2.resize(frame, (width, height), interpolation=cv2.INTER_AREA)``.
         """
-        return self.spec.decode_frames(self._native.render(env_id))
+        frames = self.spec.decode_frames(self._native.render(env_id))
+        if self._render_size is None:
+            return frames
+        return _native.resize_frames(frames, *self._render_size)
 
     def close(self, **kwargs: Any) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent.

@@ -138,7 +138,9 @@ def make_python(
 def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
     """The spec a pool made with these kwargs would have, without making the pool."""
     base_id, pool, env_config = resolve(task_id, kwargs)
-    return EnvSpec(task_id, _native.make_spec(base_id, env_config), pool)
+    spec = EnvSpec(task_id, _native.make_spec(base_id, env_config), pool)
+    spec.apply_render_size()
+    return spec
 
 
 def register(task_id: str, base_task: str | None = None, *, library: str | None = None,

@@ -34,7 +34,16 @@ POOL_DEFAULTS: dict[str, Any] = {
     # One dict of the task's own kwargs per env, over the common ones (a different gravity or map
     # per env); they may change an env's dynamics, not its spaces.
     "env_kwargs": None,
+    # EnvPool's render size: render() returns (render_height, render_width, 3) frames, the task's
+    # frame shrunk with OpenCV's INTER_AREA (base.py); 0: the task's own size. A family that sizes
+    # its own frames takes them as its config instead (ViZDoom's keys; MuJoCo's width/height).
+    "render_width": 0,
+    "render_height": 0,
 }
+
+# Families whose renderer draws at the size their config asks for (width, height): there,
+# render_width/render_height are synonyms of those keys rather than a resize of the frame.
+_RENDER_SIZE_SYNONYMS = {"mujoco": ("width", "height"), "dm_control": ("width", "height")}
 
 AUTORESET_MODES = ("next_step", "same_step", "disabled")
 # Gymnasium's AutoresetMode values, accepted as well as our names.
@@ -57,12 +66,15 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
         raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
     base_id, alias_kwargs = tasks.lookup(task_id)
     kwargs = {**alias_kwargs, **kwargs}
-    env_defaults = tasks.task_info(task_id)["defaults"]
+    info = tasks.task_info(task_id)
+    env_defaults = info["defaults"]
+    kwargs = _render_size_synonyms(task_id, info.get("family"), kwargs)
     unknown = sorted(set(kwargs) - set(POOL_DEFAULTS) - set(env_defaults))
     if unknown:
         valid = ", ".join(sorted(set(POOL_DEFAULTS) | set(env_defaults)))
         raise ValueError(f"unknown keyword argument(s) {', '.join(unknown)} for {task_id!r}; valid ones: {valid}")
-    pool = {k: kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
+    # A key the task declares itself (ViZDoom's render_width) is its config, not a pool option.
+    pool = {k: v if k in env_defaults else kwargs.get(k, v) for k, v in POOL_DEFAULTS.items()}
     env = _check_env_config(task_id, {k: kwargs[k] for k in env_defaults if k in kwargs}, env_defaults)
     _check_pool_options(pool)
     if pool["env_kwargs"] is not None:
@@ -77,6 +89,26 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
             per_env.append(_check_env_config(task_id, dict(own), env_defaults))
         pool["env_kwargs"] = per_env
     return base_id, pool, env
+
+
+def _render_size_synonyms(task_id: str, family: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """render_width/render_height as the keys of a family that renders at its config's size
+    (MuJoCo's width/height); 0 there keeps the config's default, as it means the native size."""
+    keys = _RENDER_SIZE_SYNONYMS.get(family or "")
+    if keys is None:
+        return kwargs
+    kwargs = dict(kwargs)
+    for ours, theirs in zip(("render_width", "render_height"), keys):
+        if ours not in kwargs:
+            continue
+        value = check_render_size(ours, kwargs.pop(ours))
+        if value == 0:
+            continue
+        if theirs in kwargs and kwargs[theirs] != value:
+            raise ValueError(f"{task_id}: {ours}={value} and {theirs}={kwargs[theirs]!r} disagree; "
+                             f"{ours} is a synonym of {theirs} here (the renderer draws at that size)")
+        kwargs[theirs] = value
+    return kwargs
 
 
 def _check_env_config(task_id: str, env: dict[str, Any], env_defaults: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +157,14 @@ def _check_int(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_render_size(name: str, value: Any) -> int:
+    """A render_width/render_height: an int >= 0 (0: the task's own size). ValueError otherwise,
+    a wrong type included (EnvPool's size is a plain int config value)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be an int >= 0 (0: the task's own frame size), got {value!r}")
+    return int(value)
+
+
 def _check_pool_options(pool: dict[str, Any]) -> None:
     # Types only: the native pool checks the ranges (and raises ValueError) when it is built.
     pool["num_envs"] = _check_int("num_envs", pool["num_envs"])
@@ -145,6 +185,9 @@ def _check_pool_options(pool: dict[str, Any]) -> None:
     if not isinstance(pool["episode_stats"], (bool, np.bool_)):
         raise TypeError(f"episode_stats must be a bool, got {type(pool['episode_stats']).__name__}")
     pool["episode_stats"] = bool(pool["episode_stats"])
+    for key in ("render_width", "render_height"):
+        # The frame's bounds are known only with the task's frame (BasePoolEnv checks them).
+        pool[key] = check_render_size(key, pool[key])
     env_kwargs = pool["env_kwargs"]
     if env_kwargs is not None:
         if not isinstance(env_kwargs, (list, tuple)) or not all(isinstance(d, dict) for d in env_kwargs):

@@ -149,6 +149,9 @@ class EnvSpec:
         self.task_id = task_id
         self.env_config: dict[str, Any] = dict(native["config"])
         self.config: Config = Config({**pool_config, **self.env_config})
+        # The pool options render_width/render_height (apply_render_size); a family's own keys of
+        # those names (ViZDoom's) are its config and size its frames itself.
+        self._render_size_option = (int(pool_config.get("render_width", 0)), int(pool_config.get("render_height", 0)))
         self.state_fields = [FieldInfo.from_native(d) for d in native["state"]]
         self.action_fields = [FieldInfo.from_native(d) for d in native["action"]]
         self.max_num_players: int = native["max_num_players"]
@@ -181,6 +184,29 @@ class EnvSpec:
         """``flatten(action)``: a batch of actions as the native pool takes them; None when it takes
         them as they are."""
         return None
+
+    def apply_render_size(self) -> tuple[int, int] | None:
+        """Applies the pool options render_width/render_height (0: the frame's own) to
+        ``render_shape``; returns the (height, width) that render() shrinks the task's frames to,
+        or None when they keep their size. ValueError when the task does not render RGB frames or
+        a size exceeds its frame: INTER_AREA, the method used, only shrinks."""
+        width, height = self._render_size_option
+        if not width and not height:
+            return None
+        shape = self.render_shape
+        if shape is None:
+            raise ValueError(f"{self.task_id} does not render; render_width/render_height need a task that "
+                             "does (a Python env: one made with render_mode='rgb_array')")
+        dtype = getattr(self, "render_dtype", np.dtype(np.uint8))  # a Python env's frames: their own
+        if len(shape) != 3 or shape[2] != 3 or dtype is None or np.dtype(dtype) != np.uint8:
+            raise ValueError(f"render_width/render_height need RGB uint8 frames; {self.task_id} renders "
+                             f"{shape} {dtype}")
+        h, w = height or shape[0], width or shape[1]
+        if h > shape[0] or w > shape[1]:
+            raise ValueError(f"render_height x render_width ({h} x {w}) must be at most {self.task_id}'s frame, "
+                             f"{shape[0]} x {shape[1]}: render() shrinks it with INTER_AREA")
+        self.render_shape = (h, w, 3)
+        return None if (h, w) == tuple(shape[:2]) else (h, w)
 
     def decode_frames(self, frames: np.ndarray) -> Any:
         """The native pool's rendered frames as ``render()`` returns them."""

@@ -234,6 +234,30 @@ class AreaResizer {
   std::vector<float> row_, sum_;  // one source row's horizontal pass; the destination row's sum
 };
 
+// cv::resize(..., INTER_AREA) where both scales are integers (src = dst * factor, factors not both
+// 1): OpenCV's resizeAreaFast shortcut, which AreaResizer's general path does not reproduce. A 2 x 2
+// block is (sum + 2) >> 2 (rounding halves up); any other block, cvRound(sum * (1.f / area)) (halves
+// to even). `channels` interleaved uint8 channels.
+inline void IntegerAreaResize(const uint8_t* src, int src_width, int dst_height, int dst_width, int channels,
+                              int y_factor, int x_factor, uint8_t* dst) {
+  const float scale = 1.f / static_cast<float>(y_factor * x_factor);
+  const bool two_by_two = y_factor == 2 && x_factor == 2;
+  const std::size_t src_row = static_cast<std::size_t>(src_width) * channels;
+  for (int dy = 0; dy < dst_height; ++dy) {
+    const uint8_t* block = src + static_cast<std::size_t>(dy) * y_factor * src_row;
+    for (int dx = 0; dx < dst_width; ++dx) {
+      for (int c = 0; c < channels; ++c) {
+        int sum = 0;
+        for (int y = 0; y < y_factor; ++y) {
+          const uint8_t* s = block + y * src_row + static_cast<std::size_t>(dx) * x_factor * channels + c;
+          for (int x = 0; x < x_factor; ++x) sum += s[x * channels];
+        }
+        *dst++ = two_by_two ? static_cast<uint8_t>((sum + 2) >> 2) : SaturateU8(static_cast<float>(sum) * scale);
+      }
+    }
+  }
+}
+
 // Palette indices -> grey levels, or interleaved RGB.
 inline void ToGray(const Palette& palette, const uint8_t* screen, uint8_t* out) {
   for (int i = 0; i < kScreenPixels; ++i) out[i] = palette.gray[screen[i]];
