@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import cv2  # opencv-python-headless, in the test extra
 import gymnasium
 import numpy as np
 import pytest
 
 import parallel_pool
 from parallel_pool import _native
-
-cv2 = pytest.importorskip("cv2")  # the test extra
 
 TASKS = ["CartPole-v1", "LunarLander-v3", "Pong-v5", "MiniGrid-Empty-5x5-v0", "FrozenLake-v1"]
 
