@@ -428,6 +428,12 @@ def test_per_env_methods_attributes_and_wrappers_reach_the_python_envs() -> None
         np.testing.assert_array_equal(obs_a, obs_b)
         assert envs.get_attr("last_options") == [None, None, {"level": 1}]
         envs.step(np.zeros(3, dtype=np.int64))  # the pool knows env 2 was reset
+        # DummyVecEnv's envs[i]: that env's attributes and methods.
+        proxy = envs.envs[1]
+        proxy.t = 7
+        assert proxy.t == 7 and envs.get_attr("t", indices=[1]) == [7]
+        assert proxy.scaled(2.0, factor=5.0) == 10.0
+        assert len(envs.envs) == 3
     finally:
         envs.close()
     with pytest.raises(parallel_pool.PoolClosedError):

@@ -43,7 +43,7 @@ from parallel_pool.integrations.common import (
     take_rows,
 )
 
-__all__ = ["ParallelPoolVecEnv"]
+__all__ = ["EnvProxy", "ParallelPoolVecEnv"]
 
 # Methods env_method can call on a native env (there is no Python env object to look them up on).
 _ENV_METHODS = ("get_wrapper_attr", "has_wrapper_attr", "render", "reset")
@@ -226,6 +226,13 @@ class ParallelPoolVecEnv(VecEnv):
         ids = self.pool._env_ids(list(self._get_indices(indices)))
         return workers.run(op, [(i, args(i) if callable(args) else args) for i in ids], what)
 
+    @property
+    def envs(self) -> list[EnvProxy]:
+        """DummyVecEnv's ``envs``: one stand-in per env, whose attributes read and write that env's
+        (``get_attr``/``set_attr``) and whose methods call it (``env_method``); the env objects
+        themselves live in the worker processes (or are C++ envs)."""
+        return [EnvProxy(self, i) for i in range(self.num_envs)]
+
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         if self._workers is not None:  # SubprocVecEnv's: env.get_wrapper_attr(name)
             return self._run("get", indices, (attr_name,), f"get_attr({attr_name!r})")
@@ -333,3 +340,25 @@ def _batch_actions(space: gym.Space, actions: Any, integer_box: np.dtype | None)
     if integer_box is not None and actions.dtype.kind == "f":
         actions = actions.astype(integer_box)
     return actions
+
+
+class EnvProxy:
+    """Env ``index`` of a ``ParallelPoolVecEnv``, as ``DummyVecEnv.envs[index]`` is used: attribute
+    reads (``get_attr``), writes (``set_attr``) and method calls (``env_method``) on that env."""
+
+    def __init__(self, vec_env: ParallelPoolVecEnv, index: int) -> None:
+        object.__setattr__(self, "_vec_env", vec_env)
+        object.__setattr__(self, "_index", index)
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._vec_env.get_attr(name, indices=[self._index])[0]
+        if not callable(value):
+            return value
+        # A method: call it on the env itself, not on a copy that crossed from the worker.
+        return lambda *args, **kwargs: self._vec_env.env_method(name, *args, indices=[self._index], **kwargs)[0]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._vec_env.set_attr(name, value, indices=[self._index])
+
+    def __repr__(self) -> str:
+        return f"EnvProxy(env {self._index} of {self._vec_env!r})"
