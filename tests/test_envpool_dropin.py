@@ -231,3 +231,14 @@ def test_the_package_ships_py_typed() -> None:
     from pathlib import Path
 
     assert (Path(parallel_pool.__file__).parent / "py.typed").is_file()
+
+
+def test_render_takes_envpools_env_ids_keyword() -> None:
+    env = parallel_pool.make("CartPole-v1", num_envs=3)
+    try:
+        env.reset(seed=0)
+        np.testing.assert_array_equal(env.render(env_ids=[2, 0]), env.render([2, 0]))
+        with pytest.raises(ValueError, match="not both"):
+            env.render([0], env_ids=[1])
+    finally:
+        env.close()
