@@ -107,7 +107,8 @@ def test_a_build_without_optional_system_packages(tmp_path: Path) -> None:
     import mujoco
 
     (prefix / "mujoco").symlink_to(Path(mujoco.__file__).parent)
-    for source in (REPO / "src" / "parallel_pool").glob("*.py"):
+    sources = REPO / "src" / "parallel_pool"
+    for source in [*sources.glob("*.py"), sources / "envpool_aliases.json"]:
         shutil.copy(source, package / source.name)
     skipped = json.loads((package / "skipped_families.json").read_text())
     assert sorted(skipped) == sorted(SKIPPABLE)
