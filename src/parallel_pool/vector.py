@@ -29,7 +29,7 @@ class WaitTimeout(TimeoutError, multiprocessing.TimeoutError):
 
 # The info keys the engine adds to every row (EnvPool's): the strict view leaves them out unless
 # asked for (engine_info=True), so that its info is the reference env's own.
-ENGINE_INFO_KEYS = ("env_id", "elapsed_step")
+_ENGINE_ROW_KEYS = ("env_id", "elapsed_step")
 
 
 class ParallelPoolVectorEnv(VectorEnv):
@@ -77,7 +77,7 @@ class ParallelPoolVectorEnv(VectorEnv):
         # The info keys that are not the reference env's (dropped unless engine_info), those its
         # reset's info lacks, and flags it has only where they are set (native/core/spec.h, InfoPresence).
         fields = env.spec.info_fields
-        self._extra_keys = () if engine_info else (*ENGINE_INFO_KEYS, *(f.key for f in fields if f.presence == "extra"))
+        self._extra_keys = () if engine_info else (*_ENGINE_ROW_KEYS, *(f.key for f in fields if f.presence == "extra"))
         self._step_keys = tuple(f.key for f in fields if f.presence == "step")
         self._flag_keys = tuple(f.key for f in fields if f.presence == "where_true")
         self.metadata = self._metadata()
@@ -250,17 +250,19 @@ class ParallelPoolVectorEnv(VectorEnv):
             e.result = (*e.result[:4], self._strip(e.result[4], reset=what == "reset_wait"))
             raise
 
-    def _check_running(self, what: str) -> None:
+    def _check_open(self) -> None:
         if self.closed or self._env is None or self._env.closed:
             raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+
+    def _check_running(self, what: str) -> None:
+        self._check_open()
         if self._pending is not None:
             raise AlreadyPendingCallError(
                 f"Calling `{what}` while waiting for a pending call to `{self._pending}` to complete", self._pending
             )
 
     def _check_wait(self, name: str) -> None:
-        if self.closed or self._env is None or self._env.closed:
-            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+        self._check_open()
         if self._pending != name:
             raise NoAsyncCallError(f"Calling `{name}_wait` without any prior call to `{name}_async`.", name)
 
