@@ -280,16 +280,19 @@ def test_dict_actions_for_single_action_env(cartpole) -> None:
     cartpole.step({"action": np.zeros(4, dtype=np.int64)})
 
 
-def test_sync_step_of_a_subset_is_refused_before_queueing(cartpole) -> None:
+def test_sync_step_of_a_subset_that_cannot_fill_a_batch_is_refused_before_queueing(cartpole) -> None:
     """Regression: a sync step of fewer envs than batch_size queued them, then recv refused, and
-    those envs stayed pending for ever."""
-    with pytest.raises(ValueError, match="cannot fill a batch of 4"):
+    those envs stayed pending for ever. With nothing in flight such a step is EnvPool's step of some
+    envs (their rows come back); with other envs sent, it must complete their batch."""
+    _, _, _, _, info = cartpole.step(np.zeros(2, dtype=np.int64), np.array([1, 0]))
+    np.testing.assert_array_equal(info["env_id"], [1, 0])
+    cartpole.send(np.zeros(1, dtype=np.int64), np.array([2]))
+    with pytest.raises(ValueError, match=r"cannot fill a batch of 4 \(1 in flight\)"):
         cartpole.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
-    _still_works(cartpole)  # nothing was queued: every env can be stepped
-    # With the other envs already sent, a subset completes the batch.
-    cartpole.send(np.zeros(2, dtype=np.int64), np.array([2, 3]))
-    _, _, _, _, info = cartpole.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
+    assert cartpole._native.outstanding == 1  # nothing more was queued
+    _, _, _, _, info = cartpole.step(np.zeros(3, dtype=np.int64), np.array([3, 0, 1]))
     np.testing.assert_array_equal(info["env_id"], [2, 3, 0, 1])
+    _still_works(cartpole)
 
 
 @pytest.mark.parametrize("env_type", ["gymnasium", "dm"])
@@ -363,27 +366,34 @@ def test_a_reset_seed_goes_to_the_env_id_it_belongs_to(make_pool) -> None:
     fresh.close()
 
 
-@pytest.mark.parametrize("call", ["send", "step", "async_reset", "reset", "render"])
-def test_a_scalar_env_id_is_refused_with_one_message(cartpole, call, make_pool) -> None:
+@pytest.mark.parametrize("call", ["send", "step", "async_reset", "reset"])
+def test_a_scalar_env_id_is_refused_with_one_message(cartpole, call) -> None:
+    """Only render() takes one env id alone (EnvPool's render(env_ids=0)): a step, send or reset of
+    one env is a batch of one, and a scalar there is more likely a mistake."""
     a = np.zeros(1, dtype=np.int64)
-    game = None
-    if call == "render":  # a task that renders (made only for this call: a Python pool starts processes)
-        game = make_pool("GuessingGame-v0", num_envs=4, seed=0, max_num_players=1)
-        game.reset()
     calls = {
         "send": lambda: cartpole.send(a, 2),
         "step": lambda: cartpole.step(a, np.int64(2)),
         "async_reset": lambda: cartpole.async_reset(env_id=2),
         "reset": lambda: cartpole.reset(np.int32(2), seed=0),
-        "render": lambda: game.render(2),
     }
     with pytest.raises(ValueError, match=r"env_id must be a 1-d array of env ids, got a scalar (np\.int\d+\()?2"):
         calls[call]()
     with pytest.raises(ValueError, match=r"1-d array of env ids, got an array of shape \(1, 2\)"):
         cartpole.send(np.zeros(2, dtype=np.int64), [[0, 1]])
     _still_works(cartpole)
-    if game is not None:
-        assert game.render(np.array([2])).shape[0] == 1
+
+
+def test_render_takes_one_env_id_alone(make_pool) -> None:
+    game = make_pool("GuessingGame-v0", num_envs=4, seed=0, max_num_players=1)  # a Python pool too
+    try:
+        game.reset()
+        one = game.render(2)
+        assert len(one) == 1
+        np.testing.assert_array_equal(np.asarray(one), np.asarray(game.render(np.array([2]))))
+        with pytest.raises(ValueError, match="1-d array of env ids, got an array of shape"):
+            game.render([[0, 1]])
+    finally:
         game.close()
 
 

@@ -225,8 +225,8 @@ def test_render_defaults_and_spec() -> None:
     ({"camera_id": 2}, "model has 2 fixed cameras. camera_id=2 is invalid"),
     ({"camera_name": "nope"}, "no camera named 'nope'"),
     ({"camera_name": "side", "camera_id": 0}, "not both"),
-    ({"gray_scale": True}, "need from_pixels=True"),
-    ({"frame_stack": 3}, "need from_pixels=True"),
+    ({"gray_scale": True}, "it needs from_pixels=True"),
+    ({"frame_stack": 0}, "frame_stack must be in"),  # without from_pixels it stacks the state (EnvPool's)
     ({"from_pixels": True, "frame_stack": 0}, "frame_stack must be in"),
     ({"from_pixels": True, "pixels_only": False, "flat_observation": True}, "needs flat_observation=False"),
 ], ids=str)

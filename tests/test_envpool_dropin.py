@@ -240,5 +240,109 @@ def test_render_takes_envpools_env_ids_keyword() -> None:
         np.testing.assert_array_equal(env.render(env_ids=[2, 0]), env.render([2, 0]))
         with pytest.raises(ValueError, match="not both"):
             env.render([0], env_ids=[1])
+        # One env id alone, as EnvPool takes it: that env's frame, in a batch of one.
+        np.testing.assert_array_equal(env.render(env_ids=1), env.render([1]))
+        assert env.render(np.int32(2)).shape == (1, 400, 600, 3)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("make", ["make_gymnasium", "make_dm"])
+def test_sync_step_of_some_envs_returns_their_rows(make: str) -> None:
+    """EnvPool steps a subset of the envs in sync mode: their rows come back, in the order given,
+    and each env goes on from its own state (the same as stepping them all)."""
+    kwargs = {"num_envs": 4, "seed": 3, "max_episode_steps": 5}
+    env = getattr(parallel_pool, make)("CartPole-v1", **kwargs)
+    ref = parallel_pool.make_gymnasium("CartPole-v1", **kwargs)
+    try:
+        env.reset()
+        ref_obs, _ = ref.reset()
+        for ids in ([3, 1], [0], [2, 0, 1], [0, 1, 2, 3]):
+            out = env.step(np.ones(len(ids), dtype=np.int64), np.array(ids))
+            actions = np.zeros(4, dtype=np.int64)
+            actions[ids] = 1
+            ref_obs, ref_rew, *_ = ref.step(actions)  # the others step with 0: compare only ours
+            if make == "make_dm":
+                obs, env_id = out.observation.obs, out.observation.env_id
+            else:
+                obs, env_id = out[0], out[4]["env_id"]
+            np.testing.assert_array_equal(env_id, ids)
+            if ids == [3, 1]:
+                np.testing.assert_array_equal(obs, ref_obs[ids])
+        if make == "make_gymnasium":
+            # The time limit (5) counts each env's own steps: env 0 has taken 3, env 3 two.
+            env.step(np.ones(2, dtype=np.int64), np.array([0, 3]))
+            _, _, terminated, truncated, _ = env.step(np.ones(2, dtype=np.int64), np.array([3, 0]))
+            np.testing.assert_array_equal(truncated | terminated, [False, True])
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_step_of_some_envs_is_refused_where_no_batch_holds_it() -> None:
+    env = parallel_pool.make_gymnasium("CartPole-v1", num_envs=4, batch_size=3)
+    try:
+        env.async_reset()
+        received = env.recv()[-1]["env_id"]
+        with pytest.raises(ValueError, match="cannot fill a batch of 3 \\(1 in flight\\)"):
+            env.step(np.ones(1, dtype=np.int64), received[:1])
+    finally:
+        env.close()
+    env = parallel_pool.make_gymnasium("CartPole-v1", num_envs=4)
+    try:
+        env.reset()
+        env.send(np.ones(2, dtype=np.int64), np.array([0, 1]))
+        with pytest.raises(ValueError, match="cannot fill a batch of 4 \\(2 in flight\\)"):
+            env.step(np.ones(1, dtype=np.int64), np.array([2]))
+        obs, *_ = env.step(np.ones(2, dtype=np.int64), np.array([2, 3]))  # completes the batch
+        assert obs.shape == (4, 4)
+    finally:
+        env.close()
+
+
+def test_acrobot_info_carries_envpools_joint_angles() -> None:
+    env = parallel_pool.make_gymnasium("Acrobot-v1", num_envs=2, seed=0)
+    try:
+        obs, info = env.reset()
+        for _ in range(3):
+            np.testing.assert_allclose(np.cos(info["state"]), obs[:, [0, 2]], atol=1e-6)
+            np.testing.assert_allclose(np.sin(info["state"]), obs[:, [1, 3]], atol=1e-6)
+            assert info["state"].dtype == np.float32 and info["state"].shape == (2, 2)
+            obs, _, _, _, info = env.step(np.array([0, 2]))
+    finally:
+        env.close()
+    # An EnvPool key: not in the strict Gymnasium view's info, as not in Gymnasium's.
+    view = gymnasium.make_vec("parallel_pool/Acrobot-v1", num_envs=2)
+    try:
+        assert "state" not in view.reset(seed=0)[1]
+    finally:
+        view.close()
+
+
+def test_dm_control_frame_stack_stacks_state_observations() -> None:
+    """EnvPool's frame_stack on a dm_control task without from_pixels: each observation entry gets
+    a leading axis of k, oldest first, the reset's repeated; the newest row is the plain task's."""
+    if "WalkerWalk-v1" not in parallel_pool.list_all_envs():
+        pytest.skip("the dm_control family is not built")
+    stacked = parallel_pool.make_dm("WalkerWalk-v1", num_envs=2, seed=0, frame_stack=3)
+    plain = parallel_pool.make_dm("WalkerWalk-v1", num_envs=2, seed=0)
+    try:
+        spec = stacked.observation_spec()
+        assert spec.orientations.shape == (3, 14) and spec["height"].shape == (3,)
+        assert plain.observation_spec().velocity.shape == (9,)
+        ts, ref = stacked.reset(), plain.reset()
+        history = [ref.observation]
+        for t in range(5):
+            window = ([history[0]] * 3 + history)[-3:]  # the reset's observation pads the start
+            for name in ("orientations", "height", "velocity"):
+                for k in range(3):
+                    np.testing.assert_array_equal(getattr(ts.observation, name)[:, k], getattr(window[k], name),
+                                                  err_msg=f"{name} t={t} k={k}")
+            action = np.full((2, 6), 0.1 * (t + 1))
+            ts, ref = stacked.step(action), plain.step(action)
+            history.append(ref.observation)
+        with pytest.raises(ValueError, match="gray_scale shapes pixel observations"):
+            parallel_pool.make_dm("WalkerWalk-v1", gray_scale=True)
+    finally:
+        stacked.close()
+        plain.close()

@@ -336,8 +336,7 @@ inline void Pool::ValidateSend(const int32_t* env_ids, int n, const std::vector<
   action_check_.CheckValues(actions, n);
 }
 
-inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions,
-                             bool caller_waits) {
+inline void Pool::SetStepJobs(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions) {
   const std::vector<std::size_t>& row_bytes = action_check_.row_bytes();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
@@ -348,6 +347,11 @@ inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<co
     s.job = JobKind::kStep;
     s.reseed = false;
   }
+}
+
+inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions,
+                             bool caller_waits) {
+  SetStepJobs(env_ids, n, actions);
   Enqueue(env_ids, n, caller_waits);
 }
 
@@ -358,19 +362,31 @@ void Pool::Send(const int32_t* env_ids, int n, const std::vector<const std::byte
   QueueSteps(env_ids, n, actions, false);
 }
 
-OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s) {
+void Pool::ThrowCannotFill(int n, int in_flight) const {
+  throw std::invalid_argument("step() of " + std::to_string(n) + " env(s) cannot fill a batch of " +
+                              std::to_string(batch_size()) + " (" + std::to_string(in_flight) +
+                              " in flight): step every env, or use send() and recv()");
+}
+
+OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s,
+                        int* rows) {
   {
     std::lock_guard<std::mutex> lock(api_mu_);
     CheckOpen();
     ValidateSend(env_ids, n, actions);
     const int in_flight = outstanding();
     if (in_flight + n < batch_size()) {
-      throw std::invalid_argument("step() of " + std::to_string(n) + " env(s) cannot fill a batch of " +
-                                  std::to_string(batch_size()) + " (" + std::to_string(in_flight) +
-                                  " in flight): step every env, or use send() and recv()");
+      // EnvPool steps some of the envs in sync mode: their rows alone come back.
+      if (rows == nullptr || !ring_.ordered() || spec_.max_num_players != 1 || in_flight != 0) {
+        ThrowCannotFill(n, in_flight);
+      }
+      SetStepJobs(env_ids, n, actions);
+      *rows = n;
+      return RunNow(env_ids, n, "step");
     }
     QueueSteps(env_ids, n, actions, true);
   }
+  if (rows != nullptr) *rows = batch_size();
   return Recv(-1.0, poll_s);
 }
 
@@ -393,15 +409,21 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
   CheckSeeds(seeds);
-  // A batch's block holds batch_size rows; n may be more in async mode.
-  OutputBlock* block = reset_blocks_ ? reset_blocks_->Acquire() : ring_.AcquireBlock();
-  const int64_t stamp = queue_.Now();
   for (int k = 0; k < n; ++k) {
     EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
     s.job = JobKind::kReset;
     s.reseed = !seeds.empty();
     if (s.reseed) s.seed = seeds[static_cast<std::size_t>(env_ids[k])];
-    s.forced = RowRef{block, k};
+  }
+  return RunNow(env_ids, n, "reset");
+}
+
+OutputBlock* Pool::RunNow(const int32_t* env_ids, int n, const char* what) {
+  // A batch's block holds batch_size rows; n may be more in async mode.
+  OutputBlock* block = reset_blocks_ ? reset_blocks_->Acquire() : ring_.AcquireBlock();
+  const int64_t stamp = queue_.Now();
+  for (int k = 0; k < n; ++k) {
+    envs_[static_cast<std::size_t>(env_ids[k])].forced = RowRef{block, k};
     PushJob(env_ids[k], stamp);
   }
   workers_->Wake(n - 1);
@@ -413,7 +435,7 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
       // The stand-in takes jobs from the same queue: it may be writing a row of this block too.
       if (stand_in_made_.load(std::memory_order_acquire)) stand_in_->Stop();
       BlockFreeList::Release(block);
-      throw ClosedError("the pool was closed during reset");
+      throw ClosedError(std::string("the pool was closed during ") + what);
     }
     if (!workers_->RunOne(kCallerLane)) std::this_thread::yield();
   }

@@ -77,7 +77,11 @@ class Pool final : public SlotAllocator {
   // queueing anything) a step that cannot complete a batch, which would leave its envs in flight
   // with nobody to receive them. In async mode the batch returned is the first to finish, which
   // need not hold the envs just sent. With poll_s, nullptr means sent and not yet received: Recv next.
-  OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s = -1.0);
+  // `rows` (optional) receives the block's row count. With it, a sync-mode step of some envs with
+  // nothing in flight (EnvPool's partial step) is run at once and returns just their rows (row k is
+  // env_ids[k]) in a block of its own, as ResetNow does; without it, such a step is refused.
+  OutputBlock* Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s = -1.0,
+                    int* rows = nullptr);
   // Queue a reset for each env. `seeds`: empty, or one per env of the pool (num_envs), env i being
   // re-seeded with seeds[i] before its reset.
   // `caller_waits`: the caller will recv right away and help, so in sync mode one fewer worker is
@@ -195,6 +199,12 @@ class Pool final : public SlotAllocator {
   void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
   void CheckSeeds(std::span<const uint64_t> seeds) const;
   void ValidateSend(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  // Pushes the jobs set up in envs_ (under api_mu_), each writing row k of a block of its own, and
+  // runs jobs on the caller's thread until all n rows are written.
+  OutputBlock* RunNow(const int32_t* env_ids, int n, const char* what);
+  // Copies each env's action rows and marks its job a step (under api_mu_).
+  void SetStepJobs(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  [[noreturn]] void ThrowCannotFill(int n, int in_flight) const;
   void QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits);
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
   // Queues env_id's job on its lane; `stamp`: LaneQueues::Now() (one reading per batch of pushes).

@@ -344,9 +344,10 @@ class PyPool {
     PrepareActions(actions, ids.size, &call);
     const bool main = OnMainThread();
     OutputBlock* block;
+    int rows = -1;
     {
       py::gil_scoped_release release;
-      block = pool_->Step(ids.data, ids.size, call.pointers(), main ? kSignalPoll : -1.0);
+      block = pool_->Step(ids.data, ids.size, call.pointers(), main ? kSignalPoll : -1.0, &rows);
     }
     call.GiveBack();  // copied by the core; a signal handler below may step this pool again
     if (block == nullptr) {
@@ -354,7 +355,7 @@ class PyPool {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
       block = Receive(std::nullopt);
     }
-    return Wrap(block);
+    return Wrap(block, rows);
   }
   py::tuple ResetRecv(const py::object& env_ids, const py::object& seeds) {
     ResetImpl(env_ids, seeds, true);

@@ -95,19 +95,35 @@ class FieldInfo:
         return dm_specs.Array(self.shape, self.dtype, name=name)
 
 
-class Config(dict[str, Any]):
-    """A spec's config: a dict (``config["max_episode_steps"]``) whose keys are also attributes
-    (``config.max_episode_steps``), as EnvPool's ``spec.config`` reads."""
+class _AttrDict(dict[str, Any]):
+    """A dict whose keys are also attributes, where EnvPool returns a named tuple; ``_asdict`` too."""
+
+    _what = "dict"
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
         except KeyError:
-            raise AttributeError(f"config has no key {name!r}; its keys: {', '.join(sorted(self))}") from None
+            raise AttributeError(f"{self._what} has no key {name!r}; its keys: {', '.join(sorted(self))}") from None
 
     def _asdict(self) -> dict[str, Any]:
-        """A plain dict (EnvPool's config is a named tuple, which has ``_asdict``)."""
+        """A plain dict (a named tuple has ``_asdict``)."""
         return dict(self)
+
+
+class Config(_AttrDict):
+    """A spec's config: a dict (``config["max_episode_steps"]``) whose keys are also attributes
+    (``config.max_episode_steps``), as EnvPool's ``spec.config`` reads."""
+
+    _what = "config"
+
+
+class ObservationSpec(_AttrDict):
+    """A Dict observation's dm_env specs, in its fields' order: a dict (``spec["orientations"]``,
+    as dm_control's ``observation_spec()``) whose keys are also attributes
+    (``spec.orientations``, as EnvPool's named tuple reads)."""
+
+    _what = "observation spec"
 
 
 @dataclass(frozen=True)
@@ -255,7 +271,7 @@ class EnvSpec:
             return self.obs_fields[0].dm_spec("obs")
         if self.tuple_obs:
             return tuple(f.dm_spec(f"obs_{f.key}") for f in self.obs_fields)
-        return {f.key: f.dm_spec() for f in self.obs_fields}
+        return ObservationSpec((f.key, f.dm_spec()) for f in self.obs_fields)
 
     def action_spec(self) -> Any:
         """The single-env dm_env action spec."""

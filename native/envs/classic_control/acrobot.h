@@ -45,7 +45,9 @@ inline EnvSpec AcrobotSpec(const std::string& /*task_id*/, const Config& /*confi
   const double vel2 = static_cast<float>(P::kMaxVel2);
   EnvSpec spec;
   spec.state = {
-      Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2}, {1.0, 1.0, 1.0, 1.0, vel1, vel2})};
+      Box("obs", Dtype::kFloat32, {6}, {-1.0, -1.0, -1.0, -1.0, -vel1, -vel2}, {1.0, 1.0, 1.0, 1.0, vel1, vel2}),
+      // EnvPool's info: the two joint angles, which the observation gives as cos/sin only.
+      WithPresence(Box("info:state", Dtype::kFloat32, {2}), InfoPresence::kExtra)};
   spec.action = {Discrete("action", 3)};  // torque -1, 0, +1 on the joint between the links
   spec.render_shape = {P::kScreenDim, P::kScreenDim, 3};
   spec.render_fps = 15;  // AcrobotEnv.metadata
@@ -55,7 +57,10 @@ inline EnvSpec AcrobotSpec(const std::string& /*task_id*/, const Config& /*confi
 class AcrobotEnv final : public Env {
  public:
   AcrobotEnv(const EnvSpec& spec, int env_id)
-      : Env(spec, env_id), obs_index_(spec.StateIndex("obs")), action_index_(spec.ActionIndex("action")) {}
+      : Env(spec, env_id),
+        obs_index_(spec.StateIndex("obs")),
+        state_index_(spec.StateIndex("info:state")),
+        action_index_(spec.ActionIndex("action")) {}
 
   void Reset() override {
     using P = AcrobotParams;
@@ -199,9 +204,13 @@ class AcrobotEnv final : public Env {
     obs[3] = static_cast<float>(std::sin(state_[1]));
     obs[4] = static_cast<float>(state_[2]);
     obs[5] = static_cast<float>(state_[3]);
+    float* angles = out.Get<float>(state_index_);
+    angles[0] = static_cast<float>(state_[0]);
+    angles[1] = static_cast<float>(state_[1]);
   }
 
   const int obs_index_;
+  const int state_index_;
   const int action_index_;
   State state_{};
   bool state_is_float32_ = false;  // Gymnasium's state is a float32 array (after a reset)

@@ -21,6 +21,7 @@
 #include "core/numpy_random_state.h"
 #include "core/spec.h"
 #include "envs/common/pixel_stack.h"
+#include "envs/common/state_stack.h"
 #include "envs/dm_control/physics.h"
 #include "envs/mujoco/numpy_math.h"
 #if PP_MUJOCO_RENDER
@@ -75,6 +76,7 @@ struct TaskInfo {
 //   gray_scale           "pixels" as Gymnasium's GrayscaleObservation converts it: (height, width);
 //   frame_stack          the last k frames, oldest first, the reset frame repeated at an episode's
 //                        start (FrameStackObservation(k, padding_type="reset")); 1: no stack axis.
+//                        Without from_pixels, each state observation entry is stacked so (EnvPool's).
 // `random` is the pool's `seed`: env i's RandomState is seeded with its seed (seed + i).
 inline Config CommonDefaults(const TaskInfo& info, const std::string& suite_dir) {
   return Config{{"max_episode_steps", int64_t{0}},
@@ -161,18 +163,36 @@ inline int StepLimit(double time_limit, double physics_timestep, int n_sub_steps
   return std::max(1, static_cast<int>(std::ceil(step_limit)));
 }
 
+// frame_stack, checked; the depth of the state observations' stack: frame_stack without
+// from_pixels (which stacks the frames instead), else 1.
+inline int StateStackDepth(const Config& config) {
+  constexpr int64_t kMaxFrameStack = 64;
+  const int64_t frame_stack = config.GetInt("frame_stack");
+  if (frame_stack < 1 || frame_stack > kMaxFrameStack) {
+    throw std::invalid_argument("frame_stack must be in [1, " + std::to_string(kMaxFrameStack) + "], got " +
+                                std::to_string(frame_stack));
+  }
+  return config.GetBool("from_pixels") ? 1 : static_cast<int>(frame_stack);
+}
+
 // A task's spec: "obs:<name>" per observation entry (or one "obs" with flat_observation), the
 // float64 "action" bounded as mujoco.action_spec (ctrlrange where limited, else +-mjMAXVAL), and
 // info["qpos"], info["qvel"] (info["act"]) plus `task_state` entries with expose_physics_state.
 inline EnvSpec MakeDmSpec(const mjModel& model, const Config& config, const TaskInfo& info, const ObsLayout& obs,
                           const ObsLayout& task_state = {}) {
   EnvSpec spec;
+  const int stack = StateStackDepth(config);
+  // EnvPool's frame_stack on state observations: each entry gets a leading axis of `stack`.
+  auto stacked = [stack](std::vector<int> shape) {
+    if (stack > 1) shape.insert(shape.begin(), stack);
+    return shape;
+  };
   if (config.GetBool("flat_observation")) {
     int total = 0;
     for (const ObsEntry& e : obs) total += e.size();
-    spec.state.push_back(Box("obs", Dtype::kFloat64, {total}));
+    spec.state.push_back(Box("obs", Dtype::kFloat64, stacked({total})));
   } else {
-    for (const ObsEntry& e : obs) spec.state.push_back(Box("obs:" + e.name, Dtype::kFloat64, e.shape));
+    for (const ObsEntry& e : obs) spec.state.push_back(Box("obs:" + e.name, Dtype::kFloat64, stacked(e.shape)));
   }
   const int64_t width = config.GetInt("width"), height = config.GetInt("height");
   if (width < 1 || height < 1) {
@@ -193,12 +213,7 @@ inline EnvSpec MakeDmSpec(const mjModel& model, const Config& config, const Task
                                 "model XML (<visual><global offheight=.../></visual>)");
   }
   ResolveCamera(model, config);
-  constexpr int64_t kMaxFrameStack = 64;
   const int64_t frame_stack = config.GetInt("frame_stack");
-  if (frame_stack < 1 || frame_stack > kMaxFrameStack) {
-    throw std::invalid_argument("frame_stack must be in [1, " + std::to_string(kMaxFrameStack) + "], got " +
-                                std::to_string(frame_stack));
-  }
   spec.render_shape = {static_cast<int>(height), static_cast<int>(width), 3};
   if (config.GetBool("from_pixels")) {
 #if !PP_MUJOCO_RENDER
@@ -217,8 +232,8 @@ inline EnvSpec MakeDmSpec(const mjModel& model, const Config& config, const Task
     shape.push_back(static_cast<int>(width));
     if (!config.GetBool("gray_scale")) shape.push_back(3);
     spec.state.push_back(Box("obs:pixels", Dtype::kUInt8, shape, {0.0}, {255.0}));
-  } else if (config.GetBool("gray_scale") || frame_stack != 1) {
-    throw std::invalid_argument("gray_scale and frame_stack shape pixel observations: they need from_pixels=True");
+  } else if (config.GetBool("gray_scale")) {
+    throw std::invalid_argument("gray_scale shapes pixel observations: it needs from_pixels=True");
   }
   std::vector<double> low, high;
   for (int i = 0; i < model.nu; ++i) {
@@ -300,6 +315,11 @@ class DmControlEnv : public Env {
     int total = 0;
     for (const ObsEntry& e : obs_) total += e.size();
     buffer_.resize(static_cast<std::size_t>(total));
+    state_stack_depth_ = StateStackDepth(spec.config);
+    if (state_stack_depth_ > 1) {
+      states_ = StateStack(buffer_.size(), state_stack_depth_);
+      stacked_.resize(buffer_.size() * static_cast<std::size_t>(state_stack_depth_));
+    }
     const bool from_pixels = spec.config.GetBool("from_pixels");
     if (from_pixels && spec.config.GetBool("pixels_only")) {
       // The wrapper's pixels_only: no state observation is written (it is still computed).
@@ -462,6 +482,21 @@ class DmControlEnv : public Env {
     }
     if (obs_fields_.empty()) {
       // pixels_only: no state observation.
+    } else if (state_stack_depth_ > 1) {
+      // The stack is (depth, total), oldest first; entry k's rows are its columns of it.
+      states_.Push(buffer_.data(), reset, stacked_.data());
+      const std::size_t total = buffer_.size();
+      const bool flat = obs_fields_.size() == 1 && obs_.size() != 1;
+      std::size_t offset = 0;
+      for (std::size_t k = 0; k < obs_fields_.size(); ++k) {
+        const auto n = flat ? total : static_cast<std::size_t>(obs_[k].size());
+        double* dst = out.Get<double>(obs_fields_[k]);
+        for (int i = 0; i < state_stack_depth_; ++i) {
+          std::memcpy(dst + static_cast<std::size_t>(i) * n,
+                      stacked_.data() + static_cast<std::size_t>(i) * total + offset, n * sizeof(double));
+        }
+        offset += n;
+      }
     } else if (obs_fields_.size() == 1 && obs_.size() != 1) {
       std::memcpy(out.Get<double>(obs_fields_[0]), buffer_.data(), buffer_.size() * sizeof(double));
     } else {
@@ -494,6 +529,9 @@ class DmControlEnv : public Env {
   const ObsLayout obs_, task_state_;
   std::vector<int> obs_fields_, task_state_fields_;
   std::vector<double> buffer_, task_state_buffer_;
+  int state_stack_depth_ = 1;  // frame_stack on state observations
+  StateStack states_;
+  std::vector<double> stacked_;  // the stack, (depth, buffer_ size)
   int qpos_field_ = -1, qvel_field_ = -1, act_field_ = -1;
   NumpyRandomState random_;
   int camera_id_ = -1;

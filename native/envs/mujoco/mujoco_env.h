@@ -20,8 +20,8 @@
 #include "core/env.h"
 #include "core/spec.h"
 #include "envs/common/pixel_stack.h"
+#include "envs/common/state_stack.h"
 #include "envs/mujoco/model.h"
-#include "envs/mujoco/state_stack.h"
 #if PP_MUJOCO_RENDER
 #include "envs/common/mujoco_render.h"
 #endif

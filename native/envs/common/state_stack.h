@@ -1,4 +1,4 @@
-// frame_stack on state observations (EnvPool's MuJoCo tasks stack the state vector as they stack
+// frame_stack on state observations (EnvPool's MuJoCo and dm_control tasks stack state vectors as they stack
 // frames): the last k observation vectors, oldest first, the reset's repeated at an episode's start.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace pp::mujoco {
+namespace pp {
 
 class StateStack {
  public:
@@ -38,4 +38,4 @@ class StateStack {
   int head_ = 0;
 };
 
-}  // namespace pp::mujoco
+}  // namespace pp
