@@ -213,5 +213,5 @@ def render_frames(pool: BasePoolEnv, env_ids: Sequence[int] | None = None) -> li
     count = pool.num_envs if env_ids is None else len(env_ids)
     if pool.render_mode is None:
         return [None] * count
-    ids = None if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+    ids = np.arange(pool.num_envs) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
     return list(pool.render(ids))

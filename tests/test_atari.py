@@ -342,7 +342,7 @@ def test_render_matches_ale_py_screen(game: str) -> None:
         env.reset()
         oracle.reset(seed=0)
         ale = oracle.unwrapped.ale
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         assert frames.shape == (2, 210, 160, 3) and frames.dtype == np.uint8
         np.testing.assert_array_equal(frames[0], ale.getScreenRGB())
         actions = np.random.default_rng(0).integers(env.action_space.n, size=100)

@@ -96,7 +96,7 @@ def run_sync(
                 theirs = mirrors[i].step(None if actions[i] is None else as_gym_action(np.asarray(actions[i])))
                 assert np.array_equal(obs[i], theirs), (task_id, kwargs, t, i)
             if t % render_every == 0:
-                ours = pool.render()
+                ours = pool.render(np.arange(pool.num_envs))
                 for i in range(n):
                     assert_same_frame(ours[i], mirrors[i].env.render(), (task_id, kwargs, seed, t, i))
                     frames += 1
@@ -164,7 +164,7 @@ def test_lunar_lander_render_shape_and_mode() -> None:
     try:
         assert env.render_mode == "rgb_array"
         env.reset()
-        assert env.render().shape == (2, 400, 600, 3)
+        assert env.render(np.arange(env.num_envs)).shape == (2, 400, 600, 3)
     finally:
         env.close()
     with pytest.raises(ValueError, match="render_mode"):

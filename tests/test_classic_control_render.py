@@ -83,7 +83,7 @@ def run(task_id: str, policies: list[Policy], steps: int, seed: int, **kwargs: A
                     a = np.asarray(actions[i])
                     theirs = m.step(int(a) if a.ndim == 0 else a)
                     assert (float(reward[i]), bool(terminated[i]), bool(truncated[i])) == theirs[1:], (task_id, t, i)
-            frames = pool.render()
+            frames = pool.render(np.arange(pool.num_envs))
             assert frames.shape == (n, *SHAPES[task_id])
             for i, m in enumerate(mirrors):
                 assert np.array_equal(obs[i], m.obs), (task_id, t, i, obs[i], m.obs)
@@ -243,7 +243,7 @@ def test_render_shape_and_mode(task_id: str) -> None:
     try:
         assert env.render_mode == "rgb_array"
         env.reset()
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         assert frames.shape == (2, *SHAPES[task_id]) and frames.dtype == np.uint8
         assert gymnasium.make(task_id, render_mode="rgb_array").metadata["render_modes"][-1] == "rgb_array"
     finally:

@@ -143,7 +143,7 @@ def test_escape_frames_show_each_episodes_terrain() -> None:
                 np.testing.assert_array_equal(info["qpos"][i], oracle.physics.data.qpos, err_msg=f"step {t}")
             if t in (0, 1, 4):  # the reset frame, a step's, the second episode's reset (~0.2 s a frame)
                 assert (oracles[0].physics.data.time == 0) == (t != 1), t  # t 0 and 4: a reset
-                ours = env.render()
+                ours = env.render(np.arange(env.num_envs))
                 for i, oracle in enumerate(oracles):
                     theirs = oracle.physics.render(HEIGHT, WIDTH, camera_id=-1)
                     assert_frames_equal(ours[i], theirs, f"env {i} step {t}")
@@ -208,7 +208,7 @@ def test_render_defaults_and_spec() -> None:
     try:
         assert env.render_mode == "rgb_array"
         env.reset()
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         assert frames.shape == (2, 240, 320, 3)
         for i, oracle in enumerate(oracles):
             oracle.reset()

@@ -240,6 +240,8 @@ def test_render_takes_envpools_env_ids_keyword() -> None:
         np.testing.assert_array_equal(env.render(env_ids=[2, 0]), env.render([2, 0]))
         with pytest.raises(ValueError, match="not both"):
             env.render([0], env_ids=[1])
+        # No env ids: EnvPool's render_env_id (default 0) alone.
+        np.testing.assert_array_equal(env.render(), env.render([0]))
         # One env id alone, as EnvPool takes it: that env's frame, in a batch of one.
         np.testing.assert_array_equal(env.render(env_ids=1), env.render([1]))
         assert env.render(np.int32(2)).shape == (1, 400, 600, 3)
@@ -346,3 +348,16 @@ def test_dm_control_frame_stack_stacks_state_observations() -> None:
     finally:
         stacked.close()
         plain.close()
+
+
+def test_render_env_id_chooses_what_render_draws_by_default() -> None:
+    env = parallel_pool.make_gym("CartPole-v1", num_envs=3, render_env_id=2, seed=1)
+    try:
+        env.reset()
+        np.testing.assert_array_equal(env.render(), env.render(env_ids=2))
+        assert not np.array_equal(env.render(), env.render(env_ids=0))  # the envs' poles differ
+    finally:
+        env.close()
+    for bad in (3, -1):
+        with pytest.raises(ValueError, match=r"render_env_id must be an env id in \[0, num_envs=3\)"):
+            parallel_pool.make("CartPole-v1", num_envs=3, render_env_id=bad)

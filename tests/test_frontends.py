@@ -143,12 +143,12 @@ def test_render_returns_the_requested_envs_current_frames(make_pool) -> None:
     with pytest.raises(ValueError, match="before reset"):
         env.render()
     obs, info = env.reset()
-    _check_frames(env.render(), obs, info)
+    _check_frames(env.render(np.arange(env.num_envs)), obs, info)
     for _ in range(3):
         obs, _, _, _, info = env.step(np.arange(3))
-    _check_frames(env.render(), obs, info)
+    _check_frames(env.render(np.arange(env.num_envs)), obs, info)
     subset = env.render(np.array([2, 0]))
-    np.testing.assert_array_equal(subset, env.render()[[2, 0]])
+    np.testing.assert_array_equal(subset, env.render(np.arange(env.num_envs))[[2, 0]])
     for bad in ([0, 0], [3], [-1]):
         with pytest.raises(ValueError, match="env id"):
             env.render(np.array(bad))

@@ -274,7 +274,7 @@ def test_render_gives_the_pools_frames() -> None:
     envs.reset()
     envs.step(np.array([0, 1, 2]))
     images = envs.get_images()
-    np.testing.assert_array_equal(np.stack(images), envs.pool.render())
+    np.testing.assert_array_equal(np.stack(images), envs.pool.render(np.arange(envs.num_envs)))
     (frame,) = envs.env_method("render", indices=[2])
     np.testing.assert_array_equal(frame, images[2])
     tiled = envs.render()
@@ -491,7 +491,7 @@ def test_render_and_get_images_of_float_frames() -> None:
         envs.reset()
         np.testing.assert_array_equal(envs.render(mode="rgb_array"), envs.render())
         assert envs.render().shape == (8, 8, 3)  # SB3's tile_images: 2x2 tiles, one blank
-        np.testing.assert_array_equal(envs.pool.render(), np.stack(images))
+        np.testing.assert_array_equal(envs.pool.render(np.arange(envs.num_envs)), np.stack(images))
         with pytest.warns(UserWarning):
             envs.render(mode="something_else")
     finally:

@@ -168,7 +168,7 @@ def test_vector_env_api() -> None:
     rendering.reset()
     frames = rendering.render()
     assert len(frames) == 2 and all(f.shape == (8, 8, 3) for f in frames)
-    np.testing.assert_array_equal(np.stack(frames), rendering.pool.render())
+    np.testing.assert_array_equal(np.stack(frames), rendering.pool.render(np.arange(rendering.pool.num_envs)))
     rendering.close()
     with pytest.raises(AssertionError):
         envs.step(np.zeros(4, dtype=np.int64))

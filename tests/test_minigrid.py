@@ -318,7 +318,7 @@ def test_render_is_minigrids(task_id: str, kwargs: dict[str, Any]) -> None:
         for ref in refs:
             ref.reset()
         for t in range(40):
-            frames = pool.render()
+            frames = pool.render(np.arange(pool.num_envs))
             assert frames.shape[1:] == pool.spec.render_shape
             for i, ref in enumerate(refs):
                 np.testing.assert_array_equal(frames[i], ref.env.render(), err_msg=f"{task_id} env {i} step {t}")

@@ -335,7 +335,7 @@ def test_render_is_mpe2s_frame(task: str, dynamic_rescaling: bool) -> None:
     sizes = env.spec.tables["action_sizes"].astype(int)
     rng = np.random.default_rng(0)
     for t in range(12):
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         assert frames.shape == (n, 700, 700, 3) and frames.dtype == np.uint8
         for i, ref in enumerate(refs):
             expected = ref.render()

@@ -720,7 +720,9 @@ class PoolMachine(RuleBasedStateMachine):
     @rule(seed=SEEDS, every=st.booleans())
     def step(self, seed: int, every: bool) -> None:
         """step(): send and recv in one call. Too few envs to fill a batch is refused before anything
-        is queued (they would stay in flight with nobody to receive them), in both modes."""
+        is queued (they would stay in flight with nobody to receive them), in both modes, except
+        EnvPool's step of some envs in sync mode with nothing in flight (one player per env): their
+        rows alone come back, in the order given."""
         if self.closed:
             return self._call_after_close()
         _trace()
@@ -731,7 +733,15 @@ class PoolMachine(RuleBasedStateMachine):
             return
         if len(steppable) < need or (need > 1 and r.random() < 0.2):
             ids = _subset(r, steppable, max_size=need - 1)
-            given = self._valid_action(r, len(ids))[0]
+            given, canonical = self._valid_action(r, len(ids))
+            if not self.is_async and not self._pending() and self.players == 1:
+                event("sync step of some envs")
+                self._twin_step(canonical, ids)
+                result = self._guarded(lambda: self.env.step(given, _id_array(r, ids)))
+                self._queued(ids, "step")
+                self.sync_order = []
+                self._received(result, expect_ids=ids)
+                return
             event("step refused: cannot fill a batch")
             self._raises(ValueError, lambda: self.env.step(given, _id_array(r, ids)))
             return
@@ -780,8 +790,10 @@ class PoolMachine(RuleBasedStateMachine):
             self._raises(ValueError, lambda: self.env.render(np.array(self._free() or [0])))
             return
         ids = list(range(self.n)) if every else _subset(r, ready)
-        frames = self.env.render(None if every else _id_array(r, ids))
+        frames = self.env.render(np.arange(self.n) if every else _id_array(r, ids))
         assert frames.shape == (len(ids), *self.task.frame_shape) and frames.dtype == np.uint8
+        if every:  # no env ids: EnvPool's render_env_id (0) alone
+            np.testing.assert_array_equal(self.env.render(), frames[:1])
         if self.task.task_id != "GuessingGame-v0":
             return
         for frame, i in zip(frames, ids):

@@ -334,7 +334,7 @@ def test_render_frames_match_the_env() -> None:
         env.step(np.array([1, 0]))
         ref[0].step(1)
         ref[1].step(0)
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         assert frames.shape == (2, 400, 600, 3)
         for i, r in enumerate(ref):
             np.testing.assert_array_equal(frames[i], r.render())
@@ -1129,7 +1129,7 @@ def test_render_frames_of_any_dtype_and_shape(frame: Any) -> None:
     try:
         assert env.render_mode == "rgb_array"
         env.reset()
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         if isinstance(frame, np.ndarray):
             assert frames.shape == (2, *frame.shape) and frames.dtype == frame.dtype
             assert env.spec.render_shape == frame.shape

@@ -58,12 +58,12 @@ def test_render_size_is_inter_area_of_the_full_frame(task: str) -> None:
         for pool in [full, *smalls.values()]:
             pool.reset()
         for t in range(4):
-            frames = full.render()
+            frames = full.render(np.arange(full.num_envs))
             assert frames.shape == (2, height, width, 3)
             for (h, w), small in smalls.items():
                 rh, rw = h or height, w or width
                 assert small.spec.render_shape == (rh, rw, 3)
-                ours = small.render()
+                ours = small.render(np.arange(small.num_envs))
                 assert ours.shape == (2, rh, rw, 3) and ours.dtype == np.uint8
                 np.testing.assert_array_equal(ours, _oracle(frames, rh, rw), err_msg=f"{task} {(h, w)} step {t}")
             actions = np.stack([full.action_space.sample() for _ in range(2)])
@@ -113,7 +113,7 @@ def test_gymnasium_make_vec_and_frontends() -> None:
     for env_type in ("gymnasium", "gym"):
         with parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=2, render_width=100) as env:
             env.reset()
-            assert env.render().shape == (2, 400, 100, 3)
+            assert env.render(np.arange(env.num_envs)).shape == (2, 400, 100, 3)
             assert env.call("render")[0].shape == (400, 100, 3)
     spec = parallel_pool.make_spec("CartPole-v1", render_height=50)
     assert spec.render_shape == (50, 600, 3) and spec.config["render_height"] == 50
@@ -148,7 +148,8 @@ def test_a_python_env_frames_are_resized_too() -> None:
         full.reset()
         small.reset()
         assert small.spec.render_shape == (50, 100, 3)
-        np.testing.assert_array_equal(small.render(), _oracle(full.render(), 50, 100))
+        both = np.arange(2)
+        np.testing.assert_array_equal(small.render(both), _oracle(full.render(both), 50, 100))
     with pytest.raises(ValueError, match="render_mode='rgb_array'"):
         parallel_pool.make("gymnasium:CartPole-v1", render_width=100)
 

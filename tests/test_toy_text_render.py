@@ -105,7 +105,7 @@ def run_sync(task_id: str, kwargs: dict[str, Any], n: int, steps: int, seed: int
                 their_obs = m.step(None if actions is None else int(actions[i]))
                 assert row(obs, i) == as_row(their_obs), (task_id, kwargs, t, i)
             if t % render_every == 0:
-                ours = pool.render()
+                ours = pool.render(np.arange(pool.num_envs))
                 for i, m in enumerate(mirrors):
                     assert_same_frame(ours[i], m.env.render(), (task_id, kwargs, seed, t, i))
                     counts["frames"] += 1
@@ -237,7 +237,7 @@ def test_render_shape_and_mode(task_id: str, kwargs: dict[str, Any], shape: tupl
         assert env.render_mode == "rgb_array"
         assert env.spec.render_shape == shape
         env.reset()
-        frames = env.render()
+        frames = env.render(np.arange(env.num_envs))
         assert frames.shape == (2, *shape) and frames.dtype == np.uint8
         theirs = Mirror(task_id, kwargs, 0)
         theirs.step(None)
@@ -259,4 +259,4 @@ def test_the_family_needs_only_the_folder_every_gymnasium_has() -> None:
     assert [tuple(r) for r in _native.library_resources(library)] == [("toy_text_dir", "gymnasium", "envs/toy_text")]
     with parallel_pool.make_gymnasium("FrozenLake-v1", num_envs=2) as env:
         env.reset(seed=0)
-        assert env.render().shape == (2, 256, 256, 3)
+        assert env.render(np.arange(env.num_envs)).shape == (2, 256, 256, 3)

@@ -73,6 +73,7 @@ class BasePoolEnv:
         self.batch_size: int = pool["batch_size"]
         self.is_async = self.batch_size < self.num_envs
         self.autoreset_mode: str = pool["autoreset_mode"]
+        self._render_env_id: int = pool.get("render_env_id", 0)
         self._unpacker = Unpacker(self.spec, self._native.field_names)
         self.observation_space = self.spec.observation_space
         self.action_space = self.spec.action_space
@@ -338,10 +339,11 @@ class BasePoolEnv:
         raise NotImplementedError(f"{type(self).__name__} has no xla() result form")
 
     def render(self, env_id: Any = None, *, env_ids: Any = None) -> np.ndarray:
-        """The current RGB frame of each env in ``env_id`` (all envs if None; one env id alone gives
-        one frame, as EnvPool's), as a ``(n, height, width, 3)`` uint8 array (``spec.render_shape``
-        per frame). A Python env's frames keep their own dtype and shape (a list, one per env, when
-        they are not arrays). ``env_ids=`` is the same argument under EnvPool's name.
+        """The current RGB frame of each env in ``env_id``, as a ``(n, height, width, 3)`` uint8
+        array (``spec.render_shape`` per frame), as EnvPool's ``render``: None is the pool option
+        ``render_env_id`` (default 0) alone, and one env id alone gives a batch of one. A Python
+        env's frames keep their own dtype and shape (a list, one per env, when they are not arrays).
+        ``env_ids=`` is the same argument under EnvPool's name.
 
         The envs must have been reset and have no step in flight: in async mode, pass env ids whose
         results were received (``info["env_id"]``). A task that does not render raises ValueError.
@@ -352,6 +354,8 @@ class BasePoolEnv:
             if env_id is not None:
                 raise ValueError("pass env_id or env_ids (EnvPool's name), not both")
             env_id = env_ids
+        if env_id is None:
+            env_id = self._render_env_id
         if isinstance(env_id, (int, np.integer)) and not isinstance(env_id, bool):
             env_id = np.array([env_id], dtype=np.int64)
         frames = self.spec.decode_frames(self._native.render(env_id))

@@ -39,6 +39,8 @@ POOL_DEFAULTS: dict[str, Any] = {
     # its own frames takes them as its config instead (ViZDoom's keys; MuJoCo's width/height).
     "render_width": 0,
     "render_height": 0,
+    # The env render() draws when it is given no env ids (EnvPool's render_env_id).
+    "render_env_id": 0,
 }
 
 # Families whose renderer draws at the size their config asks for (width, height): there,
@@ -185,6 +187,10 @@ def _check_pool_options(pool: dict[str, Any]) -> None:
     if not isinstance(pool["episode_stats"], (bool, np.bool_)):
         raise TypeError(f"episode_stats must be a bool, got {type(pool['episode_stats']).__name__}")
     pool["episode_stats"] = bool(pool["episode_stats"])
+    pool["render_env_id"] = _check_int("render_env_id", pool["render_env_id"])
+    if not 0 <= pool["render_env_id"] < max(pool["num_envs"], 1):
+        raise ValueError(f"render_env_id must be an env id in [0, num_envs={pool['num_envs']}), "
+                         f"got {pool['render_env_id']}")
     for key in ("render_width", "render_height"):
         # The frame's bounds are known only with the task's frame (BasePoolEnv checks them).
         pool[key] = check_render_size(key, pool[key])

@@ -176,8 +176,8 @@ class PettingZooPool:
         self.pool.async_reset(seed=seed, env_id=env_id)
 
     def render(self, env_id: Any = None) -> np.ndarray:
-        """Each env's frame, ``(n, height, width, 3)`` (``GymnasiumEnv.render``); a task that does not
-        render raises ValueError."""
+        """The frames of the envs in ``env_id``, ``(n, height, width, 3)``, as ``GymnasiumEnv.render``
+        (None: env ``render_env_id`` alone); a task that does not render raises ValueError."""
         return self.pool.render(env_id)
 
     def close(self) -> None:

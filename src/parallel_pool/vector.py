@@ -270,7 +270,7 @@ class ParallelPoolVectorEnv(VectorEnv):
         """Every env's current RGB frame (Gymnasium's vector convention: a tuple, one per env)."""
         if self.render_mode is None:
             return None
-        return tuple(self.pool.render())
+        return tuple(self.pool.render(np.arange(self.num_envs)))
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._env is not None:
