@@ -162,8 +162,9 @@ def test_render_in_async_mode_needs_received_envs(make_pool) -> None:
     env.async_reset()
     obs, _, _, _, info = env.recv()
     _check_frames(env.render(info["env_id"]), obs, info)
+    in_flight = np.setdiff1d(np.arange(4), info["env_id"])
     with pytest.raises(ValueError, match="recv"):
-        env.render()  # two envs are still in flight
+        env.render(in_flight)  # those two envs are still in flight
     env.close()
 
 

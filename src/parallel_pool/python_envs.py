@@ -440,6 +440,7 @@ class _EnvSlot:
             f += 2
         self.typed_keys = frozenset(key for key, _, _ in self.info_views)
         self.pickled = None
+        self.pickled_empty = False  # the pickled row's header says "nothing" (write_info)
         if pickle_bytes:
             self.pickled = view(channel.state_offset(env_id, f), np.uint8, (pickle_bytes,))
         self.has_info = bool(self.info_views) or self.pickled is not None
@@ -467,13 +468,21 @@ class _EnvSlot:
         if self.pickled is not None:
             # An entry the engine also writes (e.g. "episode" with episode_stats) is the engine's in the
             # batch (unpack.py); without it, the env's own comes through, as from AsyncVectorEnv.
-            rest = {k: v for k, v in info.items() if k not in self.typed_keys}
-            data = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL) if rest else b""
+            rest = {k: v for k, v in info.items() if k not in self.typed_keys} if info else info
+            if not rest:
+                # Most steps of most envs carry nothing untyped: the row's header says so already
+                # after the first such step (the row is this env's alone; nothing else writes it).
+                if not self.pickled_empty:
+                    put_bytes(self.pickled, b"")
+                    self.pickled_empty = True
+                return
+            data = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL)
             room = self.pickled.size - _PICKLE_HEADER
             if len(data) > room:
                 raise ValueError(f"the pickled info ({len(data)} bytes, keys {sorted(rest)}) is larger than its "
                                  f"row ({room} bytes); pass a larger info_pickle=")
             put_bytes(self.pickled, data)
+            self.pickled_empty = False
 
     def write_frame(self) -> None:
         frame: Any = self.env.render()

@@ -161,14 +161,24 @@ class Unpacker:
         # entries at the top level only), gets a closure over its indices, with no branch and no
         # further Python frame but the dicts': it runs on every step and recv, and its cost is a
         # share of a fast env's own step time.
+        # A Python env's pool with only the pickled info beyond that (info_pickle, the default) gets
+        # one too, which adds the pickled entries.
         self._simple = (self._obs_read is None and not self._tuple_obs and not self._text_keys and not self._groups
-                        and self._final_mask is None and not self._masked and self._pickled is None)
+                        and self._final_mask is None and not self._masked)
         self.unpack: Callable[[tuple], tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]] = (
             self._simple_unpack() if self._simple else self._unpack
         )
 
     def _simple_unpack(self) -> Callable[[tuple], tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]]:
         reward, terminated, truncated, info_dict = self._reward, self._terminated, self._truncated, self._info_dict
+        if self._pickled is not None:
+            plain_info, pickled = info_dict, self._pickled
+
+            def info_dict(a: tuple) -> dict[str, Any]:
+                info = plain_info(a)
+                for key, value in unpickle_info(a[pickled], range(len(a[pickled]))).items():
+                    info.setdefault(key, value)  # the engine's own entries win
+                return info
         if isinstance(self._obs, int):
             obs = self._obs
             return lambda a: (a[obs], a[reward], a[terminated], a[truncated], info_dict(a))
