@@ -289,6 +289,40 @@ def test_freedoom1_starts_and_is_aligned() -> None:
     assert checked["steps"] == 30 and checked["episodes"] == 1
 
 
+def test_envpool_assets_maps_are_tasks_when_installed(tmp_path) -> None:
+    """EnvPool's own maps (D1Basic-v1, ...) come from the envpool-assets package's vizdoom/maps when
+    it is installed: a stand-in package made here of the wheel's basic scenario under another name
+    (D9_probe) gives a task D9Probe-v1 on that file; a name the wheel serves (basic) is not replaced."""
+    import shutil
+
+    maps = tmp_path / "envpool_assets" / "vizdoom" / "maps"
+    maps.mkdir(parents=True)
+    (tmp_path / "envpool_assets" / "__init__.py").write_text("")
+    text = open(os.path.join(SCENARIOS, "basic.cfg")).read().replace("basic.wad", "D9_probe.wad")
+    (maps / "D9_probe.cfg").write_text(text)
+    shutil.copy(os.path.join(SCENARIOS, "basic.wad"), maps / "D9_probe.wad")
+    (maps / "basic.cfg").write_text(text)  # not Basic-v1: the wheel's own scenario keeps that id
+    (maps / "D8_nowad.cfg").write_text(text.replace("D9_probe.wad", "D8_nowad.wad"))  # no .wad: no task
+    code = textwrap.dedent("""
+        import numpy as np, parallel_pool
+        ids = [i for i in parallel_pool.list_all_envs() if i[:1] == "D" and i[1:2].isdigit()]
+        assert ids == ["D9Probe-v1"], ids
+        assert parallel_pool.make_spec("Basic-v1").config["cfg_path"].endswith("scenarios/basic.cfg")
+        probe, basic = (parallel_pool.make(t, num_envs=1, seed=0, use_combined_action=True)
+                        for t in ("D9Probe-v1", "Basic-v1"))
+        assert probe.spec.config.cfg_path.endswith("D9_probe.cfg")
+        assert probe.action_space == basic.action_space
+        np.testing.assert_array_equal(probe.reset()[0], basic.reset()[0])  # the same map, same seed
+        for a in (1, 3, 4):
+            np.testing.assert_array_equal(probe.step(np.array([a]))[0], basic.step(np.array([a]))[0])
+        print("ok")
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+    assert not [i for i in parallel_pool.list_all_envs() if i.startswith("D9")]  # not here: no such package
+
+
 def test_kwargs_and_spaces() -> None:
     env = parallel_pool.make("Basic-v1", num_envs=2, img_height=60, img_width=80, stack_num=3, gray_scale=False)
     try:

@@ -23,6 +23,7 @@ from parallel_pool import _native
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.envpool_ids import add_envpool_aliases as _add_envpool_aliases
+from parallel_pool.envpool_ids import add_envpool_vizdoom_maps as _add_envpool_vizdoom_maps
 from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.factory import (
     make,
@@ -100,4 +101,5 @@ def get_cmake_dir() -> str:
 # Gymnasium.
 _load_installed_families()
 _add_envpool_aliases()
+_add_envpool_vizdoom_maps()
 _register_with_gymnasium(list_all_envs())

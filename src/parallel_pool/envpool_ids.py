@@ -15,13 +15,14 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from typing import Any
 
 from parallel_pool import _native, tasks
 
-__all__ = ["ENVPOOL_ALIASES", "add_envpool_aliases"]
+__all__ = ["ENVPOOL_ALIASES", "add_envpool_aliases", "add_envpool_vizdoom_maps"]
 
 # EnvPool's id -> (our task, the kwargs that make it EnvPool's task), from envpool_aliases.json (which
 # the Gymnasium plug-in reads too, to register them without importing the package; it says why each).
@@ -49,4 +50,35 @@ def add_envpool_aliases() -> list[str]:
         elif base in unavailable:
             family, needs, reason = unavailable[base]
             tasks.add_unavailable([alias], family, needs, reason)
+    return added
+
+
+def _scenario_task_id(stem: str) -> str:
+    """A ViZDoom scenario's task id, as EnvPool (and our vizdoom family) names it: D1_basic -> D1Basic-v1."""
+    return "".join(part[:1].upper() + part[1:].lower() for part in stem.split("_") if part) + "-v1"
+
+
+def add_envpool_vizdoom_maps() -> list[str]:
+    """EnvPool's own ViZDoom maps (``D1Basic-v1``, ``D2Navigation-v1``, ``D3Battle-v1``,
+    ``D4Battle2-v1``, ...): when the ``envpool-assets`` package is installed (EnvPool's data wheel on
+    PyPI, which EnvPool users have), each scenario of its ``vizdoom/maps`` whose id our vizdoom
+    family does not serve already is added as a ViZDoom task on that scenario file (the family's
+    ``cfg_path``), read from the installed package at run time. Returns the ids added."""
+    native = set(_native.task_ids())
+    if "Basic-v1" not in native:
+        return []  # the vizdoom family is not built or not installed
+    spec = importlib.util.find_spec("envpool_assets")  # located, not imported
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    maps = os.path.join(list(spec.submodule_search_locations)[0], "vizdoom", "maps")
+    added = []
+    for name in sorted(os.listdir(maps)) if os.path.isdir(maps) else []:
+        stem, ext = os.path.splitext(name)
+        task_id = _scenario_task_id(stem)
+        if ext != ".cfg" or not os.path.isfile(os.path.join(maps, stem + ".wad")):
+            continue
+        if task_id in native or tasks.lookup(task_id)[0] != task_id:
+            continue  # the vizdoom wheel's own scenario (basic, deathmatch, ...) or a registered id
+        tasks.add_alias(task_id, "Basic-v1", {"cfg_path": os.path.join(maps, name)})
+        added.append(task_id)
     return added
