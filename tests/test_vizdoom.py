@@ -19,6 +19,7 @@ multi-player section below).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
@@ -123,23 +124,49 @@ def reference_game(stem: str, gray: bool, episode_timeout: int = -1, args: str =
     return game
 
 
-def action_set(buttons: list[Any], combined: bool) -> list[list[float]]:
-    """Ours, as the family documents it: each button alone, or every subset without an opposed pair
-    in increasing bit-mask order."""
+def action_set(buttons: list[Any], combined: bool, force_speed: bool = False,
+               deltas: dict[str, tuple[int, float, float]] | None = None) -> list[list[float]]:
+    """Ours, as the family documents it: each button alone, or with use_combined_action EnvPool's set:
+    every combination of one choice per group, groups in Button order, the first varying slowest."""
     n = len(buttons)
     if not combined:
         return [[1.0 if j == i else 0.0 for j in range(n)] for i in range(n)]
     B = vzd.Button
-    opposed = {frozenset(p) for p in [(B.MOVE_LEFT, B.MOVE_RIGHT), (B.TURN_LEFT, B.TURN_RIGHT),
-                                      (B.MOVE_FORWARD, B.MOVE_BACKWARD), (B.LOOK_UP, B.LOOK_DOWN),
-                                      (B.MOVE_UP, B.MOVE_DOWN), (B.SELECT_NEXT_WEAPON, B.SELECT_PREV_WEAPON),
-                                      (B.SELECT_NEXT_ITEM, B.SELECT_PREV_ITEM)]}
-    out = []
-    for mask in range(1 << n):
-        on = [i for i in range(n) if mask >> i & 1]
-        if any(frozenset((buttons[i], buttons[j])) in opposed for i in on for j in on if i < j):
+    where = {int(b): i for i, b in enumerate(buttons)}
+    pairs = {int(B.MOVE_RIGHT), int(B.MOVE_BACKWARD), int(B.TURN_RIGHT), int(B.LOOK_UP), int(B.MOVE_UP),
+             int(B.SELECT_NEXT_WEAPON), int(B.SELECT_NEXT_ITEM)}
+    weapons = range(int(B.SELECT_WEAPON1), int(B.SELECT_WEAPON0) + 1)
+    groups: list[list[dict[int, float]]] = []
+    b = 0
+    while b <= int(B.MOVE_UP_DOWN_DELTA):
+        if b == weapons[0]:
+            groups.append([{}] + [{where[w]: 1.0} for w in weapons if w in where])
+            b = weapons[-1] + 1
             continue
-        out.append([1.0 if mask >> i & 1 else 0.0 for i in range(n)])
+        if b in pairs and b in where and b + 1 in where:
+            groups.append([{}, {where[b]: 1.0}, {where[b + 1]: 1.0}])
+            b += 2
+            continue
+        name = B(b).name
+        if name.endswith("_DELTA"):
+            count, low, high = (deltas or {}).get(name, (0, 0.0, 0.0))
+            if count > 1 and b in where:
+                step = np.float32((np.float32(high) - np.float32(low)) / np.float32(count - 1))
+                values, v = [], np.float32(low)
+                for _ in range(count):
+                    values.append(float(v))
+                    v = np.float32(v + step)
+                groups.append([{where[b]: x} for x in values])
+        elif b in where:
+            groups.append([{where[b]: 1.0}] if b == int(B.SPEED) and force_speed else [{}, {where[b]: 1.0}])
+        b += 1
+    out = []
+    for combo in itertools.product(*groups):
+        action = [0.0] * n
+        for choice in combo:
+            for i, v in choice.items():
+                action[i] = v
+        out.append(action)
     return out
 
 
@@ -169,17 +196,21 @@ class Stack:
 
 def align_single(stem: str, steps: int, *, gray: bool = True, size: tuple[int, int] = (84, 84), stack_num: int = 4,
                  frame_skip: int = 4, combined: bool = False, seed: int = 0, episode_timeout: int = -1,
-                 max_episode_steps: int = 525, game_args: str = "") -> dict[str, int]:
+                 max_episode_steps: int = 525, game_args: str = "", force_speed: bool = False,
+                 deltas: dict[str, tuple[int, float, float]] | None = None) -> dict[str, int]:
     """Steps ours and the oracle with the same random actions; returns counts of what was checked."""
+    extra: dict[str, Any] = {"force_speed": True} if force_speed else {}
+    if deltas:
+        extra["delta_button_config"] = deltas
     env = parallel_pool.make(task_id(stem), num_envs=1, seed=seed, img_height=size[0], img_width=size[1],
                              stack_num=stack_num, gray_scale=gray, frame_skip=frame_skip,
                              use_combined_action=combined, episode_timeout=episode_timeout,
-                             max_episode_steps=max_episode_steps, game_args=game_args)
+                             max_episode_steps=max_episode_steps, game_args=game_args, **extra)
     game = reference_game(stem, gray, episode_timeout, game_args)
     game.init()
     checked = {"steps": 0, "episodes": 0, "terminated": 0, "truncated": 0, "nonzero_reward": 0}
     try:
-        actions = action_set(game.get_available_buttons(), combined)
+        actions = action_set(game.get_available_buttons(), combined, force_speed, deltas)
         assert env.action_space.n == len(actions)
         variables = [str(v).split(".")[-1] for v in game.get_available_game_variables()]
         screen_hw = (game.get_screen_height(), game.get_screen_width())
@@ -289,6 +320,35 @@ def test_freedoom1_starts_and_is_aligned() -> None:
     assert checked["steps"] == 30 and checked["episodes"] == 1
 
 
+def test_envpools_combined_action_set_with_speed_and_delta_buttons() -> None:
+    """EnvPool's combined set on deathmatch's 20 buttons (ATTACK, SPEED, STRAFE, four opposed pairs
+    and six weapons, next/prev weapon, three delta buttons): its size, and the screens and rewards of
+    random actions of it, driven as vizdoom with this test's own build of the set."""
+    def size(**kwargs: Any) -> int:
+        with parallel_pool.make("Deathmatch-v1", use_combined_action=True, **kwargs) as env:
+            return int(env.action_space.n)
+
+    plain = size()
+    assert plain == 2 * 2 * 2 * 3 * 3 * 3 * 7 * 3  # ATTACK SPEED STRAFE, 3 pairs (no up/down), weapons, next/prev
+    assert size(force_speed=True) * 2 == plain
+    assert size(delta_button_config={"LOOK_UP_DOWN_DELTA": [11, -10, 10]}) == 11 * plain
+    assert size(delta_button_config={"MOVE_LEFT_RIGHT_DELTA": (11, -10, 10),
+                                     "LOOK_UP_DOWN_DELTA": (11, -10, 10)}) == 121 * plain
+    checked = align_single("deathmatch", 120, combined=True, force_speed=True, seed=5,
+                           deltas={"TURN_LEFT_RIGHT_DELTA": (5, -4.5, 3.3), "LOOK_UP_DOWN_DELTA": (3, -1, 1)})
+    assert checked["steps"] >= 110
+    bad = [({"use_combined_action": False, "force_speed": True}, "need use_combined_action=True"),
+           ({"delta_button_config": {"ATTACK": (3, 0, 1)}}, "ATTACK is not a delta button of the scenario"),
+           ({"delta_button_config": {"LOOK_UP_DOWN_DELTA": (-1, 0, 1)}}, r"n >= 0, min, max"),
+           ({"delta_button_config": {"LOOK_UP_DOWN_DELTA": 3}}, r"n >= 0, min, max")]
+    for kwargs, message in bad:
+        with pytest.raises(ValueError, match=message):
+            parallel_pool.make("Deathmatch-v1", **{"use_combined_action": True, **kwargs})
+    huge = {"LOOK_UP_DOWN_DELTA": (3000, -1, 1), "MOVE_LEFT_RIGHT_DELTA": (3000, -1, 1)}
+    with pytest.raises(ValueError, match="more than 2147483648 button combinations"):
+        parallel_pool.make("Deathmatch-v1", use_combined_action=True, delta_button_config=huge)
+
+
 def test_envpool_assets_maps_are_tasks_when_installed(tmp_path) -> None:
     """EnvPool's own maps (D1Basic-v1, ...) come from the envpool-assets package's vizdoom/maps when
     it is installed: a stand-in package made here of the wheel's basic scenario under another name
@@ -333,7 +393,7 @@ def test_kwargs_and_spaces() -> None:
     finally:
         env.close()
     env = parallel_pool.make("Basic-v1", num_envs=1, use_combined_action=True)
-    assert env.action_space.n == 6  # {} L R A LA RA: never left and right together
+    assert env.action_space.n == 6  # ATTACK off/on x {none, MOVE_RIGHT, MOVE_LEFT}: never left and right together
     env.close()
     with pytest.raises(ValueError, match="img_height"):
         parallel_pool.make("Basic-v1", num_envs=1, img_height=500)

@@ -116,17 +116,32 @@ def _render_size_synonyms(task_id: str, family: str | None, kwargs: dict[str, An
 def _check_env_config(task_id: str, env: dict[str, Any], env_defaults: dict[str, Any]) -> dict[str, Any]:
     for key, value in env.items():
         if isinstance(env_defaults[key], str):
-            env[key] = value = _as_config_str(value)
+            env[key] = value = _as_config_str(key, value)
         _check_config_type(task_id, key, value, env_defaults[key])
     return env
 
 
-def _as_config_str(value: Any) -> Any:
+def _as_config_str(key: str, value: Any) -> Any:
     """A str key's value as the native config holds it: None (not given, e.g. FrozenLake's
-    desc=None, map_name=None) is "", and a sequence of str (desc=["SFFF", ...]) its lines joined
-    by "\\n"."""
+    desc=None, map_name=None) is "", a sequence of str (desc=["SFFF", ...]) its lines joined
+    by "\\n", and a dict of name -> (n, min, max) (EnvPool's ViZDoom delta_button_config)
+    "NAME n min max;..."."""
     if value is None:
         return ""
+    if isinstance(value, dict):
+        entries = []
+        for name, steps in value.items():
+            try:
+                count, low, high = steps
+                ok = (isinstance(name, str) and name and not set(name) & set(" ;") and not isinstance(count, bool)
+                      and int(count) == count and count >= 0)
+                entries.append(f"{name} {int(count)} {float(low)!r} {float(high)!r}")
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(f"{key} must be a dict of button name -> (n >= 0, min, max), "
+                                 f"got {{{name!r}: {steps!r}}}")
+        return ";".join(entries)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, (str, bytes)) for v in value):
         return "\n".join(v.decode() if isinstance(v, bytes) else v for v in value)
     return value

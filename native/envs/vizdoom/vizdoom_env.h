@@ -22,10 +22,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -42,8 +44,8 @@ namespace pp::vizdoom {
 
 // EnvPool 1.2.5's ViZDoom time limit (envpool/vizdoom/registration.py): 525 agent steps.
 constexpr int64_t kDefaultMaxEpisodeSteps = 525;
-// More buttons than this make the combined action set (every non-contradictory subset) too large.
-constexpr int kMaxCombinedButtons = 12;
+// The most actions use_combined_action may make (a Discrete space's n; each is decoded when used).
+constexpr int64_t kMaxCombinedActions = int64_t{1} << 31;
 // The most players of one game (ViZDoom's engine supports 16; per-step scratch arrays use this).
 constexpr int kMaxPlayers = 16;
 // A multi-player episode starts after this many no-op tics of every player in turn (NetTic): a
@@ -63,6 +65,10 @@ inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vi
                 {"gray_scale", true},
                 {"frame_skip", int64_t{4}},
                 {"use_combined_action", false},
+                // EnvPool's: SPEED always pressed, and the delta buttons' values, in the combined set
+                // ("NAME n min max;...": the pool's form of EnvPool's {NAME: (n, min, max)}).
+                {"force_speed", false},
+                {"delta_button_config", std::string()},
                 {"episode_timeout", int64_t{-1}},  // in tics; -1: the scenario's own, 0: none
                 {"max_num_players", int64_t{1}},   // > 1: a multi-player game (host and joiners)
                 {"game_args", std::string()},      // extra engine arguments, as DoomGame.add_game_args
@@ -95,61 +101,154 @@ inline std::unique_ptr<::vizdoom::DoomGame> LoadScenario(const Config& config) {
   return game;
 }
 
-// Buttons that contradict each other: the combined action set never presses both.
-inline bool Opposed(::vizdoom::Button a, ::vizdoom::Button b) {
-  using B = ::vizdoom::Button;
-  static const std::pair<B, B> kPairs[] = {{B::MOVE_LEFT, B::MOVE_RIGHT},
-                                           {B::TURN_LEFT, B::TURN_RIGHT},
-                                           {B::MOVE_FORWARD, B::MOVE_BACKWARD},
-                                           {B::LOOK_UP, B::LOOK_DOWN},
-                                           {B::MOVE_UP, B::MOVE_DOWN},
-                                           {B::SELECT_NEXT_WEAPON, B::SELECT_PREV_WEAPON},
-                                           {B::SELECT_NEXT_ITEM, B::SELECT_PREV_ITEM}};
-  for (const auto& [x, y] : kPairs) {
-    if ((a == x && b == y) || (a == y && b == x)) return true;
-  }
-  return false;
-}
-
-// The discrete action set: each button alone (action i presses button i), or with
-// use_combined_action every subset of buttons without two opposed ones, in increasing order of the
-// subset's bit mask (bit i: button i), starting with the empty set (no-op).
-inline std::vector<std::vector<double>> ActionSet(const std::vector<::vizdoom::Button>& buttons, bool combined) {
-  const std::size_t n = buttons.size();
-  std::vector<std::vector<double>> actions;
-  if (!combined) {
-    for (std::size_t i = 0; i < n; ++i) {
-      std::vector<double> a(n, 0.0);
-      a[i] = 1.0;
-      actions.push_back(std::move(a));
+// delta_button_config as the pool passes it ("NAME n min max;..." from EnvPool's dict
+// {NAME: (n, min, max)}): per delta button of the scenario, n values from min to max.
+struct DeltaSteps {
+  int count;
+  float low, high;
+};
+inline std::map<::vizdoom::Button, DeltaSteps> ParseDeltaConfig(const std::string& text,
+                                                                const std::vector<::vizdoom::Button>& buttons) {
+  std::map<::vizdoom::Button, DeltaSteps> out;
+  std::stringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ';')) {
+    if (entry.find_first_not_of(' ') == std::string::npos) continue;
+    std::istringstream in(entry);
+    std::string name;
+    DeltaSteps d{};
+    if (!(in >> name >> d.count >> d.low >> d.high) || d.count < 0) {
+      throw std::invalid_argument("delta_button_config: expected {button name: (n >= 0, min, max)}, got '" + entry +
+                                  "'");
     }
-    return actions;
-  }
-  if (n > static_cast<std::size_t>(kMaxCombinedButtons)) {
-    throw std::invalid_argument("use_combined_action: the scenario has " + std::to_string(n) + " buttons, more than " +
-                                std::to_string(kMaxCombinedButtons));
-  }
-  for (uint32_t mask = 0; mask < (1u << n); ++mask) {
-    bool ok = true;
-    for (std::size_t i = 0; i < n && ok; ++i) {
-      for (std::size_t j = i + 1; j < n && ok; ++j) {
-        if ((mask >> i & 1u) && (mask >> j & 1u) && Opposed(buttons[i], buttons[j])) ok = false;
+    bool found = false;
+    for (const auto b : buttons) {
+      if (::vizdoom::isDeltaButton(b) && ::vizdoom::buttonToString(b) == name) {
+        out[b] = d;
+        found = true;
       }
     }
-    if (!ok) continue;
-    std::vector<double> a(n, 0.0);
-    for (std::size_t i = 0; i < n; ++i) a[i] = (mask >> i & 1u) ? 1.0 : 0.0;
-    actions.push_back(std::move(a));
+    if (!found) {
+      std::string names;
+      for (const auto b : buttons) {
+        if (::vizdoom::isDeltaButton(b)) names += (names.empty() ? "" : ", ") + ::vizdoom::buttonToString(b);
+      }
+      throw std::invalid_argument("delta_button_config: " + name + " is not a delta button of the scenario (its: " +
+                                  (names.empty() ? std::string("none") : names) + ")");
+    }
   }
-  return actions;
+  return out;
 }
+
+// The discrete action set. Without use_combined_action each button alone (action i presses button
+// i). With it, EnvPool's set (BuildActionSet), every combination of one choice per button group,
+// the groups in ViZDoom's Button order and the first varying slowest: a binary button off, then on
+// (SPEED only on with force_speed); two opposed buttons of the scenario (MOVE_RIGHT/MOVE_LEFT,
+// MOVE_BACKWARD/MOVE_FORWARD, TURN_RIGHT/TURN_LEFT, LOOK_UP/LOOK_DOWN, MOVE_UP/MOVE_DOWN,
+// SELECT_NEXT/PREV_WEAPON, SELECT_NEXT/PREV_ITEM) neither, the first, the second; the weapon
+// selections SELECT_WEAPON1..0 none, or one of them; a delta button n values from min to max in
+// delta_button_config (stepped in float32, as EnvPool does), else 0. The set can be large (EnvPool
+// lets delta buttons multiply it): an action is decoded from its index, never stored.
+class ActionSet {
+ public:
+  ActionSet(const std::vector<::vizdoom::Button>& buttons, bool combined, bool force_speed,
+            const std::string& delta_config)
+      : buttons_(buttons.size()) {
+    using B = ::vizdoom::Button;
+    if (!combined) {
+      for (std::size_t i = 0; i < buttons_; ++i) single_.push_back(static_cast<int>(i));
+      size_ = static_cast<int64_t>(buttons_);
+      return;
+    }
+    const auto deltas = ParseDeltaConfig(delta_config, buttons);
+    auto index = [&](int button) {
+      for (std::size_t i = 0; i < buttons_; ++i) {
+        if (static_cast<int>(buttons[i]) == button) return static_cast<int>(i);
+      }
+      return -1;
+    };
+    constexpr int kFirstWeapon = B::SELECT_WEAPON1, kLastWeapon = B::SELECT_WEAPON0;
+    const std::set<int> pair_firsts = {B::MOVE_RIGHT, B::MOVE_BACKWARD,      B::TURN_RIGHT,      B::LOOK_UP,
+                                       B::MOVE_UP,    B::SELECT_NEXT_WEAPON, B::SELECT_NEXT_ITEM};
+    for (int b = 0; b <= static_cast<int>(B::MOVE_UP_DOWN_DELTA);) {
+      if (b == kFirstWeapon) {
+        Group weapon{{}};
+        for (int w = kFirstWeapon; w <= kLastWeapon; ++w) {
+          if (index(w) >= 0) weapon.push_back({{index(w), 1.0}});
+        }
+        groups_.push_back(std::move(weapon));
+        b = kLastWeapon + 1;
+      } else if (pair_firsts.count(b) != 0 && index(b) >= 0 && index(b + 1) >= 0) {
+        groups_.push_back({{}, {{index(b), 1.0}}, {{index(b + 1), 1.0}}});
+        b += 2;
+      } else if (::vizdoom::isDeltaButton(static_cast<B>(b))) {
+        const auto d = deltas.find(static_cast<B>(b));
+        if (d != deltas.end() && d->second.count > 1 && index(b) >= 0) {
+          Group values;
+          const float step = (d->second.high - d->second.low) / static_cast<float>(d->second.count - 1);
+          float value = d->second.low;
+          for (int k = 0; k < d->second.count; ++k, value += step) values.push_back({{index(b), value}});
+          groups_.push_back(std::move(values));
+        }
+        ++b;
+      } else if (index(b) >= 0) {
+        if (b == B::SPEED && force_speed) {
+          groups_.push_back({{{index(b), 1.0}}});
+        } else {
+          groups_.push_back({{}, {{index(b), 1.0}}});
+        }
+        ++b;
+      } else {
+        ++b;
+      }
+    }
+    size_ = 1;
+    for (const Group& g : groups_) {
+      size_ *= static_cast<int64_t>(g.size());
+      if (size_ > kMaxCombinedActions) {
+        throw std::invalid_argument("use_combined_action: more than " + std::to_string(kMaxCombinedActions) +
+                                    " button combinations (" + std::to_string(buttons_) + " buttons)");
+      }
+    }
+  }
+
+  int64_t size() const { return size_; }
+  std::size_t buttons() const { return buttons_; }
+
+  // Action `a` (in [0, size)) as the buttons' values.
+  const std::vector<double>& Get(int64_t a) {
+    value_.assign(buttons_, 0.0);
+    if (!single_.empty() || groups_.empty()) {
+      if (!single_.empty()) value_[static_cast<std::size_t>(single_[static_cast<std::size_t>(a)])] = 1.0;
+      return value_;
+    }
+    // Mixed radix, the last group varying fastest.
+    for (std::size_t g = groups_.size(); g-- > 0;) {
+      const auto radix = static_cast<int64_t>(groups_[g].size());
+      for (const auto& [i, v] : groups_[g][static_cast<std::size_t>(a % radix)]) {
+        value_[static_cast<std::size_t>(i)] = v;
+      }
+      a /= radix;
+    }
+    return value_;
+  }
+
+ private:
+  using Option = std::vector<std::pair<int, double>>;  // (button index, value) pairs it sets
+  using Group = std::vector<Option>;
+  std::size_t buttons_;
+  std::vector<int> single_;  // without use_combined_action: action i presses button single_[i]
+  std::vector<Group> groups_;
+  int64_t size_ = 0;
+  std::vector<double> value_;
+};
 
 // The preprocessing settings, validated (ValueError in Python: std::invalid_argument).
 struct VizdoomOptions {
   int height, width, stack_num, channels, frame_skip, num_players, render_height, render_width;
   int64_t episode_timeout, engine_timeout;
-  bool combined;
-  std::string game_args, cfg_path, vizdoom_dir;
+  bool combined, force_speed;
+  std::string game_args, cfg_path, vizdoom_dir, delta_config;
 
   static VizdoomOptions From(const Config& c) {
     auto in_range = [&](const std::string& key, int64_t low, int64_t high) {
@@ -171,6 +270,13 @@ struct VizdoomOptions {
     o.num_players = static_cast<int>(in_range("max_num_players", 1, kMaxPlayers));
     o.episode_timeout = in_range("episode_timeout", -1, int64_t{1} << 31);
     o.combined = c.GetBool("use_combined_action");
+    o.force_speed = c.GetBool("force_speed");
+    o.delta_config = c.GetString("delta_button_config");
+    if (!o.combined && (o.force_speed || !o.delta_config.empty())) {
+      throw std::invalid_argument(
+          "force_speed and delta_button_config shape the combined action set: they need "
+          "use_combined_action=True");
+    }
     o.engine_timeout = in_range("engine_timeout", 0, int64_t{1} << 31);
     o.game_args = c.GetString("game_args");
     o.cfg_path = c.GetString("cfg_path");
@@ -197,8 +303,8 @@ inline EnvSpec MakeVizdoomSpec(const Config& config) {
                                 std::to_string(game->getScreenHeight()) + " x " +
                                 std::to_string(game->getScreenWidth()));
   }
-  const auto actions = ActionSet(game->getAvailableButtons(), o.combined);
-  if (actions.empty()) throw std::invalid_argument("the scenario has no buttons");
+  const ActionSet actions(game->getAvailableButtons(), o.combined, o.force_speed, o.delta_config);
+  if (actions.buttons() == 0) throw std::invalid_argument("the scenario has no buttons");
   const bool multi = o.num_players > 1;
   auto per_player = [multi](FieldSpec f) { return multi ? PerPlayer(std::move(f)) : f; };
   EnvSpec spec;
@@ -404,7 +510,7 @@ class VizdoomEnv : public Env {
     for (const auto v : variables_) {
       variable_fields_.push_back(spec.StateIndex((o_.num_players > 1 ? "info:players." : "info:") + VariableName(v)));
     }
-    actions_ = ActionSet(game->getAvailableButtons(), o_.combined);
+    actions_.emplace(game->getAvailableButtons(), o_.combined, o_.force_speed, o_.delta_config);
     screen_height_ = game->getScreenHeight();
     screen_width_ = game->getScreenWidth();
     const auto [render_height, render_width] = RenderSize(o_, *game);
@@ -452,7 +558,7 @@ class VizdoomEnv : public Env {
       // The players' engines ran new_episode's tics at once, so a joiner may end it out of step
       // with the host (see NetTic): kSettleTics no-op tics in turn bring the game to the state
       // from which every episode goes the same way; the episode's first screen is after them.
-      for (auto& pl : players_) pl.game->setAction(std::vector<double>(actions_[0].size(), 0.0));
+      for (auto& pl : players_) pl.game->setAction(std::vector<double>(actions_->buttons(), 0.0));
       for (int k = 0; k < kSettleTics; ++k) NetTic(/*update=*/k == kSettleTics - 1);
     }
     Slot slot = Allocate(o_.num_players);
@@ -470,8 +576,7 @@ class VizdoomEnv : public Env {
     if (o_.num_players == 1) {
       Drive([&](int /*p*/) {
         Player& pl = players_[0];
-        pl.reward = pl.game->makeAction(actions_[static_cast<std::size_t>(chosen[0])],
-                                        static_cast<unsigned int>(o_.frame_skip));
+        pl.reward = pl.game->makeAction(actions_->Get(chosen[0]), static_cast<unsigned int>(o_.frame_skip));
       });
     } else {
       // frame_skip tics, each one tic of every player in turn (NetTic), the players' states
@@ -479,7 +584,7 @@ class VizdoomEnv : public Env {
       // episode timeout. An end the engine decides inside a step (the host's +timelimit or
       // +fraglimit, a level exit) stops the step without an update: its reward is 0.
       for (int p = 0; p < o_.num_players; ++p) {
-        players_[p].game->setAction(actions_[static_cast<std::size_t>(chosen[p])]);
+        players_[p].game->setAction(actions_->Get(chosen[p]));
       }
       ::vizdoom::DoomGame& host = *players_[0].game;
       bool updated = false;
@@ -751,7 +856,7 @@ class VizdoomEnv : public Env {
   const int obs_, seed_field_, reward_field_, action_field_;
   std::vector<::vizdoom::GameVariable> variables_;
   std::vector<int> variable_fields_;
-  std::vector<std::vector<double>> actions_;
+  std::optional<ActionSet> actions_;  // made with the env's first engine
   int screen_height_ = 0, screen_width_ = 0;
   // render() at another size than the screen's: the screen, then the resizer that shrinks it.
   std::vector<uint8_t> render_screen_;
