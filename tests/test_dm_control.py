@@ -310,7 +310,8 @@ def test_gymnasium_front_end() -> None:
         assert isinstance(env.observation_space, gymnasium.spaces.Dict)
         suite_order = ["joint_angles", "head_height", "extremities", "torso_vertical", "com_velocity", "velocity"]
         assert sorted(env.observation_space.spaces) == sorted(suite_order)
-        assert list(dm.observation_spec()) == suite_order
+        assert list(dm.spec.observation_spec()) == suite_order
+        assert dm.observation_spec()._fields[:6] == tuple(suite_order)
         assert env.observation_space["head_height"].shape == ()
         assert env.action_space.dtype == np.float64 and env.action_space.shape == (21,)
         obs, info = env.reset()

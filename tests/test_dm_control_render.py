@@ -269,8 +269,8 @@ def test_from_pixels_is_the_pixels_wrapper(task_id: str, camera: int, pixels_onl
     env = parallel_pool.make_dm(task_id, num_envs=1, seed=3, from_pixels=True, pixels_only=pixels_only,
                                 width=WIDTH, height=HEIGHT, camera_id=camera, time_limit=0.05)
     try:
-        assert list(env.observation_spec()) == list(theirs[0].observation)
-        assert env.observation_spec()["pixels"].shape == (HEIGHT, WIDTH, 3)
+        assert list(env.spec.observation_spec()) == list(theirs[0].observation)
+        assert env.observation_spec().pixels.shape == (HEIGHT, WIDTH, 3)
         ours = env.reset()
         zero = np.zeros(env.action_spec().shape)
         for t, theirs_ts in enumerate(theirs):
@@ -306,7 +306,7 @@ def test_from_pixels_gray_and_stacked(gray_scale: bool, frame_stack: int) -> Non
                                 camera_id=0, time_limit=0.1)
     shape = ((frame_stack,) if frame_stack > 1 else ()) + (HEIGHT, WIDTH) + (() if gray_scale else (3,))
     try:
-        assert env.observation_spec()["pixels"].shape == shape
+        assert env.observation_spec().pixels.shape == shape
         oracles = [wrapper_frames(task, 8 + i, 12, render_kwargs, True, time_limit=0.1) for i in range(2)]
         convert = gray if gray_scale else (lambda f: f)
         stacks = [collections.deque(maxlen=frame_stack) for _ in range(2)]
@@ -357,7 +357,7 @@ def test_flat_observation_with_pixels_only() -> None:
     env = parallel_pool.make_dm("PendulumSwingup-v1", num_envs=1, seed=0, from_pixels=True, flat_observation=True,
                                 width=WIDTH, height=HEIGHT)
     try:
-        assert list(env.observation_spec()) == ["pixels"]
+        assert list(env.spec.observation_spec()) == ["pixels"]
         assert env.reset().observation.pixels.shape == (1, HEIGHT, WIDTH, 3)
     finally:
         env.close()

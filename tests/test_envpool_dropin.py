@@ -222,7 +222,7 @@ def test_make_dm_is_a_dm_env_environment() -> None:
     try:
         assert isinstance(env, dm_env.Environment)
         ts = env.reset()
-        assert (ts.step_type == dm_env.StepType.FIRST).all() and env.observation_spec().shape == (4,)
+        assert (ts.step_type == dm_env.StepType.FIRST).all() and env.observation_spec().obs.shape == (4,)
     finally:
         env.close()
 
@@ -330,7 +330,8 @@ def test_dm_control_frame_stack_stacks_state_observations() -> None:
     plain = parallel_pool.make_dm("WalkerWalk-v1", num_envs=2, seed=0)
     try:
         spec = stacked.observation_spec()
-        assert spec.orientations.shape == (3, 14) and spec["height"].shape == (3,)
+        assert spec.orientations.shape == (3, 14) and spec.height.shape == (3,)
+        assert stacked.spec.observation_spec()["height"].shape == (3,)  # the spec's: a dict, keys as attributes
         assert plain.observation_spec().velocity.shape == (9,)
         ts, ref = stacked.reset(), plain.reset()
         history = [ref.observation]

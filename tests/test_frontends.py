@@ -70,9 +70,13 @@ def test_gym_env_type(make_pool) -> None:
 
 def test_dm_env_front_end_step_types_and_discounts(make_pool) -> None:
     env = make_pool("CartPole-v1", env_type="dm", num_envs=2, seed=0, max_episode_steps=15)
-    assert isinstance(env.observation_spec(), dm_env.specs.BoundedArray)
+    assert isinstance(env.observation_spec().obs, dm_env.specs.BoundedArray)
     assert env.action_spec() == dm_env.specs.DiscreteArray(2, dtype=np.int64, name="action")
     ts = env.reset()
+    # The spec of TimeStep.observation (EnvPool's form): the same named tuple, info entries included.
+    assert env.observation_spec()._fields == ts.observation._fields
+    for spec, value in zip(env.observation_spec(), ts.observation):
+        spec.validate(value[0])
     np.testing.assert_array_equal(ts.step_type, dm_env.StepType.FIRST)
     prev_last = np.zeros(2, dtype=bool)
     saw_terminal = saw_truncation = False

@@ -369,7 +369,7 @@ def test_make_vec_and_dm_env_carry_the_mission_as_text() -> None:
     try:
         ts = dm.reset()
         assert list(ts.observation.mission) == list(obs["mission"])
-        assert dm.observation_spec()["mission"].dtype == np.dtype(object) or dm.observation_spec()["mission"]
+        assert dm.observation_spec().mission.dtype == np.dtype(object) or dm.observation_spec().mission
     finally:
         dm.close()
 

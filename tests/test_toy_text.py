@@ -344,7 +344,7 @@ def test_tuple_observation_in_every_front_end() -> None:
             pool.close()
     dm = parallel_pool.make("Blackjack-v1", env_type="dm", num_envs=2, seed=0)
     try:
-        specs = dm.observation_spec()
+        specs = dm.observation_spec().obs
         assert isinstance(specs, tuple) and [s.num_values for s in specs] == [32, 11, 2]
         ts = dm.reset()
         assert isinstance(ts.observation.obs, tuple) and ts.observation.obs[0].shape == (2,)

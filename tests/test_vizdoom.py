@@ -363,10 +363,14 @@ def test_envpool_assets_maps_are_tasks_when_installed(tmp_path) -> None:
     shutil.copy(os.path.join(SCENARIOS, "basic.wad"), maps / "D9_probe.wad")
     (maps / "basic.cfg").write_text(text)  # not Basic-v1: the wheel's own scenario keeps that id
     (maps / "D8_nowad.cfg").write_text(text.replace("D9_probe.wad", "D8_nowad.wad"))  # no .wad: no task
+    (maps / "D7_gray.cfg").write_text(text + "\nscreen_format = GRAY8\n")  # its screen: gray by default
+    shutil.copy(os.path.join(SCENARIOS, "basic.wad"), maps / "D7_gray.wad")
     code = textwrap.dedent("""
         import numpy as np, parallel_pool
         ids = [i for i in parallel_pool.list_all_envs() if i[:1] == "D" and i[1:2].isdigit()]
-        assert ids == ["D9Probe-v1"], ids
+        assert ids == ["D7Gray-v1", "D9Probe-v1"], ids
+        assert parallel_pool.make_spec("D7Gray-v1").observation_space.shape == (4, 84, 84)
+        assert parallel_pool.make_spec("D9Probe-v1").observation_space.shape == (12, 84, 84)
         assert parallel_pool.make_spec("Basic-v1").config["cfg_path"].endswith("scenarios/basic.cfg")
         probe, basic = (parallel_pool.make(t, num_envs=1, seed=0, use_combined_action=True)
                         for t in ("D9Probe-v1", "Basic-v1"))
@@ -395,6 +399,11 @@ def test_kwargs_and_spaces() -> None:
     env = parallel_pool.make("Basic-v1", num_envs=1, use_combined_action=True)
     assert env.action_space.n == 6  # ATTACK off/on x {none, MOVE_RIGHT, MOVE_LEFT}: never left and right together
     env.close()
+    # The screen's channels by default: the scenario's screen_format (EnvPool's), gray for GRAY8.
+    for stem in shipped_scenarios():
+        cfg = open(os.path.join(SCENARIOS, stem + ".cfg")).read()
+        gray = re.search(r"^\s*screen_format\s*=\s*GRAY8", cfg, re.M | re.I) is not None
+        assert parallel_pool.make_spec(task_id(stem)).observation_space.shape == (4 if gray else 12, 84, 84), stem
     with pytest.raises(ValueError, match="img_height"):
         parallel_pool.make("Basic-v1", num_envs=1, img_height=500)
 
@@ -573,7 +582,7 @@ def align_net_game(stem: str, steps: int, seed: int, players: int = 2, frame_ski
     Returns what was checked and each player's screens' digests (to compare runs)."""
     env = parallel_pool.make(task_id(stem), num_envs=1, seed=seed, max_num_players=players, img_height=240,
                              img_width=320, stack_num=1, frame_skip=frame_skip, episode_timeout=episode_timeout,
-                             engine_timeout=60)
+                             engine_timeout=60, gray_scale=True)  # the oracle's screens are GRAY8
     oracle: NetOracle | None = None
     checked: dict[str, Any] = {"steps": 0, "episodes": 0, "ends": 0, "pixels": 0, "nonzero_reward": 0,
                                "deaths": 0, "frags": 0.0, "digests": []}
@@ -666,7 +675,7 @@ def test_async_multi_player_rows() -> None:
     # Per-player rows in async mode: three 2-player games (6 engines) on the pool's threads, none of
     # which may stall (engine_timeout would raise EnvError) now that their tics go in turn.
     env = parallel_pool.make("Multi-v1", num_envs=3, batch_size=2, max_num_players=2, img_height=60, img_width=80,
-                             stack_num=1, seed=1, engine_timeout=30)
+                             stack_num=1, seed=1, engine_timeout=30, gray_scale=True)
     rng = np.random.default_rng(0)
     checked = 0
     try:

@@ -100,7 +100,7 @@ class BatchedEnvironment(dm_env.Environment):
             raise EnvError(e.errors, self._convert(e.result)) from None
 
     def observation_spec(self) -> Any:
-        return _batched_spec(self.pool.observation_spec(), self.num_envs)
+        return _batched_spec(self.pool.spec.observation_spec(), self.num_envs)
 
     def action_spec(self) -> Any:
         return _batched_spec(self.pool.action_spec(), self.num_envs)
@@ -159,7 +159,7 @@ class Environment(dm_env.Environment):
             raise EnvError(e.errors, self._single(e.result)) from None
 
     def observation_spec(self) -> Any:
-        return self.pool.observation_spec()
+        return self.pool.spec.observation_spec()
 
     def action_spec(self) -> Any:
         return self.pool.action_spec()

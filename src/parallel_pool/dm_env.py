@@ -66,8 +66,24 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
         self._observation_type = collections.namedtuple("Observation", names)  # type: ignore[misc]
 
     def observation_spec(self) -> Any:
-        """The single-env observation spec (the ``obs`` entry of ``TimeStep.observation``)."""
-        return self.spec.observation_spec()
+        """The single-env spec of ``TimeStep.observation``, as EnvPool's: the same named tuple, of
+        dm_env specs, the observation's (``obs``, or one per key of a Dict observation, with its
+        bounds) then each info entry's (``spec.observation_spec()`` has the observation's alone)."""
+        obs = self.spec.observation_spec()
+        values: list[Any] = []
+        for name in self._obs_names:
+            if len(self._obs_names) == 1 and name == "obs":
+                values.append(obs)
+            elif name in obs:
+                values.append(obs[name])
+            else:  # a Python env's nested Dict entry: its fields' specs
+                values.append({key[len(name) + 1:]: s for key, s in obs.items() if key.startswith(name + ".")})
+        layout = {name: (dtype, shape) for name, dtype, shape, _ in self._native.field_layout}
+        for i in self._info_fields:
+            field = self._native.field_names[i]
+            dtype, shape = layout[field]
+            values.append(dm_env.specs.Array(tuple(shape), np.dtype(dtype), name=field[5:].replace(".", "_")))
+        return self._observation_type(*values)
 
     def action_spec(self) -> Any:
         return self.spec.action_spec()

@@ -58,6 +58,17 @@ def _scenario_task_id(stem: str) -> str:
     return "".join(part[:1].upper() + part[1:].lower() for part in stem.split("_") if part) + "-v1"
 
 
+def _screen_format(cfg: str) -> str:
+    """A ViZDoom scenario file's screen_format ("" when it sets none): its channels, as the vizdoom
+    family's tasks take them (a GRAY8 scenario's screen is gray by default)."""
+    with open(cfg, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            key, _, value = line.split("#", 1)[0].partition("=")
+            if key.strip().replace("_", "").lower() == "screenformat":
+                return value.strip()
+    return ""
+
+
 def add_envpool_vizdoom_maps() -> list[str]:
     """EnvPool's own ViZDoom maps (``D1Basic-v1``, ``D2Navigation-v1``, ``D3Battle-v1``,
     ``D4Battle2-v1``, ...): when the ``envpool-assets`` package is installed (EnvPool's data wheel on
@@ -79,6 +90,7 @@ def add_envpool_vizdoom_maps() -> list[str]:
             continue
         if task_id in native or tasks.lookup(task_id)[0] != task_id:
             continue  # the vizdoom wheel's own scenario (basic, deathmatch, ...) or a registered id
-        tasks.add_alias(task_id, "Basic-v1", {"cfg_path": os.path.join(maps, name)})
+        cfg = os.path.join(maps, name)
+        tasks.add_alias(task_id, "Basic-v1", {"cfg_path": cfg, "gray_scale": _screen_format(cfg).upper() == "GRAY8"})
         added.append(task_id)
     return added

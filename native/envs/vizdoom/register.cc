@@ -65,6 +65,11 @@ int RegisterVizdoom(Registry& registry, const std::string& scenario_dir, const s
     if (!iwad.empty() && iwad != "freedoom1.wad" && iwad != "freedoom2.wad") continue;
     const std::string stem = entry.path().stem().string();
     Config defaults = VizdoomDefaults(entry.path().string(), vizdoom_dir);
+    // The screen's channels follow the scenario's screen_format (GRAY8: one; else ViZDoom's default
+    // CRCGCB or the RGB the file names: three), as EnvPool's observation does.
+    std::string format = CfgValue(entry.path(), "screen_format");
+    for (char& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    defaults.Set("gray_scale", format == "GRAY8");
     // cig's and multi_duel's maps have deathmatch starts only: without -deathmatch their engine exits
     // at start ("No player 1 start"), so their tasks default to it, as ViZDoom's own examples run them.
     if (stem == "cig" || stem == "multi_duel") defaults.Set("game_args", std::string("-deathmatch"));

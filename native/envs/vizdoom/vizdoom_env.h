@@ -62,7 +62,7 @@ inline Config VizdoomDefaults(const std::string& cfg_path, const std::string& vi
                 {"img_height", int64_t{84}},
                 {"img_width", int64_t{84}},
                 {"stack_num", int64_t{4}},
-                {"gray_scale", true},
+                {"gray_scale", false},  // the task's default follows its scenario (RegisterVizdoom)
                 {"frame_skip", int64_t{4}},
                 {"use_combined_action", false},
                 // EnvPool's: SPEED always pressed, and the delta buttons' values, in the combined set
