@@ -458,7 +458,7 @@ def test_kwargs_match_gymnasium(task: MujocoTask, kwargs: dict[str, Any]) -> Non
 # (mujoco_env.h CommonDefaults). Gymnasium's default_camera_config is not taken (README, Known limits).
 POOL_CONFIG = {"autoreset_mode", "batch_size", "episode_stats", "num_envs", "num_threads", "seed",
                "thread_affinity_offset", "env_kwargs", "max_episode_steps", "expose_physics_state", "assets_dir",
-               "render_width", "render_height"}
+               "render_width", "render_height", "render_env_id"}
 RENDER_KWARGS = {"default_camera_config"}
 # Gymnasium's MujocoEnv kwargs (which the tasks pass on through **kwargs) that we take, and their
 # defaults as our config holds None (camera_id -2, camera_name ""); and our pixel-observation keys,

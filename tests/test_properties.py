@@ -604,11 +604,13 @@ class PoolMachine(RuleBasedStateMachine):
             flat[where] = np.nan
         return self._layout(r, values, exact=True), ValueError
 
-    def _bad_ids(self, r: np.random.Generator, for_step: bool) -> tuple[Any, type[BaseException]]:
-        """Env ids that send/step/reset/render must refuse, and what they raise."""
+    def _bad_ids(self, r: np.random.Generator, for_step: bool, for_render: bool = False,
+                 ) -> tuple[Any, type[BaseException]]:
+        """Env ids that send/step/reset/render must refuse, and what they raise (render takes one env
+        id alone, as EnvPool's)."""
         free, pending, steppable = self._free(), self._pending(), self._steppable()
         stuck = [i for i in free if i not in steppable]  # ended with autoreset disabled
-        kinds = ["out_of_range", "scalar", "two_d", "float", "bool", "empty"]
+        kinds = ["out_of_range", "two_d", "float", "bool", "empty"] + ["scalar"] * (not for_render)
         kinds += ["duplicate"] * bool(free) + ["busy"] * bool(pending) + ["unsteppable"] * bool(for_step and stuck)
         kind = kinds[int(r.integers(len(kinds)))]
         ok = _subset(r, free, min_size=0, max_size=2)
@@ -852,7 +854,7 @@ class PoolMachine(RuleBasedStateMachine):
             return self._call_after_close()
         _trace()
         r = np.random.default_rng(seed)
-        ids, error = self._bad_ids(r, for_step=call in ("send", "step"))
+        ids, error = self._bad_ids(r, for_step=call in ("send", "step"), for_render=call == "render")
         if call == "render" and not self.task.renders:
             error = ValueError  # "does not render", whatever the ids
         n = np.asarray(ids).shape[0] if np.ndim(ids) >= 1 else 1

@@ -80,8 +80,9 @@ def test_sync_async_and_render(task_id: str, valid_actions: Any) -> None:
     env = parallel_pool.make(task_id, num_envs=2, seed=0, render_mode="rgb_array")
     try:
         env.reset()
-        frames = env.render()
+        frames = env.render(np.arange(2))
         assert frames.dtype == np.uint8 and frames.ndim == 4 and frames.shape[0] == 2 and frames.shape[-1] == 3
         assert frames.any()
+        np.testing.assert_array_equal(env.render(), frames[:1])  # no env ids: env 0 (render_env_id)
     finally:
         env.close()

@@ -178,7 +178,13 @@ void TestSpecs(const pp::Registry& registry) {
     CHECK(spec.max_episode_steps == t.max_episode_steps);
     CHECK(spec.reward_threshold.has_value() == t.has_threshold);
     if (t.has_threshold) CHECK(*spec.reward_threshold == t.threshold);
-    CHECK(spec.state.size() == 1);
+    // The observation; Acrobot also has EnvPool's info:state (its joint angles).
+    CHECK(spec.state.size() == (t.id == "Acrobot-v1" ? 2U : 1U));
+    if (t.id == "Acrobot-v1") {
+      const pp::FieldSpec& angles = spec.state[static_cast<std::size_t>(spec.StateIndex("info:state"))];
+      CHECK(angles.dtype == pp::Dtype::kFloat32 && angles.shape == std::vector<int>{2});
+      CHECK(angles.presence == pp::InfoPresence::kExtra);
+    }
     const pp::FieldSpec& obs = spec.state[static_cast<std::size_t>(spec.StateIndex("obs"))];
     CHECK(obs.dtype == pp::Dtype::kFloat32);
     CHECK(obs.shape == t.obs_shape);
