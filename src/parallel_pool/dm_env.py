@@ -64,11 +64,15 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
                 names.append(f"{key[1:]}_mask" if key.startswith("_") else key)
                 self._info_fields.append(i)
         self._observation_type = collections.namedtuple("Observation", names)  # type: ignore[misc]
+        self._observation_spec = self._make_observation_spec()
 
     def observation_spec(self) -> Any:
         """The single-env spec of ``TimeStep.observation``, as EnvPool's: the same named tuple, of
         dm_env specs, the observation's (``obs``, or one per key of a Dict observation, with its
         bounds) then each info entry's (``spec.observation_spec()`` has the observation's alone)."""
+        return self._observation_spec
+
+    def _make_observation_spec(self) -> Any:
         obs = self.spec.observation_spec()
         values: list[Any] = []
         for name in self._obs_names:

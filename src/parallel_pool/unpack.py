@@ -34,6 +34,14 @@ class _InfoBatch:
         return VectorEnv._add_info(self_, vector_infos, env_info, env_num)
 
 
+def merge_pickled(info: dict[str, Any], rows: np.ndarray, which: Any = None) -> dict[str, Any]:
+    """Adds to ``info`` the pickled entries of rows ``which`` (all if None) of a pickled-info field;
+    an entry the engine also wrote (``info`` has it) stays the engine's."""
+    for key, value in unpickle_info(rows, range(rows.shape[0]) if which is None else which).items():
+        info.setdefault(key, value)
+    return info
+
+
 def unpickle_info(rows: np.ndarray, which: Any) -> dict[str, Any]:
     """The pickled info entries of rows ``which`` of a pickled-info field, batched as Gymnasium's
     vector envs batch infos (empty rows add nothing)."""
@@ -175,10 +183,7 @@ class Unpacker:
             plain_info, pickled = info_dict, self._pickled
 
             def info_dict(a: tuple) -> dict[str, Any]:
-                info = plain_info(a)
-                for key, value in unpickle_info(a[pickled], range(len(a[pickled]))).items():
-                    info.setdefault(key, value)  # the engine's own entries win
-                return info
+                return merge_pickled(plain_info(a), a[pickled])
         if isinstance(self._obs, int):
             obs = self._obs
             return lambda a: (a[obs], a[reward], a[terminated], a[truncated], info_dict(a))
@@ -207,9 +212,7 @@ class Unpacker:
             if not arrays[mask].any():  # no row has it: absent, as from SyncVectorEnv
                 del info[key], info["_" + key]
         if self._pickled is not None:
-            rows = arrays[self._pickled]
-            for key, value in unpickle_info(rows, range(rows.shape[0])).items():
-                info.setdefault(key, value)  # the engine's own entries win
+            merge_pickled(info, arrays[self._pickled])
         if self._final_mask is not None:
             del info["_final"]
             mask = arrays[self._final_mask]
@@ -245,8 +248,7 @@ class Unpacker:
                 values[has] = arrays[value][has]
                 final_info[key], final_info["_" + key] = values, has
         if self._final_pickled is not None:
-            for key, entry in unpickle_info(arrays[self._final_pickled], np.flatnonzero(mask)).items():
-                final_info.setdefault(key, entry)
+            merge_pickled(final_info, arrays[self._final_pickled], np.flatnonzero(mask))
         info["final_obs"] = final_obs
         info["_final_obs"] = mask
         info["final_info"] = final_info
