@@ -1,6 +1,6 @@
 """dm_control pixel observations: frames/s of ``from_pixels=True`` against dm_control's own render loop.
 
-Both sides draw the same frames (tests/test_dm_control_render.py checks them equal) with Mesa's
+Both sides draw the same frames (tests/envs/dm_control/test_dm_control_render.py checks them equal) with Mesa's
 software renderer through EGL on this machine's CPUs; a frame is an env step plus its render.
 
 - ``pp-sync N`` / ``pp-async N``: ``parallel_pool.make_gymnasium(task, from_pixels=True, width=84,

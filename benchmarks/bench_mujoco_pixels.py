@@ -1,6 +1,6 @@
 """Pixel observations: frames/s of ``from_pixels=True`` against Gymnasium's rgb_array loop.
 
-Both sides draw the same frames (tests/test_mujoco_render.py checks them equal) with Mesa's
+Both sides draw the same frames (tests/envs/mujoco/test_mujoco_render.py checks them equal) with Mesa's
 software renderer through EGL on this machine's CPUs; a frame is an env step plus its render.
 
 - ``pp-sync N`` / ``pp-async N``: ``parallel_pool.make(task, from_pixels=True, width=84, height=84,

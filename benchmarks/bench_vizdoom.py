@@ -19,7 +19,7 @@ method reporting its median; random actions from a fixed generator; episodes end
 training. Prints markdown tables and the ratios (ours / each reference). Multi-player
 (``max_num_players=2``) is not in these tables: EnvPool 1.2.5 has no multi-player ViZDoom, and the
 vizdoom package's own way to drive a net game (each player's make_action(a, 4) at once) is not
-reproducible and stalls (tests/test_vizdoom.py); ours drives its tics in turn (VizdoomEnv::NetTic).
+reproducible and stalls (tests/envs/vizdoom/test_vizdoom.py); ours drives its tics in turn (VizdoomEnv::NetTic).
 
 EnvPool is not a dependency: put an environment holding envpool 1.2.5 on the path, e.g.
 ``PYTHONPATH=/path/to/venv-envpool/lib/python3.11/site-packages`` (the envpool rows are skipped

@@ -1,4 +1,4 @@
-"""tests/test_soak.py's workloads on EnvPool 1.2.5, measured the same way, for the README's
+"""tests/reliability/test_soak.py's workloads on EnvPool 1.2.5, measured the same way, for the README's
 "Reliability" comparison (EnvPool is not a dependency; run this in an environment that has it):
 
     python benchmarks/soak_envpool.py cartpole_async 10000000
@@ -21,7 +21,7 @@ import envpool  # type: ignore[import-not-found]
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_soak import _soak  # noqa: E402  (the measurement of tests/test_soak.py, not a copy)
+from test_soak import _soak  # noqa: E402  (the measurement of tests/reliability/test_soak.py, not a copy)
 
 
 def cartpole_async(steps: int) -> dict[str, Any]:

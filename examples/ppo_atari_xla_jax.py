@@ -14,7 +14,7 @@ returns are summed from raw rewards up to a game over or a time limit. Autoreset
 default, as EnvPool's): the step after a done starts the next episode, reward 0.
 
 ``--max-episode-steps`` (the time limit, in agent steps) shortens episodes, which is how the smoke
-test (tests/test_xla.py) sees returns logged after a few iterations.
+test (tests/core/test_xla.py) sees returns logged after a few iterations.
 """
 
 from __future__ import annotations

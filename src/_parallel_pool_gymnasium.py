@@ -165,7 +165,7 @@ def register(gymnasium: "Any", path: "str | None" = None) -> int:
             env_id = f"{NAMESPACE}/{task_id}"
             if env_id in gymnasium.registry:
                 continue
-            # What parallel_pool.factory.register_with_gymnasium registers (tests/test_gymnasium_plugin.py).
+            # What parallel_pool.factory.register_with_gymnasium registers (tests/frontends/test_gymnasium_plugin.py).
             gymnasium.register(
                 id=env_id,
                 entry_point=ENTRY_POINT,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-# Importing rl_games' torch_runner (tests/test_integration_rl_games.py, at collection) makes
+# Importing rl_games' torch_runner (tests/integrations/test_integration_rl_games.py, at collection) makes
 # torch's inductor cache folder, /tmp/torchinductor_<user> by default, even though nothing is
 # compiled: TORCHINDUCTOR_CACHE_DIR puts it in a folder of this run's, removed at its end (set
 # before collection, which imports the test modules; subprocesses inherit it).

@@ -1,6 +1,6 @@
 // Steps pools of three tasks from C++, with no Python: the example's own Corridor-v0, and
 // CartPole-v1 and Ant-v5 from the families installed with the parallel_pool Python package.
-// Prints one JSON line per run (tests/test_cpp_engine.py compares them with the Python API).
+// Prints one JSON line per run (tests/core/test_cpp_engine.py compares them with the Python API).
 //
 //   driver [PACKAGE_DIR [SITE_DIR...]]
 // PACKAGE_DIR defaults to the package found by CMake's find_package(parallel_pool). The families'

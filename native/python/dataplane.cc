@@ -557,7 +557,7 @@ bool BytesEqual(py::handle bytes, const std::string& text) {
 // frames' skeleton and extra bytes, the node's global id offset, the reply's skeleton, its leaves
 // as (field index, whether the offset is added), each leaf's byte count, the SEND and OK kinds).
 // The reply is the frame wire.send_frame would send for the front-end's (obs, reward, terminated,
-// truncated, info) with global ids, byte for byte (tests/test_integration_ray.py): each leaf is a
+// truncated, info) with global ids, byte for byte (tests/integrations/test_integration_ray.py): each leaf is a
 // whole field of the batch, which the front-end's flat unpacking (the only one planned) returns.
 //
 // Returns at the first frame or batch it does not serve, for the actor's Python path:

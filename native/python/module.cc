@@ -613,7 +613,7 @@ class PyPool {
   ActionBuffers action_buffers_;
 };
 
-// ---- Test hook: core/numpy_random.h against NumPy itself (tests/test_numpy_random.py) ----------
+// ---- Test hook: core/numpy_random.h against NumPy itself (tests/core/test_numpy_random.py) ----------
 // _numpy_random(seed, program) runs `program`, a list of (method, args, n), on one
 // NumpyGenerator seeded with `seed` (any int >= 0, as SeedSequence takes it) and returns one array
 // per entry; the test runs the same calls on np.random.default_rng(seed). Not part of the API.
@@ -700,7 +700,7 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
   return results;
 }
 
-// ---- Test hook: core/numpy_random_state.h against np.random.RandomState (tests/test_dm_control.py) --
+// ---- Test hook: core/numpy_random_state.h against np.random.RandomState (tests/envs/dm_control/test_dm_control.py) --
 // _numpy_random_state(seed, program) runs `program`, a list of (method, args, n), on one
 // NumpyRandomState(seed) and returns one array per entry. Not part of the API.
 py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
@@ -742,7 +742,7 @@ py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
   return results;
 }
 
-// ---- Test hook: envs/common/pygame_raster.h against pygame itself (tests/test_pygame_raster.py) ---
+// ---- Test hook: envs/common/pygame_raster.h against pygame itself (tests/envs/common/test_pygame_raster.py) ---
 // _pygame_raster(width, height, ops, flip_y, x0, out_width) draws `ops`, a list of
 // (primitive, (r, g, b), points, arg) on a black raster::Surface(width, height) and returns its
 // RGB frame (out_width columns from x0, default all, flipped vertically if flip_y); the test draws the same on a
@@ -818,7 +818,7 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
 }
 
 // _pygame_smoothscale(frame, width, height, simd): raster::SmoothScale of an (h, w, 3) uint8 frame,
-// as pygame.transform.smoothscale scales a surface holding it (tests/test_pygame_raster.py); simd
+// as pygame.transform.smoothscale scales a surface holding it (tests/envs/common/test_pygame_raster.py); simd
 // "avx2" or "sse2" keeps it to that code where the CPU would take a wider one ("auto": the widest).
 py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& frame, int width,
                             int height, const std::string& simd) {
@@ -879,7 +879,7 @@ py::array ResizeFrames(const py::array_t<uint8_t, py::array::c_style | py::array
 
 // _raster_fill_pixels(size, start, count, value, simd): raster::detail::FillPixels of [start,
 // start + count) in a zeroed buffer of `size` uint32 values (64-byte aligned), with the code `simd`
-// ("auto", "avx2", "sse2") allows (tests/test_pygame_raster.py).
+// ("auto", "avx2", "sse2") allows (tests/envs/common/test_pygame_raster.py).
 py::array RasterFillPixels(int size, int start, int count, uint32_t value, const std::string& simd) {
   if (size < 0 || start < 0 || count < 0 || start + count > size) throw py::value_error("span out of the buffer");
   raster::detail::Simd level = raster::detail::Simd::kAuto;
@@ -900,7 +900,7 @@ py::array RasterFillPixels(int size, int start, int count, uint32_t value, const
 }
 
 // _pygame_rotate_rad(points, angle): raster::RotateRad of each (x, y), as
-// pygame.math.Vector2(p).rotate_rad(angle) (tests/test_pygame_raster.py).
+// pygame.math.Vector2(p).rotate_rad(angle) (tests/envs/common/test_pygame_raster.py).
 py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, double angle) {
   py::array_t<double> out({static_cast<py::ssize_t>(points.size()), py::ssize_t{2}});
   double* data = out.mutable_data();
@@ -912,8 +912,8 @@ py::array PygameRotateRad(const std::vector<std::array<double, 2>>& points, doub
   return std::move(out);
 }
 
-// ---- Test hooks: envs/common/png.h and the sprite half of pygame_raster.h (tests/test_pygame_sprites.py) ---
-// _png_decode(path) -> (alpha, (h, w, 4) uint8 RGBA): png::Load, compared with pygame.image.load.
+// ---- Test hooks: envs/common/png.h and the sprite half of pygame_raster.h (tests/envs/common/test_pygame_sprites.py)
+// --- _png_decode(path) -> (alpha, (h, w, 4) uint8 RGBA): png::Load, compared with pygame.image.load.
 #ifdef PP_WITH_TEXT_HOOKS
 py::tuple PngDecode(const std::string& path) {
   const png::Image image = png::Load(path);
@@ -1072,10 +1072,10 @@ PYBIND11_MODULE(_native, m) {
       .def("check_open", &PyPool::CheckOpen)
       .def("close", &PyPool::Close);
 
-  // Test hooks of core/numpy_random.h (tests/test_numpy_random.py); not part of the API.
+  // Test hooks of core/numpy_random.h (tests/core/test_numpy_random.py); not part of the API.
   m.def("_numpy_random", &NumpyRandomProgram, py::arg("seed"), py::arg("program"));
   m.def("_numpy_random_state", &NumpyRandomStateProgram, py::arg("seed"), py::arg("program"));
-  // Test hook of envs/common/pygame_raster.h (tests/test_pygame_raster.py); not part of the API.
+  // Test hook of envs/common/pygame_raster.h (tests/envs/common/test_pygame_raster.py); not part of the API.
   m.def("_pygame_raster", &PygameRasterProgram, py::arg("width"), py::arg("height"), py::arg("ops"),
         py::arg("flip_y") = false, py::arg("x0") = 0, py::arg("out_width") = 0);
   m.def("_raster_fill_pixels", &RasterFillPixels, py::arg("size"), py::arg("start"), py::arg("count"), py::arg("value"),
@@ -1084,11 +1084,11 @@ PYBIND11_MODULE(_native, m) {
         py::arg("simd") = "auto");
   m.def("resize_frames", &ResizeFrames, py::arg("frames"), py::arg("height"), py::arg("width"));
   m.def("_pygame_rotate_rad", &PygameRotateRad, py::arg("points"), py::arg("angle"));
-  // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/test_pygame_sprites.py).
+  // Test hooks of envs/common/png.h and pygame_raster.h's sprites (tests/envs/common/test_pygame_sprites.py).
   m.def("_pygame_blit", &PygameBlitProgram, py::arg("background"), py::arg("ops"));
 #ifdef PP_WITH_TEXT_HOOKS
   m.def("_png_decode", &PngDecode, py::arg("path"));
-  // Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py); not part of the API.
+  // Test hooks of envs/common/pygame_text.h (tests/envs/common/test_pygame_text.py); not part of the API.
   RegisterPygameTextHooks(m);
 #endif
   RegisterDataPlane(m);

@@ -1,4 +1,4 @@
-// Test hooks of envs/common/pygame_text.h (tests/test_pygame_text.py), registered on parallel_pool._native;
+// Test hooks of envs/common/pygame_text.h (tests/envs/common/test_pygame_text.py), registered on parallel_pool._native;
 // not part of the API. Kept out of module.cc so that only this file includes FreeType's headers.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

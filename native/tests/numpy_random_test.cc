@@ -1,6 +1,6 @@
 // Tests of NumpyGenerator without Python: anchor values of NumPy's stream, the bit generator's
 // 32-bit buffering, the integer draws' ranges and special cases, and the ziggurat tables' shape.
-// tests/test_numpy_random.py compares every method with NumPy itself, draw by draw.
+// tests/core/test_numpy_random.py compares every method with NumPy itself, draw by draw.
 #include "core/numpy_random.h"
 
 #include <cmath>

@@ -480,7 +480,7 @@ TEST(StepRefusesABatchItCannotFill) {
   CHECK(v.env_ids() == all);
 }
 
-// Regression (found by tests/test_properties.py): an async Step counted on its caller to run the
+// Regression (found by tests/core/test_properties.py): an async Step counted on its caller to run the
 // job it queued, so it woke one worker fewer. But an async Recv returns the first batch to finish,
 // which can be another env's, before the caller runs anything: the job stayed queued with every
 // worker asleep, and a later Recv with a timeout (which only waits) timed out.
@@ -1469,7 +1469,7 @@ TEST(ResetNowOfMoreEnvsThanABatchInAsyncMode) {
 // same_step with several players: final:info:num_players is the ended episode's count, the row's
 // is the new one's; per-player rows must still match the row's num_players. Last in this file:
 // rows claimed twice by one env could run past the per-player arrays into other fields.
-// Regression (found by tests/test_properties.py): ResetNow wrote its rows into a block of the
+// Regression (found by tests/core/test_properties.py): ResetNow wrote its rows into a block of the
 // batch ring, which holds batch_size rows, so resetting more envs than that in async mode wrote
 // past the block (here 8 envs of up to 4 players each into a block sized for 2 envs).
 TEST(ResetNowOfMoreEnvsThanABatchInAsyncModeThenBatchesGoOn) {

@@ -1,6 +1,6 @@
 // Tests of envs/common/pygame_text.h that need no pygame: one Font rendering from many threads at once
 // (the pool's workers share it; ThreadSanitizer checks it in CI) and the blit's clipping. Its pixels are
-// compared with pygame's by tests/test_pygame_text.py.
+// compared with pygame's by tests/envs/common/test_pygame_text.py.
 #include "envs/common/pygame_text.h"
 
 #include <cstdio>

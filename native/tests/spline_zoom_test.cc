@@ -1,5 +1,5 @@
 // Tests of envs/dm_control/spline_zoom.h without Python: scipy.ndimage.zoom's output, bit for bit,
-// for quadruped escape's terrain bumps. tests/test_dm_control.py compares the terrain with scipy's.
+// for quadruped escape's terrain bumps. tests/envs/dm_control/test_dm_control.py compares the terrain with scipy's.
 #include "envs/dm_control/spline_zoom.h"
 
 #include <cmath>

@@ -3,9 +3,10 @@ with its dm_control extra and ``gymnasium[mujoco]``): all three run on the one M
 CheetahRun-v1 and Ant-v5 stay aligned with them.
 
 Compared exactly: the same libmujoco runs from the same state with the same actions on both sides
-(tests/test_dm_control.py and tests/test_mujoco.py measure no difference over whole episodes), except
+(tests/envs/dm_control/test_dm_control.py and tests/envs/mujoco/test_mujoco.py measure no difference
+over whole episodes), except
 CheetahRun-v1's reward, which passes through dm_control's ``rewards.tolerance`` and may differ in its
-last bits (``REWARD_RTOL``, as tests/test_dm_control.py's, which says why).
+last bits (``REWARD_RTOL``, as tests/envs/dm_control/test_dm_control.py's, which says why).
 """
 
 from __future__ import annotations

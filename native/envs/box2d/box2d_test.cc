@@ -1,7 +1,7 @@
 // Standalone checks of the Box2D envs through the env-author API (no pool, no Python), for the
 // sanitizer builds: worlds built, stepped, torn down and rebuilt over many episodes, determinism,
 // render() and CarRacing's observation (frames in bounds and deterministic; their pixels are
-// checked against Gymnasium's in tests/test_box2d_render.py and tests/test_car_racing.py), and
+// checked against Gymnasium's in tests/envs/box2d/test_box2d_render.py and tests/envs/box2d/test_car_racing.py), and
 // worlds stepped on several threads at once, as the pool's workers step them.
 #include <algorithm>
 #include <atomic>

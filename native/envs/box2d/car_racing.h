@@ -239,7 +239,7 @@ class ScoreFont {
   explicit ScoreFont(std::string path) : path_(std::move(path)) {}
   // Loaded by the first env made (a lock, not std::call_once: its thunk is a std:: template
   // instance, which libstdc++ gives default visibility, and the family library must export only
-  // its two entry points; tests/test_families.py checks).
+  // its two entry points; tests/core/test_families.py checks).
   const text::Font& Get() {
     const std::lock_guard<std::mutex> lock(mu_);
     if (!font_) font_ = std::make_unique<const text::Font>(path_, kSize);

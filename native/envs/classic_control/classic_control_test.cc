@@ -488,9 +488,9 @@ void TestNumpyTrig() {
   }
 }
 
-// render(): every task draws Gymnasium's frame size (tests/test_classic_control_render.py compares the
-// pixels with Gymnasium's); the same state draws the same frame; a new state another. Registered
-// without Gymnasium's assets folder (""), Pendulum draws its frames until one needs the arrow image.
+// render(): every task draws Gymnasium's frame size (tests/envs/classic_control/test_classic_control_render.py compares
+// the pixels with Gymnasium's); the same state draws the same frame; a new state another. Registered without
+// Gymnasium's assets folder (""), Pendulum draws its frames until one needs the arrow image.
 void TestRender(const pp::Registry& registry) {
   const std::map<std::string, std::vector<int>> shapes = {
       {"CartPole-v0", {400, 600, 3}},    {"CartPole-v1", {400, 600, 3}},

@@ -2,7 +2,7 @@
 // frames deterministic per seed, the shapes and fixed pixels Gymnasium's layout gives (in the art of the
 // gymnasium found when configuring: 1.1 to 1.3's or 1.4's), envs made and rendered on several threads
 // at once from one registration's shared sprites and fonts (the sanitizer presets run this). Their
-// pixels are checked against Gymnasium's in tests/test_toy_text_render.py.
+// pixels are checked against Gymnasium's in tests/envs/toy_text/test_toy_text_render.py.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -180,7 +180,7 @@ int main() {
   // Every case at once, each on its own thread, first: the sprites and fonts are decoded, scaled and
   // made while other envs are made and render (the TSan preset checks the sheet's locking). Then
   // longer runs one by one on the same registration (its sprites now shared). Short runs: under the
-  // sanitizers each frame costs milliseconds; the pixels are checked in tests/test_toy_text_render.py.
+  // sanitizers each frame costs milliseconds; the pixels are checked in tests/envs/toy_text/test_toy_text_render.py.
   {
     std::vector<std::thread> threads;
     for (const Case& c : cases) threads.emplace_back([&registry, &c] { CheckCase(registry, c, 8); });

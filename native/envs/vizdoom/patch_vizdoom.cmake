@@ -61,7 +61,7 @@ endfunction()
 # Each engine is started by fork() from a thread of its own, and a pool starts its engines from
 # several threads at once. fork() runs the libraries' atfork handlers, which some do not expect to
 # run concurrently: OpenBLAS's (numpy's and scipy's wheels) joins its worker threads there, and two
-# forks at once joined the same stale handles and hung for ever (tests/test_vizdoom.py's
+# forks at once joined the same stale handles and hung for ever (tests/envs/vizdoom/test_vizdoom.py's
 # test_engines_start_beside_openblas_threads). The process's engine launches take one lock.
 function(pp_patch_vizdoom_fork_lock src)
   set(file "${src}/src/lib/ViZDoomController.cpp")
