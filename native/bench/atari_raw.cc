@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/registry.h"
 #include "core/rng.h"
 #include "envs/atari/atari_env.h"
@@ -113,8 +114,8 @@ int main(int argc, char** argv) {
     pp::SingleSlotAllocator allocator(spec);
     auto env_base = task->make_env(spec, 0);
     auto& env = static_cast<pp::atari::AtariEnv&>(*env_base);
-    env.SetAllocator(&allocator);
-    env.Seed(0);
+    pp::EnvDriver(env).SetAllocator(&allocator);
+    pp::EnvDriver(env).Seed(0);
 
     const int64_t num_actions = static_cast<int64_t>(spec.action.at(0).high.at(0)) + 1;
     std::vector<int64_t> actions(kActionRows);
@@ -128,12 +129,10 @@ int main(int argc, char** argv) {
     bool done = true;
     auto preprocess_step = [&] {
       if (done) {
-        env.BeginReset();
-        env.Reset();
+        pp::EnvDriver(env).Reset();
         done = false;
       } else {
-        env.BeginStep();
-        const pp::StepResult r = env.Step(pp::Action(&rows[next]));
+        const pp::StepResult r = pp::EnvDriver(env).Step(pp::Action(&rows[next]));
         done = r.terminated || r.truncated;
         next = (next + 1) % rows.size();
       }

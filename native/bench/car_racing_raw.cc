@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/registry.h"
 #include "core/rng.h"
 #include "envs/box2d/register.h"
@@ -138,21 +139,19 @@ int main(int argc, char** argv) {
     for (int r = 0; r < o.repeats; ++r) {
       pp::SingleSlotAllocator allocator(spec);
       auto env = task->make_env(spec, 0);
-      env->SetAllocator(&allocator);
-      env->Seed(o.seed);
+      pp::EnvDriver(*env).SetAllocator(&allocator);
+      pp::EnvDriver(*env).Seed(o.seed);
       uint64_t hash = 0xcbf29ce484222325ull;
       const double start = ThreadCpuSeconds();
       double render_time = 0.0;  // render() is not part of a step: left out of the time
       bool done = true;
       for (int k = 0; k < o.steps; ++k) {
         if (done) {
-          env->BeginReset();
-          env->Reset();
+          pp::EnvDriver(*env).Reset();
           done = false;
         } else {
           const std::byte* rows[1] = {actions[static_cast<std::size_t>(k)].data()};
-          env->BeginStep();
-          const pp::StepResult result = env->Step(pp::Action(rows));
+          const pp::StepResult result = pp::EnvDriver(*env).Step(pp::Action(rows));
           done = result.terminated || result.truncated;
         }
         Hash(hash, allocator.Get<uint8_t>(obs_index), obs_bytes);

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/registry.h"
 #include "core/rng.h"
 #include "core/spin.h"
@@ -129,12 +130,10 @@ void PinToCpu(int cpu) {
 // One env step (or, after an episode ended, its reset), with action row `row`.
 void StepOnce(pp::Env& env, const std::byte* row, char& done) {
   if (done) {
-    env.BeginReset();
-    env.Reset();
+    pp::EnvDriver(env).Reset();
     done = false;
   } else {
-    env.BeginStep();
-    const pp::StepResult r = env.Step(pp::Action(&row));
+    const pp::StepResult r = pp::EnvDriver(env).Step(pp::Action(&row));
     done = r.terminated || r.truncated;
   }
 }
@@ -235,8 +234,9 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<pp::Env>> envs;
     for (int i = 0; i < o.num_envs; ++i) {
       envs.push_back(task->make_env(spec, i));
-      envs.back()->SetAllocator(allocators[static_cast<std::size_t>(i / (o.num_envs / o.threads))].get());
-      envs.back()->Seed(o.seed + static_cast<uint64_t>(i));
+      pp::EnvDriver(*envs.back())
+          .SetAllocator(allocators[static_cast<std::size_t>(i / (o.num_envs / o.threads))].get());
+      pp::EnvDriver(*envs.back()).Seed(o.seed + static_cast<uint64_t>(i));
     }
 
     // Uniform random actions within the action Box, as action_space.sample() draws them, in the

@@ -45,20 +45,20 @@ class BatchRing {
   // finishing order in async mode. Called on the thread that ran the env.
   RowRef Claim(int64_t assigned) {
     if (ordered_) {
-      return RowRef{ring_[Slot(assigned / batch_size_)].load(std::memory_order_acquire),
+      return RowRef{ring_[RingIndex(assigned / batch_size_)].load(std::memory_order_acquire),
                     static_cast<int>(assigned % batch_size_)};
     }
     // Async: a row of the block being filled, taken with one compare-and-swap of that block's
     // claim word (its number and rows claimed), which shares a cache line with its rows_done: the
     // claim brings the line to this core and the row's FinishRow, a few hundred ns later, mostly
     // finds it there (a ring-wide claim counter on a line of its own cost one more transfer
-    // between cores per env). The number tells a block from the one its slot held a lap before.
+    // between cores per env). The number tells a block from the one its index held a lap before.
     int64_t k = write_block_.load(std::memory_order_acquire);
     for (;;) {
-      OutputBlock* block = ring_[Slot(k)].load(std::memory_order_acquire);
+      OutputBlock* block = ring_[RingIndex(k)].load(std::memory_order_acquire);
       uint64_t word = block->claim_word.load(std::memory_order_acquire);
       if (static_cast<uint32_t>(word >> 32) != static_cast<uint32_t>(k)) {
-        // k is stale (the block was filled and handed off since), or block k is not in its slot
+        // k is stale (the block was filled and handed off since), or block k is not at its index
         // yet (the receiver has not popped the block a lap before it; the ring's size makes that
         // wait end: no env claims more than num_envs rows ahead of the first unreceived one).
         const int64_t now = write_block_.load(std::memory_order_acquire);
@@ -96,7 +96,7 @@ class BatchRing {
   }
 
   // The block the receiver gets next, and whether all its rows are written.
-  OutputBlock* front() const { return ring_[read_slot_].load(std::memory_order_relaxed); }
+  OutputBlock* front() const { return ring_[read_index_].load(std::memory_order_relaxed); }
   bool FrontComplete() const { return RowsLeft(front()) == 0; }
   int RowsLeft(const OutputBlock* block) const {
     const int done = block->rows_done.load(std::memory_order_acquire);
@@ -105,10 +105,10 @@ class BatchRing {
   // Hands the (complete) front block to the caller, who gives it back with BlockFreeList::Release,
   // and puts a fresh one in its place.
   OutputBlock* PopFront() {
-    OutputBlock* block = ring_[read_slot_].load(std::memory_order_relaxed);
-    ring_[read_slot_].store(Fresh(read_block_ + static_cast<int64_t>(ring_.size())), std::memory_order_release);
+    OutputBlock* block = ring_[read_index_].load(std::memory_order_relaxed);
+    ring_[read_index_].store(Fresh(read_block_ + static_cast<int64_t>(ring_.size())), std::memory_order_release);
     ++read_block_;
-    if (++read_slot_ == ring_.size()) read_slot_ = 0;
+    if (++read_index_ == ring_.size()) read_index_ = 0;
     return block;
   }
 
@@ -139,7 +139,7 @@ class BatchRing {
   static constexpr int kSpinMicros = 50;
 
  private:
-  std::size_t Slot(int64_t block_number) const {
+  std::size_t RingIndex(int64_t block_number) const {
     return static_cast<std::size_t>(block_number % static_cast<int64_t>(ring_.size()));
   }
   // A block from the free list, numbered: its claim word says it is block `number`, no row claimed.
@@ -151,16 +151,16 @@ class BatchRing {
   std::shared_ptr<BlockFreeList> free_list_;
   const int batch_size_;
   const bool ordered_;
-  // Slot i holds block number i + a multiple of the size; written by the receiver (PopFront), read
+  // Index i holds block number i + a multiple of the size; written by the receiver (PopFront), read
   // by the claiming threads.
   std::vector<std::atomic<OutputBlock*>> ring_;
   // Async: the number of the block being filled (Claim), read on every claim and moved on once per
   // block: on a cache line of its own, apart from the receiver's members below.
   alignas(64) std::atomic<int64_t> write_block_{0};
   char write_block_pad_[64 - sizeof(std::atomic<int64_t>)] = {};
-  int64_t send_index_ = 0;     // sync: assigned at send
-  std::size_t read_slot_ = 0;  // the ring slot of the next block to hand off
-  int64_t read_block_ = 0;     // its number
+  int64_t send_index_ = 0;      // sync: assigned at send
+  std::size_t read_index_ = 0;  // the ring index of the next block to hand off
+  int64_t read_block_ = 0;      // its number
   std::mutex ready_mu_;
   std::condition_variable ready_cv_;
 };

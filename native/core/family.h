@@ -14,8 +14,8 @@
 // to them: the loader refuses a library built against another version with an error that says to
 // rebuild it, where calling into it would use the wrong vtable slots or field offsets.
 //   1: the first engine (unversioned libraries); 2: Env::Reseeded (the Python-env backend);
-//   3: EnvSpec::render_fps.
-#define PP_CORE_ABI_VERSION 3
+//   3: EnvSpec::render_fps; 4: Env's core side behind EnvDriver, split-phase envs a SplitPhaseEnv.
+#define PP_CORE_ABI_VERSION 4
 
 // Defines the entry points every env library exports:
 //   extern "C" int parallel_pool_abi_version();   // PP_CORE_ABI_VERSION of the headers it was built with

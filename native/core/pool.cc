@@ -15,6 +15,18 @@
 namespace pp {
 namespace {
 
+// How many forks separate this process from the one that loaded the module: 0 there, +1 in each
+// forked child (pthread_atfork's child handler), so a pool can tell that it was inherited.
+std::atomic<int> fork_generation{0};
+int ForkGeneration() {
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1, std::memory_order_relaxed); });
+    return true;
+  }();
+  (void)registered;
+  return fork_generation.load(std::memory_order_relaxed);
+}
+
 // Times jobs against kSlowJob: the coarse clock costs a fraction of steady_clock's read (the
 // per-step cost that matters here), and its resolution (a scheduler tick, 1-10 ms) is added to the
 // threshold, so a quick job that straddles a tick is never taken for slow.
@@ -216,6 +228,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions opti
 
 Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     : task_(std::move(task)),
+      fork_generation_(ForkGeneration()),
+      creator_pid_(getpid()),
       spec_(std::move(prepared.spec)),
       options_(std::move(prepared.options)),
       fields_(std::move(prepared.output.fields)),
@@ -235,9 +249,10 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     EnvState& s = envs_[static_cast<std::size_t>(i)];
     const EnvSpec& env_spec = options_.env_specs.empty() ? spec_ : options_.env_specs[static_cast<std::size_t>(i)];
     s.env = task_->make_env(env_spec, i);
-    s.env->SetAllocator(this);
-    s.split_phase = s.env->SplitPhase();
-    s.env->Seed(options_.seeds[static_cast<std::size_t>(i)]);
+    EnvDriver driver(*s.env);
+    driver.SetAllocator(this);
+    driver.Seed(options_.seeds[static_cast<std::size_t>(i)]);
+    s.split = dynamic_cast<SplitPhaseEnv*>(s.env.get());
     std::size_t total = 0;
     for (std::size_t b : action_row_bytes) total += b;
     s.action_storage.resize(total);
@@ -271,6 +286,10 @@ Pool::~Pool() { Close(); }
 
 void Pool::Close() {
   if (closed_.exchange(true)) return;
+  if (forked()) {
+    Abandon();
+    return;
+  }
   ring_.WakeAll();
   {
     std::lock_guard<std::mutex> lock(api_mu_);
@@ -288,6 +307,20 @@ void Pool::Close() {
 
 void Pool::CheckOpen() const {
   if (closed_.load(std::memory_order_relaxed)) throw ClosedError("the pool is closed");
+  if (forked()) {
+    throw ForkedError(
+        "this pool was made before the process forked: its threads run only in the parent "
+        "process (pid " +
+        std::to_string(creator_pid_) + "); make a new pool in this one");
+  }
+}
+
+bool Pool::forked() const { return fork_generation_ != ForkGeneration(); }
+
+void Pool::Abandon() {
+  (void)workers_.release();
+  (void)stand_in_.release();
+  for (EnvState& s : envs_) (void)s.env.release();
 }
 
 const std::vector<int>& Pool::RenderShape() const {
@@ -356,6 +389,7 @@ inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<co
 }
 
 void Pool::Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions) {
+  CheckOpen();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   ValidateSend(env_ids, n, actions);
@@ -370,6 +404,7 @@ void Pool::ThrowCannotFill(int n, int in_flight) const {
 
 OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s,
                         int* rows) {
+  CheckOpen();
   {
     std::lock_guard<std::mutex> lock(api_mu_);
     CheckOpen();
@@ -391,6 +426,7 @@ OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const s
 }
 
 void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits) {
+  CheckOpen();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
@@ -405,6 +441,7 @@ void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds,
 }
 
 OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint64_t> seeds) {
+  CheckOpen();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
@@ -444,6 +481,7 @@ OutputBlock* Pool::RunNow(const int32_t* env_ids, int n, const char* what) {
 }
 
 void Pool::Render(const int32_t* env_ids, int n, uint8_t* frames) {
+  CheckOpen();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   std::size_t frame_bytes = 1;
@@ -493,6 +531,7 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
     return TimeoutError("recv() timed out after " + std::to_string(timeout_s) + " s waiting for " +
                         std::to_string(ring_.RowsLeft(ring_.front())) + " more env(s)");
   };
+  CheckOpen();
   std::unique_lock<std::mutex> recv_lock(recv_mu_, std::try_to_lock);
   if (!recv_lock.owns_lock()) {
     // Another thread is receiving: wait for it as this call would wait for its batch.
@@ -649,15 +688,15 @@ void Pool::RunWorkerJob(int env_id, int lane) {
 }
 
 bool Pool::PostJob(EnvState& s) {
-  if (!s.split_phase) return false;
+  if (s.split == nullptr) return false;
   const bool reset = s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode);
   if (reset && s.reseed) {
     // Seeded here, before the post that carries the seed; RunJob must not seed it again.
-    s.env->Seed(s.seed);
+    EnvDriver(*s.env).Seed(s.seed);
     s.reseed = false;
   }
   try {
-    return s.env->Post(reset, Action(s.action_rows.data()));
+    return s.split->Post(reset, Action(s.action_rows.data()));
   } catch (const std::exception&) {
     return false;  // against the contract (Post must not throw): the job runs unposted
   }
@@ -702,7 +741,7 @@ Pool::Ran Pool::RunRun(int env_id, int lane, int64_t stop_at) {
 
 Pool::Ran Pool::RunJobs(int env_id, int lane, int64_t stop_at) {
   EnvState& first = envs_[static_cast<std::size_t>(env_id)];
-  if (!first.split_phase) return RunRun(env_id, lane, stop_at);
+  if (first.split == nullptr) return RunRun(env_id, lane, stop_at);
   if (!PostJob(first)) {
     const bool step = first.job == JobKind::kStep;
     ring_.FinishRow(RunJob(env_id, lane));
@@ -726,10 +765,10 @@ Pool::Ran Pool::RunJobs(int env_id, int lane, int64_t stop_at) {
   // Every posted job must be finished below, whatever Kick and AwaitPosted do: a failure of the
   // hand-off is the posted job's own (its Reset/Step reports it).
   try {
-    for (int e : posted) envs_[static_cast<std::size_t>(e)].env->Kick();
+    for (int e : posted) envs_[static_cast<std::size_t>(e)].split->Kick();
     // Wait for the last posted first: a worker runs its requests in turn, so the earlier ones are
     // then mostly done, and the thread sleeps about once per run rather than once per env.
-    envs_[static_cast<std::size_t>(posted.back())].env->AwaitPosted();
+    envs_[static_cast<std::size_t>(posted.back())].split->AwaitPosted();
   } catch (const std::exception&) {
   }
   int steps = 0;
@@ -823,7 +862,7 @@ void Pool::WriteFailedRow(EnvState& s, const char* message) {
 OutputBlock* Pool::RunJob(int env_id, int lane) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
   if (s.lane != lane) s.lane = lane;  // the sender reads this line: written only when it changes
-  Env& env = *s.env;
+  EnvDriver env(*s.env);
   const AutoresetMode mode = options_.autoreset_mode;
   s.out.block = nullptr;
   bool paused = false;
@@ -851,17 +890,8 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
       } done{s, worker ? &workers_in_reset_ : nullptr,
              track && !resuming ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}};
       if (s.reseed && !resuming) env.Seed(s.seed);
-      env.BeginReset();
-      {
-        // A split-phase env's reset is collected from elsewhere: it never pauses.
-        env.SetPauseSignal(s.split_phase ? nullptr : t_pause_signal);
-        struct Clear {
-          Env& env;
-          ~Clear() { env.SetPauseSignal(nullptr); }
-        } clear{env};
-        env.Reset();
-        paused = env.paused();
-      }
+      // A split-phase env's reset is collected from elsewhere: it never pauses.
+      paused = !env.Reset(s.split != nullptr ? nullptr : t_pause_signal);
       if (paused) {
         if (s.out.block != nullptr) {
           paused = false;
@@ -876,7 +906,6 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
         WriteRow(s, StepResult{}, false);
       }
     } else {
-      env.BeginStep();
       // Every 256th step of a thread is timed, for the lanes' affinity (kAffinityMinStep).
       static thread_local unsigned t_steps = 0;
       const bool timed = (t_steps++ & 255u) == 0;
@@ -889,7 +918,6 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
       WriteRow(s, r, done);
       if (Episode::ResetsInStep(done, mode)) {
         CopyFinalRow(*s.out.block, fields_, ring_.layout(), s.out.row);
-        env.BeginReset();
         env.Reset();  // writes its observation into the same row
         At<int32_t>(*s.out.block, fields_.elapsed_step, s.out.row) = 0;
         s.episode.Begin(options_.episode_stats);

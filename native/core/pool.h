@@ -2,6 +2,8 @@
 // Sync when batch_size == num_envs (row i is the i-th env sent); async otherwise (first finished).
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -17,6 +19,7 @@
 #include "action_check.h"
 #include "batch_ring.h"
 #include "env.h"
+#include "env_driver.h"
 #include "episode.h"
 #include "job_queue.h"
 #include "output_block.h"
@@ -32,6 +35,11 @@ struct TimeoutError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 struct ClosedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// A call on a pool in a process forked after the pool was made: its threads exist only in the
+// parent, so the child's copy is inert (Close and the destructor leave its threads and envs alone).
+struct ForkedError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -50,14 +58,17 @@ struct PoolOptions {
   std::vector<EnvSpec> env_specs;
 };
 
-class Pool final : public SlotAllocator {
+// Gives its envs their output rows itself (a private SlotAllocator: Allocate is not its API).
+class Pool final : private SlotAllocator {
  public:
   Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions options);
   ~Pool() override;
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
-  // Every call below but Close throws ClosedError once the pool is closed, before any other check.
+  // Every call below but Close throws ClosedError once the pool is closed, before any other check,
+  // and ForkedError in a process forked after the pool was made, before taking any lock (a thread
+  // of the parent may have held it at the fork).
   // Env ids must be in [0, num_envs), distinct, and not in flight (sent and not yet received).
   // Every call may come from any thread, several at once: the pool's state is guarded, and a call
   // that conflicts with another (an env sent twice, a batch another thread received) throws as a
@@ -101,9 +112,12 @@ class Pool final : public SlotAllocator {
   // (after the job it is running). Idempotent.
   void Close();
 
-  // Throws ClosedError when the pool is closed: for a caller that has work of its own to do before
-  // calling in (converting arguments), so that a closed pool does none of it.
+  // Throws ClosedError when the pool is closed, ForkedError in a forked child: for a caller that
+  // has work of its own to do before calling in (converting arguments), so that such a pool does
+  // none of it.
   void CheckOpen() const;
+  // Whether this process is a fork of the one that made the pool (the copy is inert here).
+  bool forked() const;
   // (height, width, 3) of a frame; throws std::invalid_argument when the task does not render.
   const std::vector<int>& RenderShape() const;
 
@@ -124,8 +138,6 @@ class Pool final : public SlotAllocator {
   int64_t resets_paused() const { return resets_paused_.load(std::memory_order_relaxed); }
   int blocks_allocated() const { return ring_.blocks_allocated() + (reset_blocks_ ? reset_blocks_->allocated() : 0); }
 
-  Slot Allocate(int env_id, int num_players) override;
-
   // A job that holds its thread longer than this is slow: a caller with poll_s stops running jobs
   // after one. Well under Ctrl-C's 100 ms budget, and long enough that a job of a fast env (MuJoCo,
   // Atari: under 1 ms) is never taken for slow on a busy machine: its wall time, less the time its
@@ -143,14 +155,13 @@ class Pool final : public SlotAllocator {
   // The fields in two groups by who writes them, the second starting a cache line of its own: the
   // sender's (the API thread, at send and receive; the running thread reads them once per job) and
   // the running thread's (written by each job; a send reads them only in autoreset_mode="disabled",
-  // for the episode's state). Mixed, the sender's writes and the runner's moved the same lines
-  // between the two cores on every job (benchmarks/BENCHMARKS.md, "dm_control (issue 15): cache
-  // lines": +0.7 to +1.3 points of CheetahRun-v1's share of the 2-core limit).
+  // for the episode's state), so that the two threads' writes do not move the same cache lines
+  // between cores on every job (BENCHMARKS.md, "dm_control (issue 15): cache lines").
   struct alignas(64) EnvState {
     // Written by the sender (and read by the thread that runs the job), or never after the pool
     // is made.
     std::unique_ptr<Env> env;
-    bool split_phase = false;  // env->SplitPhase(): its jobs go through PostJob
+    SplitPhaseEnv* split = nullptr;  // the env, when it is split-phase: its jobs go through PostJob
     // The queued job.
     JobKind job = JobKind::kReset;
     bool reseed = false;
@@ -256,11 +267,17 @@ class Pool final : public SlotAllocator {
   static constexpr std::chrono::nanoseconds kAffinityMinStep{1000};
   // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.
   void WakeStandIn();
+  Slot Allocate(int env_id, int num_players) override;
   void ClaimRow(EnvState& s);
   void WriteRow(EnvState& s, const StepResult& r, bool episode_done);
   void WriteFailedRow(EnvState& s, const char* message);
+  // In a forked child: lets go of the threads (which exist only in the parent) and the envs (whose
+  // destructors would end the parent's engines and worker processes) without joining or freeing.
+  void Abandon();
 
   std::shared_ptr<const TaskEntry> task_;  // keeps make_env alive
+  const int fork_generation_;              // ForkGeneration() when made
+  const pid_t creator_pid_;                // for ForkedError's message
   EnvSpec spec_;
   PoolOptions options_;
   OutputFields fields_;

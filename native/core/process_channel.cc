@@ -30,13 +30,13 @@ constexpr long kSysPidfdOpen = SYS_pidfd_open;
 constexpr uint32_t kMagic = 0x50504348;  // "PPCH"
 constexpr std::size_t kAlign = 64;       // a cache line: no two processes' words share one
 
-// Slot states (the futex word).
+// Mailbox states (the futex word).
 constexpr uint32_t kIdle = 0;
 constexpr uint32_t kRequest = 1;  // sent, the parent has not slept on it
 constexpr uint32_t kWaiting = 2;  // sent, the parent sleeps on it: the worker must wake it
 constexpr uint32_t kDone = 3;
 
-// How long a parent sleeps on a slot before it checks that the worker lives.
+// How long a parent sleeps on a mailbox before it checks that the worker lives.
 constexpr timespec kLivenessPoll{0, 50'000'000};
 
 std::size_t RoundUp(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
@@ -79,7 +79,7 @@ struct alignas(kAlign) ProcessChannel::WorkerHeader {
   std::atomic<uint32_t> sleeping;  // the worker sleeps (or is about to) on the doorbell
 };
 
-struct alignas(kAlign) ProcessChannel::SlotHeader {
+struct alignas(kAlign) ProcessChannel::MailboxHeader {
   std::atomic<uint32_t> state;
   uint32_t command;
   uint32_t seeded;
@@ -87,7 +87,7 @@ struct alignas(kAlign) ProcessChannel::SlotHeader {
   uint64_t seed;
   double reward;
   uint32_t truncated;
-  uint32_t error_bytes;  // > 0: the env raised; the message is in the slot's error area
+  uint32_t error_bytes;  // > 0: the env raised; the message is in the mailbox's error area
 };
 
 int ChannelShape::num_workers() const {
@@ -131,14 +131,14 @@ void ProcessChannel::ComputeLayout() {
     offset += RoundUp(b, 8);
   }
   const std::size_t state_bytes = RoundUp(std::max<std::size_t>(offset, 1), kAlign);
-  action_in_slot_ = RoundUp(sizeof(SlotHeader), kAlign);
-  state_in_slot_ = action_in_slot_ + action_bytes;
-  render_in_slot_ = state_in_slot_ + state_bytes;
-  error_in_slot_ = render_in_slot_ + RoundUp(shape_.render_bytes, kAlign);
-  slot_bytes_ = error_in_slot_ + kErrorBytes;
-  slots_offset_ =
+  action_in_mailbox_ = RoundUp(sizeof(MailboxHeader), kAlign);
+  state_in_mailbox_ = action_in_mailbox_ + action_bytes;
+  render_in_mailbox_ = state_in_mailbox_ + state_bytes;
+  error_in_mailbox_ = render_in_mailbox_ + RoundUp(shape_.render_bytes, kAlign);
+  mailbox_bytes_ = error_in_mailbox_ + kErrorBytes;
+  mailboxes_offset_ =
       RoundUp(sizeof(Header), kAlign) + sizeof(WorkerHeader) * static_cast<std::size_t>(shape_.num_workers());
-  size_ = slots_offset_ + slot_bytes_ * static_cast<std::size_t>(shape_.num_envs);
+  size_ = mailboxes_offset_ + mailbox_bytes_ * static_cast<std::size_t>(shape_.num_envs);
 }
 
 std::shared_ptr<ProcessChannel> ProcessChannel::Create(const ChannelShape& shape) {
@@ -201,22 +201,23 @@ ProcessChannel::Header& ProcessChannel::header() const { return *reinterpret_cas
 ProcessChannel::WorkerHeader& ProcessChannel::worker_header(int worker) const {
   return reinterpret_cast<WorkerHeader*>(base_ + RoundUp(sizeof(Header), kAlign))[worker];
 }
-ProcessChannel::SlotHeader& ProcessChannel::slot(int env_id) const {
-  return *reinterpret_cast<SlotHeader*>(base_ + slots_offset_ + slot_bytes_ * static_cast<std::size_t>(env_id));
+ProcessChannel::MailboxHeader& ProcessChannel::mailbox(int env_id) const {
+  return *reinterpret_cast<MailboxHeader*>(base_ + mailboxes_offset_ +
+                                           mailbox_bytes_ * static_cast<std::size_t>(env_id));
 }
 
 std::size_t ProcessChannel::action_offset(int env_id, int field) const {
   const std::size_t f = field < static_cast<int>(action_field_offsets_.size())
                             ? action_field_offsets_[static_cast<std::size_t>(field)]
                             : 0;
-  return slots_offset_ + slot_bytes_ * static_cast<std::size_t>(env_id) + action_in_slot_ + f;
+  return mailboxes_offset_ + mailbox_bytes_ * static_cast<std::size_t>(env_id) + action_in_mailbox_ + f;
 }
 std::size_t ProcessChannel::state_offset(int env_id, int field) const {
-  return slots_offset_ + slot_bytes_ * static_cast<std::size_t>(env_id) + state_in_slot_ +
+  return mailboxes_offset_ + mailbox_bytes_ * static_cast<std::size_t>(env_id) + state_in_mailbox_ +
          state_field_offsets_.at(static_cast<std::size_t>(field));
 }
 std::size_t ProcessChannel::render_offset(int env_id) const {
-  return slots_offset_ + slot_bytes_ * static_cast<std::size_t>(env_id) + render_in_slot_;
+  return mailboxes_offset_ + mailbox_bytes_ * static_cast<std::size_t>(env_id) + render_in_mailbox_;
 }
 
 void ProcessChannel::SetWorker(int worker, int pid) {
@@ -228,9 +229,9 @@ void ProcessChannel::SetWorker(int worker, int pid) {
   if (pidfds_[w] >= 0) close(pidfds_[w]);
   pidfds_[w] = pidfd;
   pids_[w] = pid;
-  // A restarted worker starts from idle slots; none of its envs has a request in flight (the
+  // A restarted worker starts from idle mailboxes; none of its envs has a request in flight (the
   // parent received their failures before restarting it).
-  for (int e : envs_of_worker_[w]) slot(e).state.store(kIdle);
+  for (int e : envs_of_worker_[w]) mailbox(e).state.store(kIdle);
   worker_header(worker).sleeping.store(0);
   dead_[w].store(false, std::memory_order_release);
 }
@@ -266,7 +267,7 @@ bool ProcessChannel::Request(int env_id, ChannelCommand command, bool seeded, ui
 bool ProcessChannel::Post(int env_id, ChannelCommand command, bool seeded, uint64_t seed) {
   const int worker = worker_of(env_id);
   if (dead_[static_cast<std::size_t>(worker)].load(std::memory_order_acquire)) return false;
-  SlotHeader& s = slot(env_id);
+  MailboxHeader& s = mailbox(env_id);
   s.command = static_cast<uint32_t>(command);
   s.seeded = seeded ? 1 : 0;
   s.seed = seed;
@@ -281,7 +282,7 @@ void ProcessChannel::Ring(int env_id) {
   // Dekker with the worker's sleeping flag (both seq_cst): either this sees it sleeping and wakes
   // it, or the worker's re-read of the doorbell (after it set the flag) sees Post's bump and does
   // not sleep. The exchange lets only one ringer wake a sleeping worker: a later one that reads 0
-  // comes after that ringer, whose wake the worker answers by re-scanning every slot, or after
+  // comes after that ringer, whose wake the worker answers by re-scanning every mailbox, or after
   // the worker set the flag again, and then that re-read sees the later ringer's bump.
   if (w.sleeping.load(std::memory_order_seq_cst) != 0 && w.sleeping.exchange(0, std::memory_order_seq_cst) != 0) {
     FutexWake(&w.doorbell, 1);
@@ -290,7 +291,7 @@ void ProcessChannel::Ring(int env_id) {
 
 void ProcessChannel::Await(int env_id) {
   const int worker = worker_of(env_id);
-  SlotHeader& s = slot(env_id);
+  MailboxHeader& s = mailbox(env_id);
   const int64_t budget = int64_t{1000} * parent_spin_us_.load(std::memory_order_relaxed);
   if (budget > 0) {
     std::atomic<bool>& dead = dead_[static_cast<std::size_t>(worker)];
@@ -314,7 +315,7 @@ void ProcessChannel::Await(int env_id) {
 void ProcessChannel::AwaitSleeping(int env_id) {
   const int worker = worker_of(env_id);
   std::atomic<bool>& dead = dead_[static_cast<std::size_t>(worker)];
-  SlotHeader& s = slot(env_id);
+  MailboxHeader& s = mailbox(env_id);
   for (;;) {
     uint32_t state = s.state.load(std::memory_order_acquire);
     if (state == kDone || state == kIdle || dead.load(std::memory_order_acquire)) return;
@@ -330,9 +331,9 @@ void ProcessChannel::AwaitSleeping(int env_id) {
 
 bool ProcessChannel::Collect(int env_id) {
   Await(env_id);
-  SlotHeader& s = slot(env_id);
+  MailboxHeader& s = mailbox(env_id);
   if (s.state.load(std::memory_order_acquire) != kDone) {
-    // Nobody will answer: the slot is idle again for a restarted worker.
+    // Nobody will answer: the mailbox is idle again for a restarted worker.
     s.state.store(kIdle, std::memory_order_relaxed);
     throw Died(worker_of(env_id));
   }
@@ -340,12 +341,12 @@ bool ProcessChannel::Collect(int env_id) {
   return s.error_bytes == 0;
 }
 
-double ProcessChannel::reward(int env_id) const { return slot(env_id).reward; }
-bool ProcessChannel::terminated(int env_id) const { return slot(env_id).terminated != 0; }
-bool ProcessChannel::truncated(int env_id) const { return slot(env_id).truncated != 0; }
+double ProcessChannel::reward(int env_id) const { return mailbox(env_id).reward; }
+bool ProcessChannel::terminated(int env_id) const { return mailbox(env_id).terminated != 0; }
+bool ProcessChannel::truncated(int env_id) const { return mailbox(env_id).truncated != 0; }
 std::string ProcessChannel::error(int env_id) const {
-  const SlotHeader& s = slot(env_id);
-  const auto* text = reinterpret_cast<const char*>(&s) + error_in_slot_;
+  const MailboxHeader& s = mailbox(env_id);
+  const auto* text = reinterpret_cast<const char*>(&s) + error_in_mailbox_;
   return std::string(text, std::min<std::size_t>(s.error_bytes, kErrorBytes));
 }
 
@@ -377,7 +378,7 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
     if (h.shutdown.load(std::memory_order_acquire) != 0) return false;
     const uint32_t seen = w.doorbell.load(std::memory_order_seq_cst);
     for (int e : envs_of_worker_.at(static_cast<std::size_t>(worker))) {
-      const SlotHeader& s = slot(e);
+      const MailboxHeader& s = mailbox(e);
       const uint32_t state = s.state.load(std::memory_order_acquire);
       if (state == kRequest || state == kWaiting) {
         out->push_back(ChannelRequest{e, static_cast<ChannelCommand>(s.command), s.seeded != 0, s.seed});
@@ -411,7 +412,7 @@ bool ProcessChannel::WaitRequests(int worker, double timeout_s, std::vector<Chan
 }
 
 void ProcessChannel::Finish(int env_id, double reward, bool terminated, bool truncated) {
-  SlotHeader& s = slot(env_id);
+  MailboxHeader& s = mailbox(env_id);
   s.reward = reward;
   s.terminated = terminated ? 1 : 0;
   s.truncated = truncated ? 1 : 0;
@@ -419,10 +420,10 @@ void ProcessChannel::Finish(int env_id, double reward, bool terminated, bool tru
 }
 
 void ProcessChannel::Fail(int env_id, const std::string& message) {
-  SlotHeader& s = slot(env_id);
+  MailboxHeader& s = mailbox(env_id);
   // Keep the end of a long message: a traceback's last line names the exception.
   const std::size_t n = std::min(message.size(), kErrorBytes);
-  auto* text = reinterpret_cast<char*>(&s) + error_in_slot_;
+  auto* text = reinterpret_cast<char*>(&s) + error_in_mailbox_;
   std::memcpy(text, message.data() + (message.size() - n), n);
   s.error_bytes = static_cast<uint32_t>(std::max<std::size_t>(n, 1));
   if (n == 0) text[0] = '?';

@@ -1,5 +1,5 @@
 // The shared-memory channel between a pool and the worker processes that run its Python envs: one
-// slot per env (an action area, an output area, a result, a futex word) and one doorbell per worker.
+// mailbox per env (an action area, an output area, a result, a futex word) and one doorbell per worker.
 #pragma once
 
 #include <atomic>
@@ -31,7 +31,7 @@ struct ChannelShape {
   int num_workers() const;
 };
 
-// One env's slot as the worker sees it after WaitRequests: which command, and the seed a reset takes.
+// One env's mailbox as the worker sees it after WaitRequests: which command, and the seed a reset takes.
 struct ChannelRequest {
   int env_id = 0;
   ChannelCommand command = ChannelCommand::kStep;
@@ -42,7 +42,7 @@ struct ChannelRequest {
 // The channel lives in one memfd mapping: the parent creates it, each worker maps the same file
 // (/proc/<parent pid>/fd/<fd>), so nothing is left in /dev/shm whatever kills whom.
 //
-// Protocol of one request (env slot state, a futex word shared by both processes):
+// Protocol of one request (env mailbox state, a futex word shared by both processes):
 //   parent: Post: writes the action (or seed), state = kRequest, bumps the worker's doorbell.
 //           Ring: wakes the worker if it sleeps on its doorbell (one futex wake however many
 //           requests were posted since it went to sleep). Collect: waits for state == kDone
@@ -82,7 +82,7 @@ class ProcessChannel {
 
   // ---- parent side ----
   // The worker serving env ids [first, end): its pid, watched through a pidfd. Before any request
-  // to its envs, and again after a restart (the slots of its envs are made idle).
+  // to its envs, and again after a restart (the mailboxes of its envs are made idle).
   void SetWorker(int worker, int pid);
   // Whether the worker's process has exited (it may be a zombie not yet reaped).
   bool WorkerDead(int worker) const;
@@ -96,7 +96,7 @@ class ProcessChannel {
   // system call only then, and once per sleep however many threads ring). Await: waits until the
   // posted request is done or its worker is found dead. Collect: Await, then the result as
   // Request's (true, or false when the env raised; WorkerDiedError when it will never come), and
-  // the slot is idle again. Each posted request must be collected before env_id's next Post.
+  // the mailbox is idle again. Each posted request must be collected before env_id's next Post.
   bool Post(int env_id, ChannelCommand command, bool seeded = false, uint64_t seed = 0);
   void Ring(int env_id);
   void Await(int env_id);
@@ -131,12 +131,12 @@ class ProcessChannel {
  private:
   struct Header;
   struct WorkerHeader;
-  struct SlotHeader;
+  struct MailboxHeader;
   ProcessChannel(ChannelShape shape, int fd, bool owner);
   void ComputeLayout();
   Header& header() const;
   WorkerHeader& worker_header(int worker) const;
-  SlotHeader& slot(int env_id) const;
+  MailboxHeader& mailbox(int env_id) const;
   int worker_of(int env_id) const { return shape_.worker_of_env[static_cast<std::size_t>(env_id)]; }
   WorkerDiedError Died(int worker) const;
   void AwaitSleeping(int env_id);
@@ -147,10 +147,10 @@ class ProcessChannel {
   bool owner_ = false;
   std::byte* base_ = nullptr;
   std::size_t size_ = 0;
-  std::size_t slots_offset_ = 0, slot_bytes_ = 0;
-  std::size_t action_in_slot_ = 0, state_in_slot_ = 0, render_in_slot_ = 0, error_in_slot_ = 0;
+  std::size_t mailboxes_offset_ = 0, mailbox_bytes_ = 0;
+  std::size_t action_in_mailbox_ = 0, state_in_mailbox_ = 0, render_in_mailbox_ = 0, error_in_mailbox_ = 0;
   std::vector<std::size_t> action_field_offsets_, state_field_offsets_;
-  std::vector<std::vector<int>> envs_of_worker_;  // a worker scans only its own slots
+  std::vector<std::vector<int>> envs_of_worker_;  // a worker scans only its own mailboxes
   std::vector<int> pidfds_;                       // parent side: one per worker, -1 before SetWorker
   // Parent side, one per worker: its death was seen (pidfd readable), so that the other envs of
   // a batch posted to it fail at once rather than each after a liveness poll. Cleared by SetWorker.

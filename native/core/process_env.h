@@ -8,15 +8,16 @@
 #include <utility>
 
 #include "env.h"
+#include "env_driver.h"
 #include "process_channel.h"
 #include "registry.h"
 
 namespace pp {
 
-class ProcessEnv final : public Env {
+class ProcessEnv final : public SplitPhaseEnv {
  public:
   ProcessEnv(const EnvSpec& spec, int env_id, std::shared_ptr<ProcessChannel> channel)
-      : Env(spec, env_id), channel_(std::move(channel)) {}
+      : SplitPhaseEnv(spec, env_id), channel_(std::move(channel)) {}
 
   void Reset() override {
     if (posted_) {
@@ -57,7 +58,6 @@ class ProcessEnv final : public Env {
     if (posted_ && reset) seed_pending_ = false;
     return posted_;
   }
-  bool SplitPhase() const override { return true; }
   void Kick() override { channel_->Ring(env_id()); }
   void AwaitPosted() override { channel_->Await(env_id()); }
 

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env_driver.h"
 #include "envs/tutorial/guessing_game.h"
 #include "envs/tutorial/register.h"
 #include "tests/test_util.h"
@@ -1775,41 +1776,40 @@ struct PostLog {
 
 // The tutorial env made split-phase: Post records the job and the following Reset/Step runs it
 // (the work a worker process would do), checking that it is the job posted. `post_if(env_id)`:
-// whether the env posts at all (a pool may mix envs that do and do not).
-class PostingEnv final : public pp::Env {
+// whether the env posts at all (a pool may mix envs that do and do not): Base is SplitPhaseEnv for
+// those that do, Env for the others (whose Post and Kick are then plain members the core never calls).
+template <typename Base>
+class PostingEnv final : public Base {
  public:
-  PostingEnv(const pp::EnvSpec& spec, int env_id, std::shared_ptr<PostLog> log, bool posts)
-      : Env(spec, env_id), inner_(Task()->make_env(spec, env_id)), log_(std::move(log)), posts_(posts) {
+  using Base::env_id;
+  PostingEnv(const pp::EnvSpec& spec, int env_id, std::shared_ptr<PostLog> log)
+      : Base(spec, env_id), inner_(Task()->make_env(spec, env_id)), log_(std::move(log)) {
     forward_.env = this;
-    inner_->SetAllocator(&forward_);
+    pp::EnvDriver(*inner_).SetAllocator(&forward_);
   }
   void Reset() override {
     Collect(kReset);
-    inner_->BeginReset();
-    inner_->Reset();
+    pp::EnvDriver(*inner_).Reset();
   }
   pp::StepResult Step(const pp::Action& action) override {
     Collect(kStep);
     // The action the engine posted is the one it steps with: its rows did not change meanwhile.
     if (posted_action_ >= 0) CHECK_EQ(*action.Get<int64_t>(0), posted_action_);
     posted_action_ = -1;
-    inner_->BeginStep();
-    return inner_->Step(action);
+    return pp::EnvDriver(*inner_).Step(action);
   }
-  bool Post(bool reset, const pp::Action& action) override {
-    if (!posts_) return false;
+  bool Post(bool reset, const pp::Action& action) {
     CHECK_EQ(posted_, 0);  // one posted job at a time
     posted_ = reset ? kReset : kStep;
     posted_action_ = reset ? -1 : *action.Get<int64_t>(0);
     log_->Add("post", env_id());
     return true;
   }
-  bool SplitPhase() const override { return posts_; }
-  void Kick() override { log_->Add("kick", env_id()); }
-  void AwaitPosted() override { log_->Add("await", env_id()); }
+  void Kick() { log_->Add("kick", env_id()); }
+  void AwaitPosted() { log_->Add("await", env_id()); }
 
  protected:
-  void Reseeded(uint64_t seed) override { inner_->Seed(seed); }
+  void Reseeded(uint64_t seed) override { pp::EnvDriver(*inner_).Seed(seed); }
 
  private:
   static constexpr int kReset = 1, kStep = 2;
@@ -1817,7 +1817,7 @@ class PostingEnv final : public pp::Env {
     PostingEnv* env = nullptr;
     pp::Slot Allocate(int /*env_id*/, int num_players) override { return env->Row(num_players); }
   };
-  pp::Slot Row(int num_players) { return Env::Allocate(num_players); }
+  pp::Slot Row(int num_players) { return Base::Allocate(num_players); }
   void Collect(int kind) {
     if (posted_ != 0) {
       CHECK_EQ(posted_, kind);  // the job collected is the job posted
@@ -1831,7 +1831,6 @@ class PostingEnv final : public pp::Env {
   std::unique_ptr<pp::Env> inner_;
   Forward forward_;
   std::shared_ptr<PostLog> log_;
-  const bool posts_;
   int posted_ = 0;
   int64_t posted_action_ = -1;
 };
@@ -1841,7 +1840,9 @@ std::shared_ptr<const pp::TaskEntry> PostingTask(
   auto task = std::make_shared<pp::TaskEntry>(*Task());
   task->task_id = "Posting-v0";
   task->make_env = [log = std::move(log), post_if = std::move(post_if)](const pp::EnvSpec& spec, int env_id) {
-    return std::unique_ptr<pp::Env>(std::make_unique<PostingEnv>(spec, env_id, log, post_if(env_id)));
+    if (post_if(env_id))
+      return std::unique_ptr<pp::Env>(std::make_unique<PostingEnv<pp::SplitPhaseEnv>>(spec, env_id, log));
+    return std::unique_ptr<pp::Env>(std::make_unique<PostingEnv<pp::Env>>(spec, env_id, log));
   };
   return task;
 }

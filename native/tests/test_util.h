@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +35,14 @@ inline void Fail(const char* file, int line, const std::string& what) {
   ++Failures();
   std::fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what.c_str());
   std::fflush(stderr);
+}
+
+inline bool CheckNear(double a, double b, double tol, const char* file, int line, const char* what) {
+  if (std::fabs(a - b) <= tol) return true;
+  char values[128];
+  std::snprintf(values, sizeof values, ": %.9g vs %.9g (tol %g)", a, b, tol);
+  Fail(file, line, std::string(what) + values);
+  return false;
 }
 
 template <typename T, typename = void>
@@ -181,6 +190,8 @@ inline int RunAll(int argc, char** argv) {
 #define CHECK_LE(a, b) PP_CHECK_OP_(a, <=, b)
 #define CHECK_GT(a, b) PP_CHECK_OP_(a, >, b)
 #define CHECK_GE(a, b) PP_CHECK_OP_(a, >=, b)
+// Passes when |a - b| <= tol (as doubles); prints both values otherwise.
+#define CHECK_NEAR(a, b, tol) ::pp::test::CheckNear((a), (b), (tol), __FILE__, __LINE__, "CHECK_NEAR(" #a ", " #b ")")
 
 // Passes when `stmt` throws `type` (or a subclass) whose what() contains `substr` ("" for any).
 #define CHECK_THROWS_WITH(type, stmt, substr)                                                                          \

@@ -16,20 +16,12 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/registry.h"
 #include "envs/box2d/register.h"
+#include "tests/test_util.h"
 
 namespace {
-
-std::atomic<int> g_failures{0};  // CHECKs run on several threads too
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
 
 // One env driven by hand, as the pool's workers drive it.
 class Runner {
@@ -43,16 +35,13 @@ class Runner {
         obs_index_(spec_.StateIndex("obs")),
         obs_size_(static_cast<int>(spec_.state[static_cast<std::size_t>(obs_index_)].NumElements())),
         action_(spec_.action[static_cast<std::size_t>(spec_.ActionIndex("action"))]) {
-    env_->SetAllocator(&alloc_);
-    env_->Seed(seed);
+    pp::EnvDriver(*env_).SetAllocator(&alloc_);
+    pp::EnvDriver(*env_).Seed(seed);
     action_row_.resize(action_.RowBytes());
     action_rows_[0] = action_row_.data();
   }
 
-  void Reset() {
-    env_->BeginReset();
-    env_->Reset();
-  }
+  void Reset() { pp::EnvDriver(*env_).Reset(); }
   // A deterministic action from `k`: every discrete action, or a sweep of the continuous box.
   pp::StepResult Step(int k) {
     if (action_.dtype == pp::Dtype::kInt64) {
@@ -62,8 +51,7 @@ class Runner {
       auto* a = reinterpret_cast<float*>(action_row_.data());
       for (std::size_t j = 0; j < action_.NumElements(); ++j) a[j] = static_cast<float>(std::sin(0.37 * k + j));
     }
-    env_->BeginStep();
-    return env_->Step(pp::Action(action_rows_));
+    return pp::EnvDriver(*env_).Step(pp::Action(action_rows_));
   }
   // A state field as float64 values (CarRacing's world, under expose_physics_state).
   std::vector<double> Field(const std::string& name) const {
@@ -221,8 +209,8 @@ int main() {
     if (car_racing) threads.emplace_back([&registry] { CheckCarRacing(registry, false, false, 140); });
     for (std::thread& t : threads) t.join();
   }
-  if (g_failures != 0) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures.load());
+  if (::pp::test::Failures() != 0) {
+    std::fprintf(stderr, "%d check(s) failed\n", ::pp::test::Failures());
     return 1;
   }
   std::printf("box2d_test: all checks passed\n");

@@ -17,32 +17,14 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/pool.h"
 #include "core/registry.h"
 #include "envs/classic_control/register.h"
 #include "envs/common/numpy_trig.h"
+#include "tests/test_util.h"
 
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
-
-#define CHECK_NEAR(a, b, tol)                                                                                       \
-  do {                                                                                                              \
-    const double a_ = (a), b_ = (b);                                                                                \
-    if (!(std::fabs(a_ - b_) <= (tol))) {                                                                           \
-      std::fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", __FILE__, __LINE__, #a, a_, \
-                   #b, b_, static_cast<double>(tol));                                                               \
-      ++g_failures;                                                                                                 \
-    }                                                                                                               \
-  } while (0)
 
 // Counts heap allocations while armed: Reset() and Step() must not allocate.
 bool g_count_allocations = false;
@@ -74,8 +56,8 @@ class Runner {
         env_(task_->make_env(spec_, env_id)),
         obs_index_(spec_.StateIndex("obs")),
         obs_size_(static_cast<int>(spec_.state[static_cast<std::size_t>(obs_index_)].NumElements())) {
-    env_->SetAllocator(&alloc_);
-    env_->Seed(seed);
+    pp::EnvDriver(*env_).SetAllocator(&alloc_);
+    pp::EnvDriver(*env_).Seed(seed);
     const pp::FieldSpec& action = spec_.action[static_cast<std::size_t>(spec_.ActionIndex("action"))];
     action_row_.resize(action.RowBytes());
     action_rows_[0] = action_row_.data();
@@ -83,8 +65,7 @@ class Runner {
 
   std::vector<float> Reset() {
     g_count_allocations = true;
-    env_->BeginReset();
-    env_->Reset();
+    pp::EnvDriver(*env_).Reset();
     g_count_allocations = false;
     return Obs();
   }
@@ -114,8 +95,7 @@ class Runner {
  private:
   pp::StepResult DoStep() {
     g_count_allocations = true;
-    env_->BeginStep();
-    const pp::StepResult r = env_->Step(pp::Action(action_rows_));
+    const pp::StepResult r = pp::EnvDriver(*env_).Step(pp::Action(action_rows_));
     g_count_allocations = false;
     return r;
   }
@@ -569,8 +549,8 @@ int main() {
   TestBadActions(registry);
   TestRender(registry);
   TestNumpyTrig();
-  if (g_failures != 0) {
-    std::fprintf(stderr, "classic_control_test: %d check(s) failed\n", g_failures);
+  if (::pp::test::Failures() != 0) {
+    std::fprintf(stderr, "classic_control_test: %d check(s) failed\n", ::pp::test::Failures());
     return 1;
   }
   std::printf("classic_control_test: all checks passed\n");

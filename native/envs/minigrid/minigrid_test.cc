@@ -11,21 +11,13 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/numpy_random.h"
 #include "core/registry.h"
 #include "envs/minigrid/register.h"
+#include "tests/test_util.h"
 
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
 
 // np.random.default_rng(5).shuffle(list(range(10))), and with default_rng(2**40 + 3) a shuffle of
 // range(37), then of range(3), then integers(0, 1000): the draws share the buffered 32-bit half.
@@ -60,14 +52,13 @@ void TestEveryTaskSteps() {
     const pp::EnvSpec spec = pp::MakeSpec(*registry.Find(id), {});
     pp::SingleSlotAllocator slots(spec);
     std::unique_ptr<pp::Env> env = registry.Find(id)->make_env(spec, 0);
-    env->SetAllocator(&slots);
-    env->Seed(11);
+    pp::EnvDriver(*env).SetAllocator(&slots);
+    pp::EnvDriver(*env).Seed(11);
     const int image = spec.StateIndex("obs:image"), mission = spec.StateIndex("obs:mission");
     const int direction = spec.StateIndex("obs:direction");
     const int view = spec.state[static_cast<std::size_t>(image)].shape[0];
     const int num_actions = static_cast<int>(spec.action[0].high[0]) + 1;
-    env->BeginReset();
-    env->Reset();
+    pp::EnvDriver(*env).Reset();
     const std::size_t mission_bytes = spec.state[static_cast<std::size_t>(mission)].RowBytes();
     auto mission_text = [&] {
       const char* text = reinterpret_cast<const char*>(slots.Get<uint8_t>(mission));
@@ -80,8 +71,7 @@ void TestEveryTaskSteps() {
     int episodes = 0;
     for (int t = 0; t < 600 && episodes < 3; ++t) {
       action = static_cast<int64_t>(actions() % static_cast<unsigned>(num_actions));
-      env->BeginStep();
-      const pp::StepResult r = env->Step(act);
+      const pp::StepResult r = pp::EnvDriver(*env).Step(act);
       const uint8_t* img = slots.Get<uint8_t>(image);
       // The agent's own cell (bottom middle of the view) is always seen: never "unseen" (0).
       CHECK(img[((view / 2) * view + (view - 1)) * 3] != 0);
@@ -89,16 +79,14 @@ void TestEveryTaskSteps() {
       CHECK(r.reward >= -1.0 && r.reward <= 1.0);
       if (r.terminated || r.truncated) {
         ++episodes;
-        env->BeginReset();
-        env->Reset();
+        pp::EnvDriver(*env).Reset();
       }
     }
     // Reseeding replays the first episode's generation.
-    env->Seed(11);
-    env->BeginReset();
-    env->Reset();
+    pp::EnvDriver(*env).Seed(11);
+    pp::EnvDriver(*env).Reset();
     CHECK(first_mission == mission_text());
-    if (g_failures) {
+    if (::pp::test::Failures()) {
       std::fprintf(stderr, "  in %s\n", id.c_str());
       return;
     }
@@ -110,8 +98,8 @@ void TestEveryTaskSteps() {
 int main() {
   TestShuffleIsNumpys();
   TestEveryTaskSteps();
-  if (g_failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
+  if (::pp::test::Failures()) {
+    std::fprintf(stderr, "%d check(s) failed\n", ::pp::test::Failures());
     return 1;
   }
   std::printf("minigrid_test: all checks passed\n");

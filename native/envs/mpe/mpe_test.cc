@@ -12,20 +12,12 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/registry.h"
 #include "envs/mpe/register.h"
+#include "tests/test_util.h"
 
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
 
 struct Run {
   std::vector<float> obs;  // every step's observation rows, concatenated
@@ -39,8 +31,8 @@ Run StepTask(const pp::Registry& registry, const std::string& id, bool continuou
   const pp::EnvSpec spec = pp::MakeSpec(task, {{"continuous_actions", continuous}, {"max_cycles", int64_t{9}}});
   pp::SingleSlotAllocator slots(spec);
   std::unique_ptr<pp::Env> env = task.make_env(spec, 0);
-  env->SetAllocator(&slots);
-  env->Seed(seed);
+  pp::EnvDriver(*env).SetAllocator(&slots);
+  pp::EnvDriver(*env).Seed(seed);
   const int players = spec.max_num_players;
   const int obs = spec.StateIndex("obs"), reward = spec.StateIndex("info:players.reward");
   const int index = spec.StateIndex("info:players.agent_index");
@@ -68,8 +60,7 @@ Run StepTask(const pp::Registry& registry, const std::string& id, bool continuou
       }
     }
   };
-  env->BeginReset();
-  env->Reset();
+  pp::EnvDriver(*env).Reset();
   record();
   for (int t = 0; t < 30; ++t) {
     for (int p = 0; p < players; ++p) {
@@ -78,8 +69,7 @@ Run StepTask(const pp::Registry& registry, const std::string& id, bool continuou
       for (int k = 0; k < action_width; ++k)
         continuous_rows[static_cast<std::size_t>(p * action_width + k)] = unit(draws);
     }
-    env->BeginStep();
-    const pp::StepResult r = env->Step(act);
+    const pp::StepResult r = pp::EnvDriver(*env).Step(act);
     record();
     double sum = 0.0;
     for (int p = 0; p < players; ++p) sum += slots.Get<double>(reward)[p];
@@ -90,8 +80,7 @@ Run StepTask(const pp::Registry& registry, const std::string& id, bool continuou
     if (r.truncated) CHECK(env->elapsed_step() == 9);
     if (r.terminated || r.truncated) {
       ++run.episodes;
-      env->BeginReset();
-      env->Reset();
+      pp::EnvDriver(*env).Reset();
       record();
     }
   }
@@ -122,7 +111,7 @@ void TestEveryTask() {
       CHECK(a.episodes == 3);                                 // 30 steps of 9-step episodes
       CHECK(a.obs == b.obs && a.reward_sum == b.reward_sum);  // the same seed, the same episodes
       CHECK(a.obs != c.obs);
-      if (g_failures) {
+      if (::pp::test::Failures()) {
         std::fprintf(stderr, "  in %s (%s)\n", id.c_str(), continuous ? "continuous" : "discrete");
         return;
       }
@@ -138,15 +127,13 @@ void TestOutOfRangeActionIsRefused() {
   const pp::EnvSpec spec = pp::MakeSpec(task, {});
   pp::SingleSlotAllocator slots(spec);
   std::unique_ptr<pp::Env> env = task.make_env(spec, 0);
-  env->SetAllocator(&slots);
-  env->BeginReset();
-  env->Reset();
+  pp::EnvDriver(*env).SetAllocator(&slots);
+  pp::EnvDriver(*env).Reset();
   int64_t actions[2] = {3, 0};
   const std::byte* rows[1] = {reinterpret_cast<const std::byte*>(actions)};
   bool refused = false;
   try {
-    env->BeginStep();
-    env->Step(pp::Action(rows));
+    pp::EnvDriver(*env).Step(pp::Action(rows));
   } catch (const std::invalid_argument&) {
     refused = true;
   }
@@ -158,8 +145,8 @@ void TestOutOfRangeActionIsRefused() {
 int main() {
   TestEveryTask();
   TestOutOfRangeActionIsRefused();
-  if (g_failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
+  if (::pp::test::Failures()) {
+    std::fprintf(stderr, "%d check(s) failed\n", ::pp::test::Failures());
     return 1;
   }
   std::printf("mpe_test: all checks passed\n");

@@ -16,21 +16,13 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/env_driver.h"
 #include "core/registry.h"
 #include "envs/toy_text/register.h"
 #include "envs/toy_text/sprites.h"
+#include "tests/test_util.h"
 
 namespace {
-
-std::atomic<int> g_failures{0};  // CHECKs run on several threads too
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
 
 using Overrides = std::map<std::string, pp::ConfigValue>;
 
@@ -43,19 +35,15 @@ class Runner {
         alloc_(spec_),
         env_(task_->make_env(spec_, 0)),
         obs_index_(spec_.StateIndex(task_id == "Blackjack-v1" ? "obs:0" : "obs")) {  // Blackjack: the sum
-    env_->SetAllocator(&alloc_);
-    env_->Seed(seed);
+    pp::EnvDriver(*env_).SetAllocator(&alloc_);
+    pp::EnvDriver(*env_).Seed(seed);
     action_row_.resize(sizeof(int64_t));
     action_rows_[0] = action_row_.data();
   }
-  void Reset() {
-    env_->BeginReset();
-    env_->Reset();
-  }
+  void Reset() { pp::EnvDriver(*env_).Reset(); }
   pp::StepResult Step(int64_t a) {
     std::memcpy(action_row_.data(), &a, sizeof a);
-    env_->BeginStep();
-    return env_->Step(pp::Action(action_rows_));
+    return pp::EnvDriver(*env_).Step(pp::Action(action_rows_));
   }
   std::vector<uint8_t> Render() {
     std::vector<uint8_t> frame(static_cast<std::size_t>(spec_.render_shape.at(0)) * spec_.render_shape.at(1) * 3);
@@ -188,8 +176,8 @@ int main() {
   }
   for (const Case& c : cases) CheckCase(registry, c, 40);
   CheckWithoutSprites(cases);
-  if (g_failures != 0) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures.load());
+  if (::pp::test::Failures() != 0) {
+    std::fprintf(stderr, "%d check(s) failed\n", ::pp::test::Failures());
     return 1;
   }
   std::printf("toy_text_test: all checks passed\n");
