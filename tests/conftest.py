@@ -20,6 +20,9 @@ _TORCHINDUCTOR_DIR: str | None = None
 
 def pytest_configure(config: pytest.Config) -> None:
     global _TORCHINDUCTOR_DIR
+    # Ray's nodes (the Ray, RLlib and Ctrl-C tests, and their subprocesses) bind to loopback, not to
+    # the machine's network address: Ray reads this when it is first imported (at collection).
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
         _TORCHINDUCTOR_DIR = tempfile.mkdtemp(prefix="pp_tests_torchinductor_")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = _TORCHINDUCTOR_DIR

@@ -54,7 +54,7 @@ class PoolActor:
         >>> obs, reward, terminated, truncated, info = ray.get(actor.reset.remote())  # doctest: +SKIP
     """
 
-    # Whether the data plane serves async batches natively (_dp_serve_batches) after the first; off,
+    # Whether the data plane serves async batches natively (dataplane.serve_batches) after the first; off,
     # every frame goes through _handle (the tests compare the two).
     native_serve = True
 
@@ -139,7 +139,7 @@ class PoolActor:
     def _serve_connection(self, conn: socket.socket) -> None:
         """Serves the driver's frames on ``conn`` until it closes or sends CLOSE. The async batches
         (a SEND with its RECV riding along) go through one native call once the first has been
-        served here (``_dp_serve_batches``, which gives back what it does not serve)."""
+        served here (``dataplane.serve_batches``, which gives back what it does not serve)."""
         while True:
             try:
                 if self._plan is not None and self._deferred_error is None:
@@ -157,7 +157,7 @@ class PoolActor:
         """Runs the native loop until it stops; returns the frame it left for ``_handle``, or None
         when what it left (a batch it did not reply to, an error of the pool's recv) was answered
         here, as ``_handle`` answers a RECV."""
-        got = wire._native._dp_serve_batches(conn.fileno(), -1.0, self._env._native, plan, wire._decoded,
+        got = wire._dataplane.serve_batches(conn.fileno(), -1.0, self._env._native, plan, wire._decoded,
                                              wire._layout, wire.Slot)
         if got[0] == "frame":
             return wire.frame_of(got[1])
@@ -284,11 +284,11 @@ class PoolActor:
         actions as they come and returns each field of a batch as it is (its flat unpacking: no
         info key that comes and goes, no final observations, no text, no pickled info)."""
         env = self._env
-        return (PoolActor.native_serve and wire._native is not None and env.batch_size < env.num_envs
+        return (PoolActor.native_serve and wire._dataplane is not None and env.batch_size < env.num_envs
                 and env._flatten_action is None and env._unpacker._simple and env._unpack == env._unpacker.unpack)
 
     def _recv_planned(self, send_skeleton: bytes) -> tuple[tuple, tuple | None]:
-        """``recv`` for the first async batch: ``(the reply, the plan of _dp_serve_batches or None)``.
+        """``recv`` for the first async batch: ``(the reply, the plan of dataplane.serve_batches or None)``.
         The plan maps the reply's arrays, in the order the wire sends them, to the batch's fields:
         each must be one of them, except the global ids, which are a field plus the offset."""
         try:

@@ -105,12 +105,12 @@ class _Link:
         self.fd = self.sock.fileno()  # for the native calls (-1 once closed)
         self.timeout = timeout
         self.owed = 0  # replies the node has yet to send
-        # Replies read and not yet returned: Frames, or raw frames (``_dp_recv_frame``'s tuples)
+        # Replies read and not yet returned: Frames, or raw frames (``dataplane.recv_frame``'s tuples)
         # that ``_wait_read`` read and had not decoded when Ctrl-C came.
         self.stash: deque[Any] = deque()
 
     def request(self, kind: int, message: Any = None, extra: Any = None, reply: bool = True) -> None:
-        if wire._native is not None:
+        if wire._dataplane is not None:
             # One native call sends the frame and counts its reply: Ctrl-C cannot come between
             # them, so no SIGINT hold (four sigaction calls per batch).
             wire.send_native(self.fd, self.timeout, kind, message, extra, self if reply else None)
@@ -875,7 +875,7 @@ class DistributedPool:
                 if part is _SCATTERED else part
                 for node, part in zip(self._nodes, gather.parts)
             ]
-            message = _merge_rows(parts) if gather.kind != ROLLOUT else _merge_tree(parts)
+            message = _concat_node_results(parts) if gather.kind != ROLLOUT else _merge_tree(parts)
         if gather.kind != ROLLOUT:
             return message
         return message, _merge_tree([extra for extra in gather.extras])
@@ -987,10 +987,10 @@ def _wait_read(nodes: list[_Node], wait_s: float) -> tuple[int, Any, Any, Any] |
     """The next reply of ``nodes`` (served in that order: a stashed one first, else the first to
     arrive within ``wait_s``) as ``(index in nodes, kind, message, extra)``; ``(index, None, None,
     error)`` when that node's stream broke; None when none came. Ctrl-C interrupts the wait, not a
-    frame. Natively one call (``_dp_wait_read``: the poll, the read and the decoding)."""
-    native = wire._native
+    frame. Natively one call (``dataplane.wait_read``: the poll, the read and the decoding)."""
+    native = wire._dataplane
     if native is not None:
-        return native._dp_wait_read([node.link for node in nodes], wait_s, wire._decoded, wire._layout, wire.Slot)
+        return native.wait_read([node.link for node in nodes], wait_s, wire._decoded, wire._layout, wire.Slot)
     ready = _readable(nodes, time.monotonic() + wait_s)
     if not ready:
         return None
@@ -1078,7 +1078,7 @@ def _check_rows(actions: Any, expected: int) -> None:
         raise ValueError(f"expected one action row per env id ({expected}), got {rows}")
 
 
-def _merge_rows(results: list[tuple]) -> tuple:
+def _concat_node_results(results: list[tuple]) -> tuple:
     """Node results in node order as one batch. A key some nodes lack (``episode`` appears only
     where an episode ended) is filled with zeros (``False``, or ``None`` for objects) there."""
     if len(results) == 1:

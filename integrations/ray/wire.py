@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 try:  # the native data plane (native/python/dataplane.cc); the Python one below is its reference
-    from parallel_pool import _native as _native_module
+    from parallel_pool._native import dataplane as _native_dataplane
 
-    _native: Any = _native_module if hasattr(_native_module, "_dp_wait_read") else None
+    _dataplane: Any = _native_dataplane
 except ImportError:  # pragma: no cover - the package is always built with it
-    _native = None
+    _dataplane = None
 
 __all__ = ["Frame", "Slot", "decode", "encode", "read_frame", "send_frame", "send_native"]
 
@@ -171,8 +171,8 @@ def parse_skeleton(skeleton: bytes) -> tuple[Any, list[Slot]]:
 
 def decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
     """The message of ``skeleton`` (unpickled) with each ``Slot`` replaced by its array."""
-    if _native is not None:  # the same walk in C++ (17 calls and ~20 us per Ant batch in Python)
-        return _native._dp_decode(skeleton, list(arrays), Slot)
+    if _dataplane is not None:  # the same walk in C++ (17 calls and ~20 us per Ant batch in Python)
+        return _dataplane.decode(skeleton, list(arrays), Slot)
     return _decode(skeleton, arrays)
 
 
@@ -208,7 +208,7 @@ def slots(skeleton: Any) -> list[Slot]:
 
 def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any = None) -> None:
     """Sends one frame; the arrays go from their own memory (``sendmsg``), not through a copy."""
-    if _native is not None:
+    if _dataplane is not None:
         send_native(sock.fileno(), _timeout(sock), kind, message, extra)
         return
     extra_bytes = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
@@ -228,11 +228,11 @@ def send_frame(sock: socket.socket, kind: int, message: Any = None, extra: Any =
 
 def send_native(fd: int, timeout: float, kind: int, message: Any = None, extra: Any = None,
                 counter: Any = None) -> None:
-    """``send_frame`` through the native data plane (``_dp_send_message``: the message walked, its
+    """``send_frame`` through the native data plane (``dataplane.send_message``: the message walked, its
     skeleton taken from this module's cache, every piece sent, in one call) on a raw fd; ``timeout``
     as ``_timeout`` gives it. ``counter``: an object whose ``owed`` counts the reply, in the same
     call (a driver's link), or None."""
-    _native._dp_send_message(fd, timeout, kind, message, extra, _encoded_by_key, _CACHE_SIZE, encode, counter)
+    _dataplane.send_message(fd, timeout, kind, message, extra, _encoded_by_key, _CACHE_SIZE, encode, counter)
 
 
 def _timeout(sock: socket.socket) -> float:
@@ -291,7 +291,7 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
     caller, which owns the destinations, builds it). ``into`` may also return ``(targets,
     offsets)``: slot ``i`` is received into ``targets[i]`` at byte ``offsets[i]`` (the native path's
     spelling of a row block, with no view made per array)."""
-    if _native is not None:
+    if _dataplane is not None:
         return _read_frame_native(sock, into)
     prefix = bytearray(_PREFIX.size)
     _recv_exact(sock, memoryview(prefix))
@@ -329,7 +329,7 @@ def read_frame(sock: socket.socket, into: Destinations | None = None) -> Frame:
 
 def _views(buffer: np.ndarray, tree_slots: list[Slot]) -> list[np.ndarray]:
     """Each slot's array, viewing ``buffer`` (the frame's data) at its padded offset (the Python
-    reference of ``_native_message``'s ``_dp_views``)."""
+    reference of ``_native_message``'s ``dataplane.views``)."""
     arrays, offset = [], 0
     for slot in tree_slots:
         arrays.append(buffer[offset:offset + slot.nbytes].view(np.dtype(slot.dtype)).reshape(slot.shape))
@@ -342,8 +342,8 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
     scatter read (or, with ``into``, the head, then the data straight into the destinations)."""
     fd, timeout = sock.fileno(), _timeout(sock)
     if into is None:
-        return frame_of(_native._dp_recv_frame(fd, timeout))
-    kind, skeleton, extra_bytes, data_len = _native._dp_recv_head(fd, timeout)
+        return frame_of(_dataplane.recv_frame(fd, timeout))
+    kind, skeleton, extra_bytes, data_len = _dataplane.recv_head(fd, timeout)
     extra = pickle.loads(extra_bytes) if extra_bytes else None
     layout = _layout(skeleton)
     targets = into(skeleton, layout.slots) if layout.slots else None
@@ -352,23 +352,23 @@ def _read_frame_native(sock: socket.socket, into: Destinations | None) -> Frame:
             targets, offsets = targets
         else:
             offsets = [0] * len(targets)
-        _native._dp_recv_into(fd, list(targets), offsets, layout.sizes, data_len, timeout)
+        _dataplane.recv_into(fd, list(targets), offsets, layout.sizes, data_len, timeout)
         return Frame(kind, None, extra, skeleton)
     buffer = np.empty(data_len, dtype=np.uint8)
     if data_len:
-        _native._dp_recv_into(fd, [buffer], [0], [data_len], data_len, timeout)
+        _dataplane.recv_into(fd, [buffer], [0], [data_len], data_len, timeout)
     return Frame(kind, _native_message(layout, buffer), extra, skeleton)
 
 
 def frame_of(raw: tuple[int, bytes, bytes, np.ndarray]) -> Frame:
-    """The ``Frame`` of a frame read whole (``_dp_recv_frame``'s ``(kind, skeleton, extra bytes,
-    data)``), decoded by ``_dp_decode_raw`` (the Python steps: ``_layout``, ``_native_message``)."""
-    kind, message, extra = _native._dp_decode_raw(raw, _decoded, _layout, Slot)
+    """The ``Frame`` of a frame read whole (``dataplane.recv_frame``'s ``(kind, skeleton, extra bytes,
+    data)``), decoded by ``dataplane.decode_raw`` (the Python steps: ``_layout``, ``_native_message``)."""
+    kind, message, extra = _dataplane.decode_raw(raw, _decoded, _layout, Slot)
     return Frame(kind, message, extra, raw[1])
 
 
 def _native_message(layout: _Layout, buffer: np.ndarray) -> Any:
-    """The message of a frame whose data is ``buffer``: each slot's array viewing it (``_dp_views``:
-    ~1 us per array less than three NumPy calls each), put in the tree (``_dp_decode``)."""
-    arrays = _native._dp_views(buffer, layout.dtypes, layout.shapes) if layout.slots else []
-    return _native._dp_decode(layout.tree, arrays, Slot)
+    """The message of a frame whose data is ``buffer``: each slot's array viewing it (``dataplane.views``:
+    ~1 us per array less than three NumPy calls each), put in the tree (``dataplane.decode``)."""
+    arrays = _dataplane.views(buffer, layout.dtypes, layout.shapes) if layout.slots else []
+    return _dataplane.decode(layout.tree, arrays, Slot)

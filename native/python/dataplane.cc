@@ -663,19 +663,20 @@ py::tuple ServeBatches(int fd, double timeout_s, py::handle pool, const py::tupl
 
 }  // namespace
 
-void RegisterDataPlane(py::module_& m) {
-  m.def("_dp_views", &Views, py::arg("buffer"), py::arg("dtypes"), py::arg("shapes"));
-  m.def("_dp_decode", &Decode, py::arg("tree"), py::arg("arrays"), py::arg("slot_type"));
-  m.def("_dp_recv_frame", &RecvFrame, py::arg("fd"), py::arg("timeout"));
-  m.def("_dp_recv_head", &RecvHead, py::arg("fd"), py::arg("timeout"));
-  m.def("_dp_recv_into", &RecvInto, py::arg("fd"), py::arg("targets"), py::arg("offsets"), py::arg("sizes"),
+void RegisterDataPlane(py::module_& parent) {
+  py::module_ m = parent.def_submodule("dataplane", "The Ray layer's frame I/O (integrations/ray/wire.py)");
+  m.def("views", &Views, py::arg("buffer"), py::arg("dtypes"), py::arg("shapes"));
+  m.def("decode", &Decode, py::arg("tree"), py::arg("arrays"), py::arg("slot_type"));
+  m.def("recv_frame", &RecvFrame, py::arg("fd"), py::arg("timeout"));
+  m.def("recv_head", &RecvHead, py::arg("fd"), py::arg("timeout"));
+  m.def("recv_into", &RecvInto, py::arg("fd"), py::arg("targets"), py::arg("offsets"), py::arg("sizes"),
         py::arg("data_len"), py::arg("timeout"));
-  m.def("_dp_send_message", &SendMessage, py::arg("fd"), py::arg("timeout"), py::arg("kind"), py::arg("message"),
+  m.def("send_message", &SendMessage, py::arg("fd"), py::arg("timeout"), py::arg("kind"), py::arg("message"),
         py::arg("extra"), py::arg("cache"), py::arg("cache_size"), py::arg("encode"), py::arg("counter"));
-  m.def("_dp_decode_raw", &DecodeRaw, py::arg("raw"), py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
-  m.def("_dp_serve_batches", &ServeBatches, py::arg("fd"), py::arg("timeout"), py::arg("pool"), py::arg("plan"),
+  m.def("decode_raw", &DecodeRaw, py::arg("raw"), py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
+  m.def("serve_batches", &ServeBatches, py::arg("fd"), py::arg("timeout"), py::arg("pool"), py::arg("plan"),
         py::arg("layouts"), py::arg("layout_of"), py::arg("slot_type"));
-  m.def("_dp_wait_read", &WaitRead, py::arg("links"), py::arg("wait_s"), py::arg("layouts"), py::arg("layout_of"),
+  m.def("wait_read", &WaitRead, py::arg("links"), py::arg("wait_s"), py::arg("layouts"), py::arg("layout_of"),
         py::arg("slot_type"));
 }
 

@@ -1,5 +1,5 @@
-// Test hooks of envs/common/pygame_text.h (tests/envs/common/test_pygame_text.py), registered on parallel_pool._native;
-// not part of the API. Kept out of module.cc so that only this file includes FreeType's headers.
+// Test hooks of envs/common/pygame_text.h (tests/envs/common/test_pygame_text.py), registered on
+// parallel_pool._testing. Kept in a file of their own so that only it includes FreeType's headers.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -109,11 +109,11 @@ py::array PygameAlphaBlend(const py::array_t<uint8_t, py::array::c_style | py::a
 }  // namespace
 
 void RegisterPygameTextHooks(py::module_& m) {
-  m.def("_pygame_text", &PygameText, py::arg("font_path"), py::arg("size"), py::arg("text"), py::arg("fg"),
+  m.def("pygame_text", &PygameText, py::arg("font_path"), py::arg("size"), py::arg("text"), py::arg("fg"),
         py::arg("bg") = py::none());
-  m.def("_pygame_text_blit", &PygameTextBlit, py::arg("font_path"), py::arg("size"), py::arg("text"), py::arg("fg"),
+  m.def("pygame_text_blit", &PygameTextBlit, py::arg("font_path"), py::arg("size"), py::arg("text"), py::arg("fg"),
         py::arg("bg"), py::arg("frame"), py::arg("x"), py::arg("y"));
-  m.def("_pygame_alpha_blend", &PygameAlphaBlend, py::arg("src_rgba"), py::arg("dst_rgb"));
+  m.def("pygame_alpha_blend", &PygameAlphaBlend, py::arg("src_rgba"), py::arg("dst_rgb"));
 }
 
 }  // namespace pp

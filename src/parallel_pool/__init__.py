@@ -24,7 +24,7 @@ from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.envpool_ids import add_envpool_aliases as _add_envpool_aliases
 from parallel_pool.envpool_ids import add_envpool_vizdoom_maps as _add_envpool_vizdoom_maps
-from parallel_pool.errors import EnvError, PoolClosedError
+from parallel_pool.errors import EnvError, PoolClosedError, PoolForkedError
 from parallel_pool.factory import (
     make,
     make_dm,
@@ -56,6 +56,7 @@ __all__ = [
     "ParallelPoolVectorEnv",
     "PettingZooPool",
     "PoolClosedError",
+    "PoolForkedError",
     "UnavailableTaskError",
     "get_cmake_dir",
     "get_include",

@@ -47,18 +47,16 @@ class BasePoolEnv:
         seeds = env_seeds(pool["seed"], pool["num_envs"])
         # Each env's seed, as its np_random_seed: the last one it was given (reset(seed=...) gives new ones).
         self._env_seeds = list(seeds)
-        self._native = _native.Pool(
-            base_id,
-            env_config,
-            pool["num_envs"],
-            pool["batch_size"],
-            pool["num_threads"],
-            pool["thread_affinity_offset"],
-            seeds,
-            pool["autoreset_mode"],
-            pool["episode_stats"],
-            pool["env_kwargs"],
+        options = _native.PoolOptions(
+            num_envs=pool["num_envs"],
+            seeds=seeds,
+            batch_size=pool["batch_size"],
+            num_threads=pool["num_threads"],
+            thread_affinity_offset=pool["thread_affinity_offset"],
+            autoreset_mode=pool["autoreset_mode"],
+            episode_stats=pool["episode_stats"],
         )
+        self._native = _native.Pool(base_id, env_config, options, env_configs=pool["env_kwargs"])
         pool["num_threads"] = self._native.num_threads
         self.spec = EnvSpec(task_id, self._native.spec, pool)
         self._setup(pool)

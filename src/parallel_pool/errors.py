@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parallel_pool._native import PoolClosedError
+from parallel_pool._native import PoolClosedError, PoolForkedError
 
-__all__ = ["EnvError", "PoolClosedError"]
+__all__ = ["EnvError", "PoolClosedError", "PoolForkedError"]
 
 
 class EnvError(RuntimeError):

@@ -1,133 +1,49 @@
 """The Python-env backend: any ``gymnasium.Env`` run in worker processes, behind the native pool's API.
 
-Design
-------
-Every front-end (``GymnasiumEnv``, ``GymEnv``, ``DmEnv``, the vector view, the integrations) drives a
-``_native.Pool``, whose engine owns the semantics: sync and async batching, ``info["env_id"]``, the
-autoreset modes, episode statistics, seeding, bad-input checks and ``EnvError``. This backend reuses
-that engine unchanged rather than re-implementing it in a Python coordinator: a pool of Python envs
-is a native pool whose envs are ``ProcessEnv``s (``native/core/process_env.h``), each forwarding its
-``Reset``/``Step``/``Render`` to the worker process that holds the Python env, through a
-shared-memory ``ProcessChannel`` (``native/core/process_channel.h``). So both backends have
-identical semantics by construction, and the conformance tests run over both.
+A pool of Python envs is a native pool whose envs are ``ProcessEnv``s (``native/core/process_env.h``):
+each forwards its ``Reset``/``Step``/``Render`` to the worker process that holds the Python env,
+through a shared-memory ``ProcessChannel`` (``native/core/process_channel.h``). The engine keeps
+every semantic (batching, autoreset, episode statistics, seeding, bad-input checks, ``EnvError``),
+so both backends behave the same by construction and the conformance tests run over both.
 
-- **Data path of a batch: batch-level hand-offs.** A ``ProcessEnv`` is a split-phase env (``Env::Post``
-  in ``native/core/env.h``): the pool thread that pops its job *posts* it, copying the action row
-  into env ``i``'s slot (a memfd mapping shared with the workers), marking the slot requested and
-  bumping its worker's doorbell, all without a system call, and then pops and posts further queued
-  jobs, up to a batch. It then rings each worker's doorbell (a futex wake only if that worker
-  sleeps, once however many of its envs were posted), sleeps on the slot of the last env it posted
-  and, woken, finishes the posted jobs in order (copying each output into the batch's output block,
-  which NumPy views without a copy, as for native envs; a slot found done costs no system call).
-  The worker, parked in ``ProcessChannel.wait`` with the GIL released, collects every requested
-  slot of its envs, steps each Python env in env order with NumPy views of the slot's action
-  area, writes the observation into the slot's output area (NumPy views, no pickling), and
-  completes the slot, waking the parent only for the slot it sleeps on. So a batch costs about one
-  wake-up each way per worker, not one per env: measured on the 2-core host, a futex round trip
-  between two processes costs ~8-25 us against ~7-13 us for a ``CartPole-v1`` step in Python, which
-  per-env hand-offs (the design before) paid on every step.
-- **Threads and workers.** A pool thread that posted a run of jobs waits while the workers run
-  them. ``num_workers`` processes hold the envs round robin (env ``i`` on worker
-  ``i % num_workers``): several envs per process, and one wake-up serves every request pending for
-  them. The default is one worker per CPU but one (at least one, at most ``num_envs``): the parent
-  needs a core of its own, for the caller's loop and for the pool's threads that carry each batch's
-  actions and results. Except in sync mode for a costly env: there the parent waits while the
-  workers step, so a worker on every CPU gains when each worker's share of a batch outweighs the
-  wake-ups of workers that then cannot spin (below). Worker 0 times steps of its spare env (the one
-  it builds for the info keys, below; CPU time, the fastest of a few windows of 50 steps, 50 ms at
-  most) before any worker builds its envs, and the pool takes a worker per CPU when
-  ``num_envs / cpus`` steps take at least ``_SHARE_FOR_EVERY_CPU_S`` (250 us), else one per CPU but
-  one (the extra process, started for the choice, ends before it builds anything). Measured on the
-  2-core host, sync, two workers against one: LunarLander-v3 (~25 us a step) x 64 46k against 30k
-  steps/s, x 32 36-40k against 30k, x 16 33k against 30k, x 8 28k against 31k; CartPole-v1 (~6 us)
-  x 64 126k-214k (median 136k-173k over runs: wake-ups of three processes on two cores vary)
-  against ~141k, x 32 103k against 136k. The threshold keeps the choice where it clearly gains.
-  ``num_workers=`` (no timing), declared ``info_keys`` (no spare env) and async mode keep the
-  default. In sync mode the pool has one thread by default, the caller's: it posts
-  every worker's part of the batch, rings each worker once and collects the rows (a second thread
-  only split the batch into two hand-offs per worker: CartPole-v1 x 8 ran at ~45k steps/s with two
-  against ~75k with one, on the 2-core host). In async mode it has ``_THREADS_PER_WORKER`` threads
-  per worker (at most one per env): one thread's posted batch runs while the other (or the caller,
-  in ``recv``) posts the next, so the worker always finds work queued (measured with per-env
-  hand-offs: two per worker beat one, four (10-25% slower) and one per env (2x slower)).
-  ``num_workers=`` and ``num_threads=`` choose them per pool.
-- **Spinning.** A futex wake-up costs a system call on each side and, on a VM, an inter-processor
-  interrupt whose latency (tens of microseconds) is longer than a batch of cheap steps. So a waiting
-  thread of the pool first polls the shared word for up to ``_SPIN_PARENT_US`` (its batch's
-  result), and an idle worker for up to ``_SPIN_WORKER_US`` (its next request), each only when its
-  last wait of that kind ended within that budget: a worker behind a policy that takes
-  milliseconds, or a batch of a slow env, sleeps at once and wastes nothing. A spinner must have a
-  core to itself, or it takes the time of the process it waits for (measured: LunarLander-v3 x 8
-  on two workers and the caller, all spinning on 2 cores, ran at 6k steps/s, 16k without), so
-  ``spin=None`` (the default) lets the pool's threads spin only when they (in async mode the
-  caller in ``recv`` too) and its workers together fit the CPUs the process may run on (sync mode
-  with the default workers and thread: yes; async mode on 2 CPUs: no), and the workers spin when
-  they fit the CPUs beside one core for the parent (the default worker count always does: a worker
-  spins only while it has nothing to do, and the parent's threads then need one core at most);
-  ``spin=True``/``False`` forces both sides on or off (``spec.config["spin"]`` says whether
-  either side spins). With both, CartPole-v1 x 8 in sync mode went from ~75k to ~140k steps/s on
-  the 2-core host (PufferLib's busy-waiting Multiprocessing: ~130k); with the workers' spin alone,
-  async mode with batches of n/2 went from ~68k / 115k / 120k to ~97k / 127k / 136k steps/s at 8 /
-  32 / 64 envs (five pools of each, interleaved; medians). ``benchmarks/BENCHMARKS.md`` has the
-  recorded runs.
-- **Spec.** Built at run time from the env's spaces (``python_spaces.SpaceLayout``): a fixed-size
-  space (any nesting of ``Dict``/``Tuple`` over ``Box``, ``Discrete``, ``MultiDiscrete``,
-  ``MultiBinary``, of any dtype) is one field per leaf; any other space (``Text``, ``Graph``,
-  ``Sequence``, ``OneOf``, ...) is pickled per env into a byte row (``obs_pickle``/``action_pickle``
-  bytes; default from a sample) and batched as Gymnasium's ``concatenate``. Batches take Gymnasium's
-  ``batch_space`` form, with the env's dtypes; the pool's ``observation_space``/``action_space`` are
-  the env's own space objects. ``render()`` gives the env's frames, of any dtype and shape.
-- **The env's own info.** Its entries come out batched in Gymnasium's vector form, as
-  ``SyncVectorEnv`` gives them: ``info[key]`` (one row per env of the batch, zeros where the env's
-  info lacks the key) and its mask ``info["_key"]``; a key is there only when some row of the batch
-  has it, and same-step autoreset puts the final step's entries in ``info["final_info"]`` (masked
-  the same way). Two ways carry them:
-
-  - *Typed rows* (the default): numeric entries (``bool``, ``int``, ``float``, NumPy scalars, and
-    arrays of a fixed shape, of a pool dtype) get a value row and a mask row in the shared memory,
-    copied like the observation. Which keys: ``info_keys=None`` (default) infers them, with
-    Gymnasium's dtypes (``int`` -> int64, ``float`` -> float64, a NumPy value its own), from the
-    info of a spare env that worker 0 builds with env 0's factory, resets (seed 0) and steps once
-    (a sampled action) before the pool starts; ``info_keys={"lives": np.int64, "pos": ((2,),
-    np.float32)}`` declares them (dtype, or (shape, dtype)), and makes no spare env;
-    ``info_keys=[...]`` names the keys and takes their types from the spare env; ``info_keys={}``
-    carries none (and builds no spare env: for an env whose construction is costly or has side
-    effects, declare the keys). An entry that does not fit its row (another shape) is that env's
-    ``EnvError``. Keys the engine owns (``env_id``, ``elapsed_step``, ``episode``, ``players``,
-    ``final_obs``, ``final_info``) are the engine's.
-  - *Pickled* (``info_pickle=True``, the default, or a size in bytes; ``_PICKLE_BYTES`` per env):
-    every other entry (nested dicts, strings, ``None``, objects, keys seen only at an episode's
-    end) is pickled by the worker into a per-env byte row and merged into the batch's info by
-    Gymnasium's own rule (``VectorEnv._add_info``), as ``AsyncVectorEnv`` carries them. A pickled
-    info larger than the row is that env's ``EnvError``, naming the option.
-
-  With ``info_pickle=False`` the untyped entries are not carried (no byte row to copy per step).
-  The adapters that give one info dict per env (SB3, Tianshou) give a typed key where its mask is
-  set; pickled entries are in the batched info only.
-- **Seeds and options.** ``seed=s`` gives env ``i`` the seed ``s + i`` on its first reset
-  (``env.reset(seed=s + i)``, as ``SyncVectorEnv.reset(seed=s)``); without ``seed`` that reset gets
-  ``seed=None``, as from ``SyncVectorEnv.reset()``. ``reset(seed=...)`` re-seeds; other resets
-  continue the env's own stream. ``reset(options=...)`` hands each env reset the same options
-  (``reset_mask`` is the pool's own key), through the worker's pipe.
-- **Calls.** ``call``/``get_attr``/``set_attr`` (``BasePoolEnv``) run in the workers on their
-  control thread, under the lock the step loop holds while it steps, so never beside a step.
-- **Processes.** Workers are started with the ``spawn`` method (the parent has threads: never a
-  plain fork), so env factories must be picklable; they are sent with ``cloudpickle`` (a Gymnasium
-  dependency), so lambdas and closures work, as with ``AsyncVectorEnv``. Workers ignore SIGINT
-  (Ctrl-C is the parent's to handle) and exit on their own within ``_PARENT_POLL_S`` once their
-  parent is gone, however it died (they watch ``getppid()`` while they wait); the channel is a
-  memfd, so nothing is left in ``/dev/shm`` either.
-- **Faults.** An exception in a worker's env is that env's ``EnvError`` entry, with the traceback's
-  text; the other envs go on. A worker that dies makes each of its envs' pending and later jobs
-  fail with a message naming the worker and its envs (the pool's threads watch its pidfd), and
-  ``env.workers.restart()`` starts a new process for them (their next step resets them).
-  ``recv(timeout=...)`` is the engine's. ``close()`` stops the workers (killing any that do not
-  exit in time) and then closes the pool.
-
+- **Batches.** A ``ProcessEnv`` is split-phase (``SplitPhaseEnv``, ``native/core/env_driver.h``): a
+  pool thread posts a run of jobs (each action row copied into its env's slot of the shared
+  mapping, no system call), rings each worker once, sleeps on the last slot it posted and then
+  collects the rows in order. A worker steps its requested envs back to back with NumPy views of
+  the slots. So a batch costs about one wake-up each way per worker, not one per env.
+- **Workers and threads.** ``num_workers`` processes hold the envs round robin (env ``i`` on worker
+  ``i % num_workers``); by default one per CPU but one, or one per CPU in sync mode when worker 0's
+  timing of a spare env says a batch's share outweighs the wake-ups (``_SHARE_FOR_EVERY_CPU_S``). In
+  sync mode the pool has one thread, the caller's; in async mode ``_THREADS_PER_WORKER`` per
+  worker, so a worker always finds work queued.
+- **Spinning.** A waiting thread polls the shared word before it sleeps (``_SPIN_PARENT_US``,
+  ``_SPIN_WORKER_US``), only while its last wait ended within that budget, and only when the
+  spinners fit the CPUs the process may use (``spin=None``); ``spin=True``/``False`` forces it.
+- **Spec.** Built from the env's spaces (``python_spaces.SpaceLayout``): a fixed-size space (any
+  nesting of ``Dict``/``Tuple`` over ``Box``, ``Discrete``, ``MultiDiscrete``, ``MultiBinary``, of
+  any dtype) is one field per leaf; any other space (``Text``, ``Graph``, ``Sequence``, ``OneOf``,
+  ...) is pickled per env into a byte row and batched as Gymnasium's ``concatenate``. The pool's
+  spaces are the env's own; ``render()`` gives the env's frames, of any dtype and shape.
+- **The env's info**, batched as ``SyncVectorEnv`` gives it (values and ``_key`` masks): numeric
+  entries of the keys ``info_keys`` declares or a spare env's first step shows ride in typed rows
+  of the shared memory; every other entry is pickled per env (``info_pickle``, ``_PICKLE_BYTES``)
+  and merged by Gymnasium's rule. The engine's own keys (``ENGINE_INFO_KEYS``) are the engine's.
+- **Seeds, options, calls.** ``seed=s`` gives env ``i`` ``reset(seed=s + i)`` first, as
+  ``SyncVectorEnv.reset(seed=s)``; without a seed that reset gets ``seed=None``. Reset options,
+  ``call``/``get_attr``/``set_attr`` go through each worker's pipe and run under the lock its step
+  loop holds, never beside a step.
+- **Processes.** Workers start with ``spawn`` (the parent has threads), so env factories travel
+  with ``cloudpickle``, as ``AsyncVectorEnv``'s do. Workers ignore SIGINT and exit within
+  ``_PARENT_POLL_S`` of their parent's death; the channel is a memfd. A process forked from the
+  parent leaves the workers alone (``PoolForkedError`` if it uses the pool).
+- **Faults.** An env's exception is its ``EnvError`` entry, with the traceback's text. A worker
+  that dies fails its envs' jobs with a message naming it; ``env.workers.restart()`` starts a new
+  one (their next step resets them). ``close()`` stops the workers, then the pool.
 - **Ids.** ``make("gymnasium:<id>")`` (``"gymnasium:module:MyEnv-v0"`` imports ``module`` in the
-  workers, as ``gymnasium.make`` does), ``make_python(...)``, or a name ``register(name,
-  "gymnasium:<id>", **defaults)`` gave (``PYTHON_ALIASES``), which ``gymnasium.make_vec`` takes as
-  ``"parallel_pool/<name>"``.
+  workers), ``make_python(...)``, or a name ``register(name, "gymnasium:<id>", **defaults)`` gave,
+  which ``gymnasium.make_vec`` takes as ``"parallel_pool/<name>"``.
+
+``benchmarks/BENCHMARKS.md`` ("Python envs") has the measurements behind these choices.
 
 Example:
     >>> import numpy as np, parallel_pool
@@ -179,8 +95,6 @@ PYTHON_DEFAULTS: dict[str, Any] = {
 # info_pickle=True: bytes per env for the pickled info entries (a dozen small entries; the row is
 # copied with each step, so the default stays small).
 _PICKLE_BYTES = 1024
-# The byte length that starts a pickled-info row (little-endian uint32).
-_PICKLE_HEADER = PICKLE_HEADER
 # Info keys the engine writes itself: a Python env's entries of these names are not carried.
 ENGINE_INFO_KEYS = frozenset({"env_id", "elapsed_step", "episode", "players", "final_obs", "final_info"})
 # A waiting worker checks this often that its parent lives (an orphan exits within this).
@@ -199,11 +113,11 @@ _MAIN_GUARD_HELP = (
     "    if __name__ == \"__main__\":\n"
     "        env = parallel_pool.make_python(...)\n"
 )
-# The pool's default threads per worker process (see "Threads and workers" above for the measurements).
+# The pool's default threads per worker process in async mode (BENCHMARKS.md, "Python envs (issue 17)").
 _THREADS_PER_WORKER = 2
 # Sync mode, default worker count: a worker on every CPU (none spinning) rather than on every CPU but
 # one (spinning) when each worker's share of a batch takes at least this long (seconds of steps of the
-# spare env, timed in CPU time); see "Threads and workers" above for the measurements.
+# spare env, timed in CPU time): BENCHMARKS.md, "Python envs (issue 17): sixth run".
 _SHARE_FOR_EVERY_CPU_S = 250e-6
 # The spare env's steps are timed in windows of this many steps, for up to this much CPU time (_time_steps).
 _COST_PROBE_S = 0.05
@@ -312,13 +226,13 @@ def _check_info_key(key: Any) -> None:
 def _check_info_pickle(info_pickle: Any) -> int:
     """The bytes of a pickled-info row (its length header included), 0 for none."""
     if info_pickle is True:
-        return _PICKLE_BYTES + _PICKLE_HEADER
+        return _PICKLE_BYTES + PICKLE_HEADER
     if info_pickle is False or info_pickle is None:
         return 0
     size = _check_int("info_pickle", info_pickle)
     if size < 0:
         raise ValueError(f"info_pickle must be a bool or a number of bytes >= 0, got {size}")
-    return size + _PICKLE_HEADER if size else 0
+    return size + PICKLE_HEADER if size else 0
 
 
 def _check_pickle_size(name: str, value: Any) -> int | None:
@@ -477,7 +391,7 @@ class _EnvSlot:
                     self.pickled_empty = True
                 return
             data = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL)
-            room = self.pickled.size - _PICKLE_HEADER
+            room = self.pickled.size - PICKLE_HEADER
             if len(data) > room:
                 raise ValueError(f"the pickled info ({len(data)} bytes, keys {sorted(rest)}) is larger than its "
                                  f"row ({room} bytes); pass a larger info_pickle=")
@@ -489,7 +403,7 @@ class _EnvSlot:
         assert self.frame is not None and self.render is not None
         if self.render.pickled:
             data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
-            room = self.frame.size - _PICKLE_HEADER
+            room = self.frame.size - PICKLE_HEADER
             if len(data) > room:
                 raise ValueError(f"render() returned {len(data)} bytes pickled, more than the frame's row ({room} "
                                  "bytes) made for the first frame's size")
@@ -552,7 +466,7 @@ def _probe_render(env: gymnasium.Env) -> RenderLayout | None:
     if isinstance(frame, np.ndarray) and frame.dtype.kind in "biufc":
         return RenderLayout(frame.dtype, tuple(int(d) for d in frame.shape))
     size = len(pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL))
-    return RenderLayout(np.dtype(np.uint8), (_PICKLE_HEADER + max(_RENDER_PICKLE_MIN, _RENDER_PICKLE_FACTOR * size),),
+    return RenderLayout(np.dtype(np.uint8), (PICKLE_HEADER + max(_RENDER_PICKLE_MIN, _RENDER_PICKLE_FACTOR * size),),
                         pickled=True)
 
 
@@ -855,8 +769,11 @@ class WorkerGroup:
         # One request at a time on the pipes (run, set_reset_options, restart): each waits for its replies.
         self._pipe_lock = threading.RLock()
         self._unseeded: dict[int, int] = {}  # the attach message's: env id -> its engine seed to drop
-        # Workers of a pool that is dropped without close() still stop (the pool's own finalizer).
-        self._finalizer = weakref.finalize(self, WorkerGroup._stop, self._processes, self._conns, [None])
+        # Workers of a pool that is dropped without close() still stop (the pool's own finalizer),
+        # in this process only: a forked child that inherits the group leaves them to their parent.
+        self._owner_pid = os.getpid()
+        self._finalizer = weakref.finalize(self, WorkerGroup._stop, self._owner_pid, self._processes, self._conns,
+                                           [None])
 
     def _layout(self, num_workers: int) -> None:
         num_envs = len(self._env_fns)
@@ -951,7 +868,8 @@ class WorkerGroup:
         self._channel = channel
         self._attach_message = message
         self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, WorkerGroup._stop, self._processes, self._conns, [channel])
+        self._finalizer = weakref.finalize(self, WorkerGroup._stop, self._owner_pid, self._processes, self._conns,
+                                           [channel])
         for w in range(self.num_workers):
             self._attach(w)
 
@@ -971,6 +889,14 @@ class WorkerGroup:
         """The process id of each worker."""
         return [p.pid for p in self._processes]
 
+    def _check_usable(self) -> None:
+        if self.closed:
+            raise RuntimeError("the pool is closed")
+        if os.getpid() != self._owner_pid:
+            raise _native.PoolForkedError(
+                f"this pool's worker processes belong to process {self._owner_pid}, and this process is a fork "
+                "of it; make a new pool in this one")
+
     def dead(self) -> dict[int, list[int]]:
         """The workers whose process has exited, each with the env ids it held."""
         return {w: list(self.env_ids[w]) for w, p in enumerate(self._processes) if not p.is_alive()}
@@ -981,8 +907,7 @@ class WorkerGroup:
         runs its part while no step of its envs runs (its lock), so this is safe while steps are in
         flight; an exception in an env is raised here, of the env's exception type where it can be
         made, with the env's traceback text."""
-        if self.closed:
-            raise RuntimeError("the pool is closed")
+        self._check_usable()
         by_worker: dict[int, list[tuple[int, tuple]]] = {}
         for env_id, args in requests:
             by_worker.setdefault(self.worker_of_env[env_id], []).append((env_id, args))
@@ -995,8 +920,7 @@ class WorkerGroup:
 
     def set_reset_options(self, options: dict[int, dict | None]) -> None:
         """Hands each env in ``options`` the options of its next reset (None: none)."""
-        if self.closed:
-            raise RuntimeError("the pool is closed")
+        self._check_usable()
         by_worker: dict[int, dict[int, dict | None]] = {}
         for env_id, opts in options.items():
             by_worker.setdefault(self.worker_of_env[env_id], {})[env_id] = opts
@@ -1052,8 +976,7 @@ class WorkerGroup:
 
         Their envs are new instances: each one's next step resets it (its episode was cut by the
         failure), or reset them explicitly (``reset(env_id=...)``, with a seed if wanted)."""
-        if self.closed:
-            raise RuntimeError("the pool is closed")
+        self._check_usable()
         with self._pipe_lock:
             return self._restart()
 
@@ -1081,7 +1004,9 @@ class WorkerGroup:
         self._finalizer()
 
     @staticmethod
-    def _stop(processes: list[Any], conns: list[Connection | None], channel: list[Any]) -> None:
+    def _stop(owner_pid: int, processes: list[Any], conns: list[Connection | None], channel: list[Any]) -> None:
+        if os.getpid() != owner_pid:
+            return  # a forked child's copy: the workers are its parent's
         if channel[0] is not None:
             channel[0].shutdown()
         for conn in conns:
@@ -1232,10 +1157,10 @@ class PythonEnvSource:
             "max_num_players": 1, "max_episode_steps": int(max_steps or 0), "reward_threshold": threshold,
             "render_shape": render.native_shape if render else None, "tables": {},
         }
-        native = _native.Pool.for_processes(
-            native_spec, channel, pool["num_envs"], pool["batch_size"], pool["num_threads"], seeds,
-            pool["autoreset_mode"], pool["episode_stats"],
-        )
+        options = _native.PoolOptions(num_envs=pool["num_envs"], seeds=seeds, batch_size=pool["batch_size"],
+                                      num_threads=pool["num_threads"], autoreset_mode=pool["autoreset_mode"],
+                                      episode_stats=pool["episode_stats"])
+        native = _native.Pool.for_processes(native_spec, channel, options)
         pool["num_threads"] = native.num_threads
         pool["num_workers"] = workers.num_workers
         budgets = _spin_budgets(spin, native.num_threads, workers.num_workers, sync)
@@ -1243,7 +1168,7 @@ class PythonEnvSource:
         pool["spin"] = budgets != (0, 0)
         pool["max_episode_steps"] = max_steps  # env 0's time limit (None: none)
         pool["info_keys"] = {key: (field["shape"], field["dtype"]) for key, field, _ in info}
-        pool["info_pickle"] = pickle_bytes - _PICKLE_HEADER if pickle_bytes else 0  # bytes for the pickle
+        pool["info_pickle"] = pickle_bytes - PICKLE_HEADER if pickle_bytes else 0  # bytes for the pickle
         pool["obs_pickle"] = obs.pickle_bytes  # bytes for a pickled observation (0: not pickled)
         pool["action_pickle"] = action.pickle_bytes
         spec = PythonEnvSpec(self.task_id, native.spec, pool, obs, action, render)

@@ -15,10 +15,8 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import VectorEnv
 
+from parallel_pool.python_spaces import PICKLE_HEADER
 from parallel_pool.spec import PICKLED_INFO, EnvSpec
-
-# The byte length that starts a pickled-info row (python_envs.py writes it: little-endian uint32).
-_PICKLE_HEADER = 4
 
 
 class _InfoBatch:
@@ -46,7 +44,7 @@ def unpickle_info(rows: np.ndarray, which: Any) -> dict[str, Any]:
     """The pickled info entries of rows ``which`` of a pickled-info field, batched as Gymnasium's
     vector envs batch infos (empty rows add nothing)."""
     # Every row's length at once: most rows are empty (an info with typed entries only).
-    sizes = np.ascontiguousarray(rows[:, :_PICKLE_HEADER]).view("<u4")[:, 0]
+    sizes = np.ascontiguousarray(rows[:, :PICKLE_HEADER]).view("<u4")[:, 0]
     if not sizes.any():
         return {}
     batch = _InfoBatch(rows.shape[0])
@@ -54,7 +52,7 @@ def unpickle_info(rows: np.ndarray, which: Any) -> dict[str, Any]:
     for row in which:
         size = int(sizes[row])
         if size:
-            out = batch._add_info(out, pickle.loads(rows[row, _PICKLE_HEADER:_PICKLE_HEADER + size].tobytes()), row)
+            out = batch._add_info(out, pickle.loads(rows[row, PICKLE_HEADER:PICKLE_HEADER + size].tobytes()), row)
     return out
 
 

@@ -173,7 +173,7 @@ class ParallelPoolVectorEnv(VectorEnv):
                 error = None
             except EnvError as e:
                 (obs, info), error = e.result, e
-            merged = _merge_rows(self._last_obs, obs, np.flatnonzero(mask), self.num_envs)
+            merged = _overlay_rows(self._last_obs, obs, np.flatnonzero(mask), self.num_envs)
             self._last_obs = merged
             if error is not None:
                 raise EnvError(error.errors, (merged, self._strip(info, reset=True))) from None
@@ -286,14 +286,14 @@ def _rows_mask(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
     return rows.reshape(rows.shape + (1,) * (np.ndim(values) - 1))
 
 
-def _merge_rows(previous: Any, rows: Any, ids: np.ndarray, num_envs: int) -> Any:
+def _overlay_rows(previous: Any, rows: Any, ids: np.ndarray, num_envs: int) -> Any:
     """A full batch: the rows just reset at ``ids``, the previous observation elsewhere."""
     if isinstance(rows, dict):
         prev = previous if previous is not None else {k: None for k in rows}
-        return {k: _merge_rows(prev[k], rows[k], ids, num_envs) for k in rows}
+        return {k: _overlay_rows(prev[k], rows[k], ids, num_envs) for k in rows}
     if isinstance(rows, tuple):
         prev_items = previous if previous is not None else (None,) * len(rows)
-        return tuple(_merge_rows(p, r, ids, num_envs) for p, r in zip(prev_items, rows))
+        return tuple(_overlay_rows(p, r, ids, num_envs) for p, r in zip(prev_items, rows))
     if previous is None:
         out = np.zeros((num_envs, *rows.shape[1:]), dtype=rows.dtype)
     else:

@@ -433,7 +433,8 @@ def _native_pool(**kwargs):
     args.update(kwargs)
     if args["seeds"] is None:
         args["seeds"] = list(range(max(args["num_envs"], 0)))
-    return _native.Pool(**args)
+    task_id, config = args.pop("task_id"), args.pop("config")
+    return _native.Pool(task_id, config, _native.PoolOptions(**args))
 
 
 @pytest.mark.parametrize(

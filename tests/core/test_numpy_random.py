@@ -1,6 +1,6 @@
 """core/numpy_random.h against NumPy itself: every NumpyGenerator method, draw by draw.
 
-The native side runs through the test hook ``_native._numpy_random(seed, program)``: a program is
+The native side runs through the test hook ``_testing.numpy_random(seed, program)``: a program is
 a list of ``(method, args, n)`` calls made in order on one generator; ``run_numpy`` makes the same
 calls on ``np.random.default_rng(seed)`` (what ``gymnasium.utils.seeding.np_random`` builds). Equal
 means bit-identical: no tolerance anywhere in this file.
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from parallel_pool import _native
+from parallel_pool import _testing
 
 Program = list[tuple[str, tuple[Any, ...], int]]
 
@@ -96,7 +96,7 @@ def run_numpy(seed: int, program: Program) -> list[np.ndarray]:
 
 
 def assert_same(seed: int, program: Program) -> None:
-    ours = _native._numpy_random(seed, program)
+    ours = _testing.numpy_random(seed, program)
     theirs = run_numpy(seed, program)
     assert len(ours) == len(theirs)
     for (method, args, n), a, b in zip(program, ours, theirs):
@@ -218,9 +218,9 @@ def test_errors_as_numpy() -> None:
         with pytest.raises(numpy_error):
             run_numpy(0, program)
         with pytest.raises(numpy_error):
-            _native._numpy_random(0, program)
+            _testing.numpy_random(0, program)
     with pytest.raises(ValueError):
-        _native._numpy_random(-1, [])
+        _testing.numpy_random(-1, [])
 
 
 # ---- The ziggurat's tables are NumPy's, entry for entry ----------------------------------------
@@ -269,7 +269,7 @@ def numpys_compiled_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def test_ziggurat_tables_equal_numpys_compiled_ones() -> None:
-    k, w, f = _native._numpy_ziggurat_tables()
+    k, w, f = _testing.numpy_ziggurat_tables()
     nk, nw, nf = numpys_compiled_tables()
     assert len(nk) == len(nw) == len(nf) == 256
     np.testing.assert_array_equal(k, nk)
@@ -294,7 +294,7 @@ def set_next_output(bits: np.random.PCG64, value: int) -> int:
 
 
 def test_ziggurat_tables_agree_with_numpys_draws() -> None:
-    k, w, _f = _native._numpy_ziggurat_tables()
+    k, w, _f = _testing.numpy_ziggurat_tables()
     gen = np.random.default_rng(5)
     bits = gen.bit_generator
     for layer in range(256):

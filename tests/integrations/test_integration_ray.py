@@ -119,6 +119,13 @@ def _check_continuity(elapsed: np.ndarray, prev_elapsed: np.ndarray, prev_done: 
     np.testing.assert_array_equal(elapsed, expected)
 
 
+def test_cluster_is_on_loopback(cluster: Cluster) -> None:
+    # conftest.py sets RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0: every node, and the pool actors' data
+    # links (bound to the node's address), stay off the machine's network.
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
+    assert ray.util.get_node_ip_address() == "127.0.0.1"
+
+
 def test_wire_frames_round_trip() -> None:
     """The data plane's frames, without Ray: every dtype and shape (empty, 0-d, odd byte counts that
     need padding) arrives equal, read into one buffer of its own (head and data in one scatter read)
@@ -207,7 +214,7 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
 
     from parallel_pool.integrations.ray import wire
 
-    native = wire._native
+    native = wire._dataplane
     assert native is not None, "the package is built with the native data plane"
     rng = np.random.default_rng(1)
     messages = [
@@ -222,19 +229,19 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
     ]
     for message in messages:
         for extra in (None, {"x": [1, 2]}):
-            monkeypatch.setattr(wire, "_native", None)
+            monkeypatch.setattr(wire, "_dataplane", None)
             python_bytes = _raw_frames(lambda s, m=message, e=extra: wire.send_frame(s, 100, m, e), -1)
-            monkeypatch.setattr(wire, "_native", native)
+            monkeypatch.setattr(wire, "_dataplane", native)
             native_bytes = _raw_frames(lambda s, m=message, e=extra: wire.send_frame(s, 100, m, e),
                                        len(python_bytes))
             assert native_bytes == python_bytes
             for sender, reader in ((None, native), (native, None), (native, native)):
                 a, b = socket.socketpair()
                 try:
-                    monkeypatch.setattr(wire, "_native", sender)
+                    monkeypatch.setattr(wire, "_dataplane", sender)
                     thread = threading.Thread(target=wire.send_frame, args=(a, 101, message, extra))
                     thread.start()
-                    monkeypatch.setattr(wire, "_native", reader)
+                    monkeypatch.setattr(wire, "_dataplane", reader)
                     frame = wire.read_frame(b)
                     thread.join(TIMEOUT)
                 finally:
@@ -245,7 +252,7 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
     # Destinations as (targets, byte offsets): node 1's rows of merged arrays, both readers.
     batch = (np.arange(6, dtype=np.float64).reshape(3, 2), np.array([1, 2, 3], dtype=np.uint8))
     for reader in (native, None):
-        monkeypatch.setattr(wire, "_native", reader)
+        monkeypatch.setattr(wire, "_dataplane", reader)
         merged = [np.zeros((9, 2)), np.zeros(9, dtype=np.uint8)]
         a, b = socket.socketpair()
         try:
@@ -258,7 +265,7 @@ def test_native_data_plane_matches_the_python_one(monkeypatch: pytest.MonkeyPatc
         np.testing.assert_array_equal(merged[0][3:6], batch[0])
         np.testing.assert_array_equal(merged[1][3:6], batch[1])
         assert not merged[0][:3].any() and not merged[0][6:].any() and not merged[1][6:].any()
-    monkeypatch.setattr(wire, "_native", native)
+    monkeypatch.setattr(wire, "_dataplane", native)
     # A destination too small is refused before a byte is read.
     a, b = socket.socketpair()
     try:
@@ -379,7 +386,7 @@ def _serve_script(native_serve: bool, monkeypatch: pytest.MonkeyPatch,
 
 
 def test_native_serving_of_async_batches_matches_the_python_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A node's async batches served in one native call (_dp_serve_batches) send the driver the same
+    """A node's async batches served in one native call (dataplane.serve_batches) send the driver the same
     bytes as the Python path, for every kind of reply (OK, ENV_ERROR, SEND_ERROR after a refused
     send, the rows of an async reset, CLOSE), and the Python path sees only what the native loop
     gives back."""
@@ -412,8 +419,8 @@ def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.Monk
     arrives whole; ``_wait_read`` serves the nodes in the order given (a stashed reply first, raw or
     decoded, then the first to arrive), counts the reply down, returns None when nothing came in
     time, reports a broken stream as ``(index, None, None, error)``, and Ctrl-C during its wait
-    raises KeyboardInterrupt with nothing read or counted. Native (``_dp_send_message``,
-    ``_dp_wait_read``) and the Python reference alike."""
+    raises KeyboardInterrupt with nothing read or counted. Native (``dataplane.send_message``,
+    ``dataplane.wait_read``) and the Python reference alike."""
     import signal
     import socket
     import threading
@@ -421,7 +428,7 @@ def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.Monk
     from parallel_pool.integrations.ray import distributed, wire
 
     if not native:
-        monkeypatch.setattr(wire, "_native", None)
+        monkeypatch.setattr(wire, "_dataplane", None)
     nodes, peers = [], []
     for i in range(3):
         with socket.create_server(("127.0.0.1", 0)) as listener:  # (the backlog takes the connection)
@@ -466,10 +473,10 @@ def test_driver_links_wait_read_and_count(native: bool, monkeypatch: pytest.Monk
             other = socket.socketpair()
             try:
                 wire.send_frame(other[0], 0, batch, "raw")
-                raw_copy = wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT)
+                raw_copy = wire._dataplane.recv_frame(other[1].fileno(), TIMEOUT)
                 links[2].stash.append(raw_copy)
                 wire.send_frame(other[0], 0, batch, "raw again")
-                links[1].stash.append(wire._native._dp_recv_frame(other[1].fileno(), TIMEOUT))
+                links[1].stash.append(wire._dataplane.recv_frame(other[1].fileno(), TIMEOUT))
             finally:
                 other[0].close()
                 other[1].close()

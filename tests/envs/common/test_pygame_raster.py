@@ -4,7 +4,7 @@ Gymnasium's Box2D ``render()`` draws with ``pygame.draw`` (polygon, line, lines,
 circle; and MPE's, a circle's one-pixel outline), ``pygame.gfxdraw`` (aapolygon, filled_polygon:
 SDL2_gfx; classic control's aacircle, filled_circle, hline, vline too) and ``pygame.transform.flip``
 on a default ``pygame.Surface`` (32-bit, no alpha). The native side runs through the test hook
-``_native._pygame_raster(width, height, ops, flip_y, x0, out_width)``; every case draws the same ops
+``_testing.pygame_raster(width, height, ops, flip_y, x0, out_width)``; every case draws the same ops
 on a pygame surface and the frames must be **equal** (no tolerance): random polygons and lines with
 float coordinates as the envs pass them, degenerate (repeated points, zero length, one row), off the
 surface, huge and tiny, drawn over each other so that the anti-aliased primitives blend with what is
@@ -23,7 +23,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import pygame  # noqa: E402
 from pygame import gfxdraw  # noqa: E402
 
-from parallel_pool import _native  # noqa: E402
+from parallel_pool import _testing  # noqa: E402
 
 Op = tuple[str, tuple[int, int, int], list[tuple[float, float]], Any]
 
@@ -124,7 +124,7 @@ def test_primitive_matches_pygame(name: str) -> None:
         ops: list[Op] = [("fill", background, [], 0)]
         ops += [random_op(rng, name, width, height) for _ in range(6)]
         expected = pygame_frame(width, height, ops)
-        actual = _native._pygame_raster(width, height, ops)
+        actual = _testing.pygame_raster(width, height, ops)
         if not np.array_equal(actual, expected):
             where = np.argwhere((actual != expected).any(axis=-1))
             pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
@@ -140,7 +140,7 @@ def test_mixed_scene_flipped_and_cropped_matches_pygame() -> None:
         expected = pygame_frame(width, height, ops, flip_y=True)
         out_width = int(rng.integers(1, width + 1))
         x0 = width - out_width
-        actual = _native._pygame_raster(width, height, ops, True, x0, out_width)
+        actual = _testing.pygame_raster(width, height, ops, True, x0, out_width)
         np.testing.assert_array_equal(actual, expected[:, x0:])
 
 
@@ -160,7 +160,7 @@ def test_aa_filled_polygon_is_aapolygon_then_filled_polygon() -> None:
             name = str(rng.choice(["aa_filled_polygon", "aa_filled_polygon", "filled_polygon", "aapolygon"]))
             ops.append((name, color, random_points(rng, n, width, height), 0))
         expected = pygame_frame(width, height, ops)
-        actual = _native._pygame_raster(width, height, ops)
+        actual = _testing.pygame_raster(width, height, ops)
         if not np.array_equal(actual, expected):
             where = np.argwhere((actual != expected).any(axis=-1))
             pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
@@ -179,7 +179,7 @@ def test_writes_kept_to_rows_draw_those_rows_as_pygame() -> None:
         ops: list[Op] = [random_op(rng, str(rng.choice(names)), width, height) for _ in range(6)]
         expected = pygame_frame(width, height, [("fill", background, [], 0), *ops])
         keep: Op = ("keep_rows", (0, 0, 0), [], (first, end))
-        actual = _native._pygame_raster(width, height, [("fill", background, [], 0), keep, *ops])
+        actual = _testing.pygame_raster(width, height, [("fill", background, [], 0), keep, *ops])
         kept = slice(max(first, 0), min(end, height))
         assert np.array_equal(actual[kept], expected[kept]), (case, first, end, ops)
         outside = np.ones(height, dtype=bool)
@@ -193,9 +193,9 @@ def test_int16_coordinates_of_gfxdraw_wrap_as_in_sdl2_gfx() -> None:
         ("aapolygon", (255, 0, 0), [(65537.7, 1.9), (65537.7, 6.9), (65538.0, 6.9)], 0),
         ("filled_polygon", (0, 255, 0), [(65540.0, 1.0), (65545.0, 8.0), (65538.0, 8.0)], 0),
     ]
-    np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
+    np.testing.assert_array_equal(_testing.pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
     ops = [("aa_filled_polygon", (0, 0, 255), [(65537.7, 1.9), (-65530.2, 8.9), (65546.0, 6.9)], 0)]
-    np.testing.assert_array_equal(_native._pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
+    np.testing.assert_array_equal(_testing.pygame_raster(12, 10, ops), pygame_frame(12, 10, ops))
 
 
 def test_gfxdraw_circles_and_lines_match_pygame() -> None:
@@ -219,7 +219,7 @@ def test_gfxdraw_circles_and_lines_match_pygame() -> None:
             else:
                 ops.append((name, color, ends, radius))
         expected = pygame_frame(width, height, ops)
-        actual = _native._pygame_raster(width, height, ops)
+        actual = _testing.pygame_raster(width, height, ops)
         if not np.array_equal(actual, expected):
             where = np.argwhere((actual != expected).any(axis=-1))
             pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
@@ -227,7 +227,7 @@ def test_gfxdraw_circles_and_lines_match_pygame() -> None:
 
 def test_unknown_primitive_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown primitive"):
-        _native._pygame_raster(4, 4, [("ellipse", (1, 2, 3), [(0.0, 0.0)], 0)])
+        _testing.pygame_raster(4, 4, [("ellipse", (1, 2, 3), [(0.0, 0.0)], 0)])
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -247,10 +247,10 @@ def test_smoothscale_matches_pygame(seed: int) -> None:
         pygame.surfarray.pixels3d(surf)[:] = image.transpose(1, 0, 2)
         scaled = pygame.transform.smoothscale(surf, (out_width, out_height))
         expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
-        actual = _native._pygame_smoothscale(image, out_width, out_height)
+        actual = _testing.pygame_smoothscale(image, out_width, out_height)
         assert np.array_equal(actual, expected), (width, height, out_width, out_height)
         for simd in ("avx2", "sse2"):
-            narrower = _native._pygame_smoothscale(image, out_width, out_height, simd=simd)
+            narrower = _testing.pygame_smoothscale(image, out_width, out_height, simd=simd)
             assert np.array_equal(narrower, expected), (width, height, out_width, out_height, simd)
 
 
@@ -275,7 +275,7 @@ def test_smoothscale_shrinks_of_every_size_match_pygame() -> None:
                 scaled = pygame.transform.smoothscale(surf, (out_width, out_height))
                 expected = np.transpose(pygame.surfarray.array3d(scaled), (1, 0, 2))
                 for simd in ("auto", "avx2", "sse2"):
-                    actual = _native._pygame_smoothscale(image, out_width, out_height, simd=simd)
+                    actual = _testing.pygame_smoothscale(image, out_width, out_height, simd=simd)
                     assert np.array_equal(actual, expected), (width, height, out_width, out_height, simd)
 
 
@@ -285,7 +285,7 @@ def test_span_fills_write_exactly_their_pixels() -> None:
     for simd in ("auto", "avx2", "sse2"):
         for start in range(0, 40):
             for count in (0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100):
-                actual = _native._raster_fill_pixels(200, start, count, 0xA1B2C3, simd=simd)
+                actual = _testing.raster_fill_pixels(200, start, count, 0xA1B2C3, simd=simd)
                 expected = np.zeros(200, dtype=np.uint32)
                 expected[start : start + count] = 0xA1B2C3
                 assert np.array_equal(actual, expected), (simd, start, count)
@@ -302,5 +302,5 @@ def test_rotate_rad_matches_pygame_vector2() -> None:
     angles += [float(a) for a in rng.uniform(-20, 20, 40)]
     for angle in angles:
         expected = np.array([tuple(pygame.math.Vector2(p).rotate_rad(angle)) for p in points])
-        actual = _native._pygame_rotate_rad(points, angle)
+        actual = _testing.pygame_rotate_rad(points, angle)
         assert np.array_equal(actual, expected), angle

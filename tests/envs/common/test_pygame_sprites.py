@@ -3,7 +3,7 @@
 Gymnasium's toy-text envs draw their frames from PNG sprites: ``pygame.image.load``,
 ``pygame.transform.scale``, ``Surface.blit`` (per-pixel alpha, ``set_alpha``) and
 ``pygame.draw.rect``. Each is reproduced in C++ and compared here, pixel for pixel, with upstream
-pygame 2.6.1 (the test extra's pin) through the ``_native._png_decode`` and ``_native._pygame_blit``
+pygame 2.6.1 (the test extra's pin) through the ``_testing.png_decode`` and ``_testing.pygame_blit``
 test hooks: every PNG Gymnasium ships, scale's pixel mapping over many sizes, and the blends over
 every (source, alpha, destination) triple.
 """
@@ -23,7 +23,7 @@ import pytest
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import pygame  # noqa: E402
 
-from parallel_pool import _native  # noqa: E402
+from parallel_pool import _testing  # noqa: E402
 
 IMG_DIR = Path(gymnasium.envs.toy_text.__file__).parent / "img"
 
@@ -42,7 +42,7 @@ def pygame_rgba(surface: Any) -> np.ndarray:
 def test_png_decode_is_pygame_image_load(name: str) -> None:
     """Every sprite (RGBA; 2-, 4- and 8-bit palettes; a palette with translucent tRNS): the same
     pixels, and per-pixel alpha exactly where pygame's loaded surface has it."""
-    alpha, rgba = _native._png_decode(str(IMG_DIR / name))
+    alpha, rgba = _testing.png_decode(str(IMG_DIR / name))
     surface = pygame.image.load(str(IMG_DIR / name))
     assert alpha == bool(surface.get_flags() & pygame.SRCALPHA)
     expected = pygame_rgba(surface)
@@ -138,7 +138,7 @@ def test_png_decode_colour_types_and_filters(
         rows = [pixels[r].tobytes() for r in range(height)]
     path = tmp_path / "kind.png"
     write_png(path, width, height, color_type, bit_depth, rows, palette, trns)
-    alpha, rgba = _native._png_decode(str(path))
+    alpha, rgba = _testing.png_decode(str(path))
     surface = pygame.image.load(str(path))
     assert alpha == bool(surface.get_flags() & pygame.SRCALPHA)
     np.testing.assert_array_equal(rgba, pygame_rgba(surface))
@@ -148,21 +148,21 @@ def test_png_decode_refuses_a_palette_colour_key(tmp_path: Path) -> None:
     """One fully transparent index, the rest opaque: SDL_image makes a colour key, not reproduced."""
     write_png(tmp_path / "key.png", 2, 1, 3, 8, [bytes([0, 1])], bytes(6), bytes([255, 0]))
     with pytest.raises(RuntimeError, match="colour key"):
-        _native._png_decode(str(tmp_path / "key.png"))
+        _testing.png_decode(str(tmp_path / "key.png"))
 
 
 def test_png_decode_refuses_what_it_does_not_reproduce(tmp_path: Path) -> None:
     (tmp_path / "not.png").write_bytes(b"GIF89a")
     with pytest.raises(RuntimeError, match="not a PNG"):
-        _native._png_decode(str(tmp_path / "not.png"))
+        _testing.png_decode(str(tmp_path / "not.png"))
     with pytest.raises(RuntimeError, match="cannot open"):
-        _native._png_decode(str(tmp_path / "missing.png"))
+        _testing.png_decode(str(tmp_path / "missing.png"))
     # An interlaced PNG (pygame can load it; the decoder says it cannot rather than misdraw).
     data = bytearray((IMG_DIR / "elf_up.png").read_bytes())
     data[28] = 1  # IHDR's interlace byte (the CRC is not checked)
     (tmp_path / "interlaced.png").write_bytes(bytes(data))
     with pytest.raises(RuntimeError, match="interlaced"):
-        _native._png_decode(str(tmp_path / "interlaced.png"))
+        _testing.png_decode(str(tmp_path / "interlaced.png"))
 
 
 def as_pygame_sprite(rgba: np.ndarray, alpha: bool) -> Any:
@@ -177,7 +177,7 @@ def as_pygame_sprite(rgba: np.ndarray, alpha: bool) -> Any:
 
 
 def pygame_program(background: np.ndarray, ops: list[tuple[Any, ...]]) -> np.ndarray:
-    """What _native._pygame_blit draws, drawn by pygame on a default pygame.Surface."""
+    """What _testing.pygame_blit draws, drawn by pygame on a default pygame.Surface."""
     h, w = background.shape[:2]
     surface = pygame.Surface((w, h))
     pygame.surfarray.blit_array(surface, background.transpose(1, 0, 2))
@@ -201,7 +201,7 @@ def pygame_program(background: np.ndarray, ops: list[tuple[Any, ...]]) -> np.nda
 
 
 def check(background: np.ndarray, ops: list[tuple[Any, ...]]) -> None:
-    ours = _native._pygame_blit(background, ops)
+    ours = _testing.pygame_blit(background, ops)
     theirs = pygame_program(background, ops)
     if not np.array_equal(ours, theirs):
         where = np.argwhere((ours != theirs).any(axis=-1))
@@ -277,7 +277,7 @@ def test_gymnasium_sprites_scaled_and_blitted_off_the_edges() -> None:
     rng = np.random.default_rng(0)
     background = rng.integers(256, size=(130, 170, 3), dtype=np.uint8)
     for path in sorted(IMG_DIR.glob("*.png"))[::3] + [IMG_DIR / "goal.png", IMG_DIR / "ice.png"]:
-        alpha, rgba = _native._png_decode(str(path))
+        alpha, rgba = _testing.png_decode(str(path))
         ops: list[tuple[Any, ...]] = []
         for size in [(50, 50), (60, 60), (64, 64), (51, 51), (102, 144)]:
             at = (int(rng.integers(-70, 160)), int(rng.integers(-70, 120)))
@@ -291,7 +291,7 @@ def test_gymnasium_sprites_scaled_and_blitted_off_the_edges() -> None:
         surface.blit(loaded, (-7, 90))
         theirs = np.transpose(pygame.surfarray.array3d(surface), (1, 0, 2))
         np.testing.assert_array_equal(
-            _native._pygame_blit(background, [("sprite", rgba, alpha, (51, 51), (-7, 90), 255)]), theirs
+            _testing.pygame_blit(background, [("sprite", rgba, alpha, (51, 51), (-7, 90), 255)]), theirs
         )
 
 
@@ -312,4 +312,4 @@ def test_draw_rect_outline_and_fill() -> None:
     check(background, ops)
     for rect in [(-1, 5, 10, 10), (5, -1, 10, 10), (75, 5, 10, 10), (5, 55, 10, 10)]:
         with pytest.raises(ValueError, match="inside the surface"):
-            _native._pygame_blit(background, [("rect", (1, 2, 3), rect, 1)])
+            _testing.pygame_blit(background, [("rect", (1, 2, 3), rect, 1)])

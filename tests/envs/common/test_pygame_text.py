@@ -6,9 +6,9 @@ Gymnasium draws text in two envs: CarRacing-v3 renders its score with pygame's d
 frame its 96x96 observation is scaled from; Blackjack-v1 renders its labels with Gymnasium's
 ``Minecraft.ttf`` at ``screen_height // 15`` and ``// 6`` (33 and 83) without a background ("blended": a
 per-pixel-alpha surface) and blits them onto its green table. The native side runs through the test
-hooks ``_native._pygame_text(font_path, size, text, fg, bg)`` (the surface as RGBA, what
-``pygame.image.tobytes(surface, "RGBA")`` holds), ``_native._pygame_text_blit(...)`` and
-``_native._pygame_alpha_blend(src_rgba, dst_rgb)``. Every comparison is **exact** (no tolerance): sizes,
+hooks ``_testing.pygame_text(font_path, size, text, fg, bg)`` (the surface as RGBA, what
+``pygame.image.tobytes(surface, "RGBA")`` holds), ``_testing.pygame_text_blit(...)`` and
+``_testing.pygame_alpha_blend(src_rgba, dst_rgb)``. Every comparison is **exact** (no tolerance): sizes,
 every pixel's colour and alpha. The oracle is the installed upstream pygame 2.6.1 (the ``test`` extra),
 whose manylinux wheel bundles SDL2_ttf 2.20.1, FreeType 2.12.1 and HarfBuzz 5.1.
 """
@@ -28,7 +28,7 @@ import gymnasium  # noqa: E402
 import pygame  # noqa: E402
 
 import parallel_pool  # noqa: E402
-from parallel_pool import _native  # noqa: E402
+from parallel_pool import _testing  # noqa: E402
 
 WHITE = (255, 255, 255)
 BLACK = (0, 0, 0)
@@ -68,7 +68,7 @@ def assert_same_text(
     path: str, size: int, text: str, fg: tuple[int, int, int], bg: tuple[int, int, int] | None, ours_path: str = ""
 ) -> None:
     expected = pygame_rgba(pygame_render(path, size, text, fg, bg))
-    actual = _native._pygame_text(ours_path or path, size, text, fg, bg)
+    actual = _testing.pygame_text(ours_path or path, size, text, fg, bg)
     assert actual.shape == expected.shape, (path, size, text)
     if not np.array_equal(actual, expected):
         bad = np.argwhere((actual != expected).any(axis=-1))
@@ -117,7 +117,7 @@ def test_carracing_score_blitted_where_carracing_puts_it() -> None:
         assert (rect.x, rect.y) == (60 - rect.w // 2, 750 - rect.h // 2)
         surface.blit(rendered, rect)
         expected = pygame.surfarray.array3d(surface).transpose(1, 0, 2)
-        actual = _native._pygame_text_blit(FREESANSBOLD, 42, text, WHITE, BLACK, background, rect.x, rect.y)
+        actual = _testing.pygame_text_blit(FREESANSBOLD, 42, text, WHITE, BLACK, background, rect.x, rect.y)
         np.testing.assert_array_equal(actual, expected, err_msg=text)
 
 
@@ -148,7 +148,7 @@ def test_blackjack_labels_blitted_onto_its_table() -> None:
             pygame.surfarray.blit_array(surface, background.transpose(1, 0, 2))
             surface.blit(pygame_render(MINECRAFT, size, text, WHITE, None), (x, y))
             expected = pygame.surfarray.array3d(surface).transpose(1, 0, 2)
-            actual = _native._pygame_text_blit(MINECRAFT, size, text, WHITE, None, background, x, y)
+            actual = _testing.pygame_text_blit(MINECRAFT, size, text, WHITE, None, background, x, y)
             np.testing.assert_array_equal(actual, expected, err_msg=f"{text} at {(x, y)}")
 
 
@@ -183,7 +183,7 @@ def test_random_text_blits_in_both_modes() -> None:
         surface.blit(pygame_render(path, size, text, fg, bg), (x, y))
         expected = pygame.surfarray.array3d(surface).transpose(1, 0, 2)
         background = np.broadcast_to(np.array(fill, np.uint8), (100, 160, 3))
-        actual = _native._pygame_text_blit(ours, size, text, fg, bg, background, x, y)
+        actual = _testing.pygame_text_blit(ours, size, text, fg, bg, background, x, y)
         np.testing.assert_array_equal(actual, expected, err_msg=f"{text!r} {size} {bg} at {(x, y)}")
 
 
@@ -202,16 +202,16 @@ def test_alpha_blend_matches_pygame_for_every_source_destination_and_alpha() -> 
     pygame.surfarray.blit_array(target, dst_rgb.transpose(1, 0, 2))
     target.blit(source, (0, 0))
     expected = pygame.surfarray.array3d(target).transpose(1, 0, 2).reshape(-1, 3)
-    actual = _native._pygame_alpha_blend(src_rgba.reshape(-1, 4), dst_rgb.reshape(-1, 3))
+    actual = _testing.pygame_alpha_blend(src_rgba.reshape(-1, 4), dst_rgb.reshape(-1, 3))
     np.testing.assert_array_equal(actual, expected)
 
 
 def test_text_it_does_not_reproduce_is_refused() -> None:
     with pytest.raises(ValueError, match="printable ASCII"):
-        _native._pygame_text(MINECRAFT, 33, "caf\u00e9", WHITE, None)
+        _testing.pygame_text(MINECRAFT, 33, "caf\u00e9", WHITE, None)
     with pytest.raises(ValueError, match="printable ASCII"):
-        _native._pygame_text(MINECRAFT, 33, "two\nlines", WHITE, None)
+        _testing.pygame_text(MINECRAFT, 33, "two\nlines", WHITE, None)
     with pytest.raises(ValueError, match="empty"):
-        _native._pygame_text(MINECRAFT, 33, "", WHITE, None)
+        _testing.pygame_text(MINECRAFT, 33, "", WHITE, None)
     with pytest.raises(RuntimeError, match="cannot load"):
-        _native._pygame_text("/nonexistent/font.ttf", 33, "x", WHITE, None)
+        _testing.pygame_text("/nonexistent/font.ttf", 33, "x", WHITE, None)
