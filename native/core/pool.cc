@@ -1,9 +1,8 @@
-// The pool composes the parts: options checked, env ids checked, jobs queued and run, rows written
+// The pool composes the parts: env ids checked, jobs queued and run, rows written
 // through the output layout and the episode bookkeeping, and batches handed off by the ring.
 #include "pool.h"
 
-#include <fcntl.h>
-#include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +11,10 @@
 #include <string>
 #include <thread>
 
+#include "job_clock.h"
+
 namespace pp {
+
 namespace {
 
 // How many forks separate this process from the one that loaded the module: 0 there, +1 in each
@@ -27,91 +29,6 @@ int ForkGeneration() {
   return fork_generation.load(std::memory_order_relaxed);
 }
 
-// Times jobs against kSlowJob: the coarse clock costs a fraction of steady_clock's read (the
-// per-step cost that matters here), and its resolution (a scheduler tick, 1-10 ms) is added to the
-// threshold, so a quick job that straddles a tick is never taken for slow.
-int64_t CoarseNanos() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
-  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-int64_t SlowJobNanos() {
-  static const int64_t nanos = [] {
-    timespec res;
-    clock_getres(CLOCK_MONOTONIC_COARSE, &res);
-    return std::chrono::nanoseconds(Pool::kSlowJob).count() + static_cast<int64_t>(res.tv_sec) * 1'000'000'000 +
-           res.tv_nsec;
-  }();
-  return nanos;
-}
-
-// One thread's timing of its jobs. A job over SlowJobNanos() of wall time is slow only if its
-// thread held on to it that long: the time the thread waited to run (preempted on a busy
-// machine: the host's other work, a neighbour's burst) is not the job's, time it ran or blocked is.
-// The kernel counts that wait per thread (the run delay in /proc/thread-self/schedstat). Reading it
-// costs a system call, so Start reads it at most once per tick of the coarse clock, and Slow again
-// only when a job's wall time is over the threshold. Start's reading predates the job by at most a
-// tick, so at most a tick of earlier waiting is taken off the job's time. Where the file cannot be
-// read, no waiting is taken off (a preempted job counts as slow, as it did before).
-class JobClock {
- public:
-  JobClock() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
-  ~JobClock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  JobClock(const JobClock&) = delete;
-  JobClock& operator=(const JobClock&) = delete;
-
-  // The calling thread's clock.
-  static JobClock& ThisThread() {
-    static thread_local JobClock clock;
-    return clock;
-  }
-
-  // Before a job: the coarse time now (the job's start).
-  int64_t Start() {
-    const int64_t now = CoarseNanos();
-    if (now != mark_wall_) {
-      mark_wall_ = now;
-      mark_delay_ = RunDelay();
-    }
-    return now;
-  }
-
-  // Whether the job that started at `start` (Start) and ended at `end` (coarse time) was slow; for
-  // `jobs` jobs run one after another, whether they took more than that many slow jobs' time.
-  bool Slow(int64_t start, int64_t end, int jobs = 1) const {
-    const int64_t limit = SlowJobNanos() + (jobs - 1) * std::chrono::nanoseconds(Pool::kSlowJob).count();
-    if (end - start <= limit) return false;
-    return end - start - (RunDelay() - mark_delay_) > limit;
-  }
-
- private:
-  // Nanoseconds this thread has waited on a run queue since it started, or 0 if unknown.
-  int64_t RunDelay() const {
-    if (fd_ < 0) return 0;
-    char buf[96];
-    const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
-    if (n <= 0) return 0;
-    buf[n] = '\0';
-    // "<ns on the CPU> <ns waiting on a run queue> <time slices>"
-    char* end = nullptr;
-    std::strtoll(buf, &end, 10);
-    if (end == buf) return 0;
-    return std::strtoll(end, nullptr, 10);
-  }
-
-  int fd_;
-  int64_t mark_wall_ = -1;  // the coarse time of the last run-delay reading
-  int64_t mark_delay_ = 0;  // that reading
-};
-
-// Set by an async caller in Recv while it runs jobs: a long reset it runs may stop halfway
-// (Env::PauseReset) once the batch it waits for is complete, and go on on a worker (RunJob).
-// Null on every other thread and call.
-thread_local const PauseSignal* t_pause_signal = nullptr;
-
 // The batch a receiver waits for is complete: its caller is wanted back.
 class BatchComplete final : public PauseSignal {
  public:
@@ -121,18 +38,6 @@ class BatchComplete final : public PauseSignal {
  private:
   const OutputBlock* block_;
   int batch_size_;
-};
-
-// t_pause_signal set for a scope (Recv's loop), restored whatever the scope throws.
-class PauseScope {
- public:
-  explicit PauseScope(const PauseSignal* signal) : saved_(t_pause_signal) { t_pause_signal = signal; }
-  ~PauseScope() { t_pause_signal = saved_; }
-  PauseScope(const PauseScope&) = delete;
-  PauseScope& operator=(const PauseScope&) = delete;
-
- private:
-  const PauseSignal* saved_;
 };
 
 // The worker threads a pool of num_threads (resolved) makes: less the caller, which steps envs too;
@@ -161,72 +66,22 @@ bool LockUntil(std::mutex& mu, std::chrono::steady_clock::time_point until) {
 
 }  // namespace
 
-Pool::Prepared Pool::Prepare(EnvSpec spec, PoolOptions options) {
-  // The messages are the Python API's: these are its keyword arguments.
-  const int num_envs = options.num_envs;
-  if (num_envs < 1) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(num_envs));
-  const int batch_size = options.batch_size.value_or(num_envs);
-  if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1, got " + std::to_string(batch_size));
-  if (batch_size > num_envs) {
-    throw std::invalid_argument("batch_size (" + std::to_string(batch_size) + ") must be <= num_envs (" +
-                                std::to_string(num_envs) + ")");
-  }
-  if (options.num_threads < 0) {
-    throw std::invalid_argument("num_threads must be >= 0, got " + std::to_string(options.num_threads));
-  }
-  if (options.thread_affinity_offset < -1) {
-    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " +
-                                std::to_string(options.thread_affinity_offset));
-  }
-  if (options.seeds.size() != static_cast<std::size_t>(num_envs)) {
-    throw std::invalid_argument("need one seed per env");
-  }
-  if (spec.max_num_players < 1) throw std::invalid_argument("max_num_players must be >= 1");
-  if (!options.env_specs.empty()) {
-    if (options.env_specs.size() != static_cast<std::size_t>(num_envs)) {
-      throw std::invalid_argument("env_kwargs needs one entry per env (" + std::to_string(num_envs) + "), got " +
-                                  std::to_string(options.env_specs.size()));
-    }
-    for (std::size_t i = 0; i < options.env_specs.size(); ++i) {
-      const EnvSpec& e = options.env_specs[i];
-      // The batch has one layout and one pair of spaces: an env's kwargs may change its dynamics,
-      // not its fields.
-      if (e.state != spec.state || e.action != spec.action || e.max_num_players != spec.max_num_players ||
-          e.render_shape != spec.render_shape) {
-        throw std::invalid_argument("env_kwargs[" + std::to_string(i) +
-                                    "] changes the env's spaces (its observation, action or info fields); "
-                                    "every env of a pool must have the same spaces");
-      }
-    }
-  }
-  if (spec.max_num_players > 1 && options.autoreset_mode == AutoresetMode::kSameStep) {
-    // The reset inside the step may change the number of players, so the final step's per-player
-    // rows and the new episode's cannot share one row range.
-    throw std::invalid_argument(
-        "autoreset_mode='same_step' is not supported for multi-player envs; use 'next_step' or 'disabled'");
-  }
-  options.batch_size = batch_size;
-  // Resolved here, before the pool's members are built: the job lanes are one per stepping thread.
-  if (options.num_threads == 0)
-    options.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.num_threads = std::min(options.num_threads, num_envs);
-  OutputOptions output_options;
-  output_options.batch_size = batch_size;
-  output_options.episode_stats = options.episode_stats;
-  output_options.same_step = options.autoreset_mode == AutoresetMode::kSameStep;
-  OutputLayout output = MakeOutputLayout(spec, output_options);
-  std::optional<BlockLayout> reset_blocks;
-  if (batch_size < num_envs) {
-    output_options.batch_size = num_envs;
-    reset_blocks = MakeOutputLayout(spec, output_options).blocks;
-  }
-  return Prepared{std::move(spec), std::move(options), std::move(output), std::move(reset_blocks)};
-}
+// Pool::t_pause_signal set for a scope (Recv's loop), restored whatever the scope throws.
+class PauseScope {
+ public:
+  explicit PauseScope(const PauseSignal* signal) : saved_(Pool::t_pause_signal) { Pool::t_pause_signal = signal; }
+  ~PauseScope() { Pool::t_pause_signal = saved_; }
+  PauseScope(const PauseScope&) = delete;
+  PauseScope& operator=(const PauseScope&) = delete;
+
+ private:
+  const PauseSignal* saved_;
+};
 
 Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions options)
-    : Pool(std::move(task), Prepare(std::move(spec), std::move(options))) {}
+    : Pool(std::move(task), PreparePool(std::move(spec), std::move(options))) {}
 
-Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
+Pool::Pool(std::shared_ptr<const TaskEntry> task, PreparedPool prepared)
     : task_(std::move(task)),
       fork_generation_(ForkGeneration()),
       creator_pid_(getpid()),
@@ -240,7 +95,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
                                           : nullptr),
       // Twice the most jobs ever queued, so a push rarely meets a cell still being released; a lane
       // for the caller and one per worker.
-      queue_(2 * static_cast<std::size_t>(options_.num_envs), 1 + NumWorkers(options_.num_threads, ring_.ordered())) {
+      queue_(2 * static_cast<std::size_t>(options_.num_envs), 1 + NumWorkers(options_.num_threads, ring_.ordered())),
+      runner_(spec_, options_, fields_, ring_, envs_) {
   const int num_envs = options_.num_envs;
   envs_ = std::vector<EnvState>(static_cast<std::size_t>(num_envs));
   seen_.assign(static_cast<std::size_t>(num_envs), 0);
@@ -249,9 +105,8 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     EnvState& s = envs_[static_cast<std::size_t>(i)];
     const EnvSpec& env_spec = options_.env_specs.empty() ? spec_ : options_.env_specs[static_cast<std::size_t>(i)];
     s.env = task_->make_env(env_spec, i);
-    EnvDriver driver(*s.env);
-    driver.SetAllocator(this);
-    driver.Seed(options_.seeds[static_cast<std::size_t>(i)]);
+    runner_.Attach(*s.env);
+    EnvDriver(*s.env).Seed(options_.seeds[static_cast<std::size_t>(i)]);
     s.split = dynamic_cast<SplitPhaseEnv*>(s.env.get());
     std::size_t total = 0;
     for (std::size_t b : action_row_bytes) total += b;
@@ -264,13 +119,12 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared)
     s.slot_rows.resize(spec_.state.size());
   }
 
-  // num_threads is resolved (Prepare). The calling thread steps envs too while it waits, so it is
+  // num_threads is resolved (PreparePool). The calling thread steps envs too while it waits, so it is
   // one of the threads: in sync mode a single env runs entirely on the caller, with no thread
   // hand-off at all. In async mode it helps in recv() (without a timeout), and while it is busy
   // elsewhere (the policy, in Python) the workers go on with the envs in flight: num_threads - 1
-  // workers keep num_threads CPUs busy without oversubscribing them (measured: HalfCheetah-v5, 2
-  // CPUs, 16 envs / batch 8, 95% of two pinned raw loops with one worker, 85-87% with two). At
-  // least one worker, since an async caller need not be waiting.
+  // workers keep num_threads CPUs busy without oversubscribing them. At least one worker, since an
+  // async caller need not be waiting.
   const int num_workers = NumWorkers(options_.num_threads, ring_.ordered());
   // Each lane starts with a contiguous share of the envs (not every lanes()-th env, which would give
   // one thread all envs of a kind when their cost follows their ids).
@@ -633,317 +487,6 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
   }
   received_.store(received_.load(std::memory_order_relaxed) + batch_size, std::memory_order_release);
   return out;
-}
-
-bool Pool::HandOffLongReset(int env_id) {
-  // A caller that starts a long job (a dm_control task's reset settles its physics for 200 steps,
-  // ~1.3 ms; an Atari reset plays its no-op starts) while the batch it waits for completes holds
-  // that batch until the job ends; meanwhile the workers finish every other env in flight and then
-  // idle (measured: CheetahRun-v1, 32 envs in batches of 16, the worker slept once per such reset,
-  // ~1 ms each, 4-10% of its time). A worker that is not in a reset itself takes it instead, and
-  // the caller goes on with short jobs and returns batches on time; a reset whose length is not
-  // known yet, or with every worker in a reset (all envs resetting at once), the caller runs.
-  EnvState& s = envs_[static_cast<std::size_t>(env_id)];
-  if (!queue_.affinity() || s.reset_nanos < std::chrono::nanoseconds(kLongReset).count() ||
-      !s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode) ||
-      workers_in_reset_.load(std::memory_order_relaxed) >= workers_->num_threads()) {
-    return false;
-  }
-  // To the lane of a worker (env ids spread them); a caller whose own lane runs dry takes it back
-  // (not handed over again: only its own lane's jobs are), so nothing waits on a sleeping worker.
-  s.lane = kCallerLane + 1 + env_id % workers_->num_threads();
-  PushJob(env_id, queue_.Now());
-  workers_->Wake(1);
-  return true;
-}
-
-void Pool::SampleStep(std::chrono::steady_clock::duration took) {
-  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
-  const int64_t old = step_nanos_.load(std::memory_order_relaxed);
-  // A mean over about the last 8 samples (the first sample taken as it is); racing updates may
-  // drop one sample: a hint.
-  const int64_t mean = old == 0 ? std::max<int64_t>(ns, 1) : old + (ns - old) / 8;
-  step_nanos_.store(mean, std::memory_order_relaxed);
-  queue_.SetAffinity(mean >= std::chrono::nanoseconds(kAffinityMinStep).count());
-}
-
-void Pool::RunWorkerJob(int env_id, int lane) {
-  if (quick_jobs_.load(std::memory_order_relaxed)) {
-    RunJobs(env_id, lane);
-    return;
-  }
-  // Resets do not count towards a quick streak: an env's reset is often much quicker than its step.
-  // A run of posted jobs counts as quick only when the whole run is (a caller with poll_s runs
-  // such runs whole).
-  JobClock& clock = JobClock::ThisThread();
-  const int64_t start = clock.Start();
-  const Ran ran = RunJobs(env_id, lane);
-  const int steps = ran.steps;
-  if (clock.Slow(start, CoarseNanos(), ran.serial)) {
-    quick_streak_.store(0, std::memory_order_relaxed);
-  } else if (steps > 0 && quick_streak_.fetch_add(steps, std::memory_order_relaxed) + steps >=
-                              quick_target_.load(std::memory_order_relaxed)) {
-    quick_jobs_.store(true, std::memory_order_relaxed);
-  }
-}
-
-bool Pool::PostJob(EnvState& s) {
-  if (s.split == nullptr) return false;
-  const bool reset = s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode);
-  if (reset && s.reseed) {
-    // Seeded here, before the post that carries the seed; RunJob must not seed it again.
-    EnvDriver(*s.env).Seed(s.seed);
-    s.reseed = false;
-  }
-  try {
-    return s.split->Post(reset, Action(s.action_rows.data()));
-  } catch (const std::exception&) {
-    return false;  // against the contract (Post must not throw): the job runs unposted
-  }
-}
-
-Pool::Ran Pool::RunRun(int env_id, int lane, int64_t stop_at) {
-  int ids[kMaxRun];
-  ids[0] = env_id;
-  int count = 1;
-  // Sync mode, with enough queued for a run: the first job is timed (two steady_clock reads, ~40
-  // ns) to decide on one.
-  const std::size_t share =
-      ring_.ordered() ? queue_.SizeApprox() / (2 * static_cast<std::size_t>(std::max(1, num_threads()))) : 0;
-  const auto first_start = share > 0 ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  int steps = 0;
-  OutputBlock* held = nullptr;  // the block whose rows this run has written, not yet counted
-  int held_rows = 0;
-  int i = 0;
-  for (; i < count; ++i) {
-    if (i > 0 && stop_at != 0 && CoarseNanos() >= stop_at) break;
-    steps += envs_[static_cast<std::size_t>(ids[i])].job == JobKind::kStep ? 1 : 0;
-    OutputBlock* block = RunJob(ids[i], lane);
-    if (block == nullptr) continue;  // its reset paused: queued again
-    if (block != held) {
-      if (held != nullptr) ring_.FinishRow(held, held_rows);
-      held = block;
-      held_rows = 0;
-    }
-    ++held_rows;
-    if (i == 0 && share > 0 && std::chrono::steady_clock::now() - first_start < kCheapJob) {
-      count += queue_.TryPopMany(lane, ids + 1, static_cast<int>(std::min<std::size_t>(share, kMaxRun - 1)));
-    }
-  }
-  if (held != nullptr) ring_.FinishRow(held, held_rows);
-  if (i < count) {
-    const int64_t stamp = queue_.Now();
-    for (int k = i; k < count; ++k) PushJob(ids[k], stamp);
-    workers_->Wake(count - i);
-  }
-  return {steps, i};
-}
-
-Pool::Ran Pool::RunJobs(int env_id, int lane, int64_t stop_at) {
-  EnvState& first = envs_[static_cast<std::size_t>(env_id)];
-  if (first.split == nullptr) return RunRun(env_id, lane, stop_at);
-  if (!PostJob(first)) {
-    const bool step = first.job == JobKind::kStep;
-    ring_.FinishRow(RunJob(env_id, lane));
-    return {step ? 1 : 0, 1};
-  }
-  // The envs posted by this run, in order. One run per thread at a time: RunJobs never nests.
-  thread_local std::vector<int> posted;
-  posted.clear();
-  posted.push_back(env_id);
-  // At most a batch: an async batch is written as soon as its rows are, not after more envs'.
-  const auto max_posted = static_cast<std::size_t>(batch_size());
-  int unposted = -1;  // a queued env that posted nothing: run after the posted ones
-  int id;
-  while (posted.size() < max_posted && queue_.TryPop(lane, &id)) {
-    if (!PostJob(envs_[static_cast<std::size_t>(id)])) {
-      unposted = id;
-      break;
-    }
-    posted.push_back(id);
-  }
-  // Every posted job must be finished below, whatever Kick and AwaitPosted do: a failure of the
-  // hand-off is the posted job's own (its Reset/Step reports it).
-  try {
-    for (int e : posted) envs_[static_cast<std::size_t>(e)].split->Kick();
-    // Wait for the last posted first: a worker runs its requests in turn, so the earlier ones are
-    // then mostly done, and the thread sleeps about once per run rather than once per env.
-    envs_[static_cast<std::size_t>(posted.back())].split->AwaitPosted();
-  } catch (const std::exception&) {
-  }
-  int steps = 0;
-  for (int e : posted) {
-    steps += envs_[static_cast<std::size_t>(e)].job == JobKind::kStep ? 1 : 0;
-    ring_.FinishRow(RunJob(e, lane));
-  }
-  if (unposted >= 0) {
-    steps += envs_[static_cast<std::size_t>(unposted)].job == JobKind::kStep ? 1 : 0;
-    ring_.FinishRow(RunJob(unposted, lane));
-  }
-  return {steps, 1};  // the posted jobs overlap: timed as one job
-}
-
-void Pool::WakeStandIn() {
-  if (!stand_in_made_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(api_mu_);
-    if (closed_.load()) return;  // the caller's loop throws ClosedError next
-    if (!stand_in_) {
-      // In the caller's lane: it steps the caller's envs in its place.
-      stand_in_ = std::make_unique<WorkerPool>(1, -1, &queue_, kCallerLane,
-                                               [this](int id, int lane) { RunWorkerJob(id, lane); });
-    }
-    stand_in_made_.store(true, std::memory_order_release);
-  }
-  stand_in_->Wake(1);
-}
-
-void Pool::ClaimRow(EnvState& s) {
-  if (s.forced.block != nullptr) {
-    s.out = s.forced;
-    s.forced = RowRef{};
-  } else {
-    s.out = ring_.Claim(s.assigned_index);
-  }
-  s.player_row = -1;
-  s.num_players = 0;
-}
-
-Slot Pool::Allocate(int env_id, int num_players) {
-  EnvState& s = envs_[static_cast<std::size_t>(env_id)];
-  if (num_players < 0 || num_players > spec_.max_num_players) {
-    throw std::out_of_range("Allocate: num_players " + std::to_string(num_players) + " not in [0, " +
-                            std::to_string(spec_.max_num_players) + "]");
-  }
-  if (s.out.block == nullptr) ClaimRow(s);
-  if (spec_.max_num_players == 1) {
-    s.player_row = s.out.row;
-  } else if (s.player_row < 0 || num_players > s.num_players) {
-    s.player_row = s.out.block->player_rows.fetch_add(num_players, std::memory_order_relaxed);
-    int32_t* players = &At<int32_t>(*s.out.block, fields_.players_env_id, 0);
-    for (int p = 0; p < num_players; ++p) players[s.player_row + p] = env_id;
-  }
-  s.num_players = num_players;
-  const auto& layout = ring_.layout().fields();
-  for (std::size_t f = 0; f < spec_.state.size(); ++f) {
-    const BlockField& bf = layout[static_cast<std::size_t>(fields_.state[f])];
-    const auto row = static_cast<std::size_t>(bf.per_player ? s.player_row : s.out.row);
-    s.slot_rows[f] = s.out.block->field(fields_.state[f]) + row * bf.row_bytes;
-  }
-  return Slot(s.slot_rows.data(), num_players);
-}
-
-inline void Pool::WriteRow(EnvState& s, const StepResult& r, bool episode_done) {
-  WriteStepFields(*s.out.block, fields_, s.out.row, s.env->env_id(), s.env->elapsed_step(), r);
-  if (options_.episode_stats) s.episode.WriteStats(*s.out.block, fields_, s.out.row, episode_done);
-}
-
-// The row of an env that raised holds zeros in every state field: the env may have written part
-// of it, or nothing, which would leave an earlier batch's values there. Per-player fields: the
-// player rows it claimed, if any (with one player, the env's row).
-void Pool::WriteFailedRow(EnvState& s, const char* message) {
-  if (s.out.block == nullptr) ClaimRow(s);
-  OutputBlock& block = *s.out.block;
-  block.AddError(s.out.row, s.env->env_id(), message);
-  const auto& layout = ring_.layout().fields();
-  for (std::size_t f = 0; f < spec_.state.size(); ++f) {
-    const BlockField& bf = layout[static_cast<std::size_t>(fields_.state[f])];
-    auto row = static_cast<std::size_t>(s.out.row);
-    std::size_t rows = 1;
-    if (bf.per_player && spec_.max_num_players > 1) {
-      if (s.player_row < 0) continue;  // it claimed no player rows
-      row = static_cast<std::size_t>(s.player_row);
-      rows = static_cast<std::size_t>(s.num_players);
-    }
-    std::memset(block.field(fields_.state[f]) + row * bf.row_bytes, 0, rows * bf.row_bytes);
-  }
-  WriteRow(s, StepResult{}, false);
-}
-
-OutputBlock* Pool::RunJob(int env_id, int lane) {
-  EnvState& s = envs_[static_cast<std::size_t>(env_id)];
-  if (s.lane != lane) s.lane = lane;  // the sender reads this line: written only when it changes
-  EnvDriver env(*s.env);
-  const AutoresetMode mode = options_.autoreset_mode;
-  s.out.block = nullptr;
-  bool paused = false;
-  try {
-    if (s.episode.ResetDue(s.job == JobKind::kReset, mode)) {
-      const bool resuming = s.resuming;
-      s.resuming = false;
-      // With the lanes' affinity on (HandOffLongReset's only case): timed (two clock reads per
-      // reset; not a reset run in parts), and counted while a worker runs it. Off, neither (a
-      // cheap env's reset is ~50 ns).
-      const bool track = queue_.affinity();
-      const bool worker = track && lane != kCallerLane;
-      if (worker) workers_in_reset_.fetch_add(1, std::memory_order_relaxed);
-      struct Done {
-        EnvState& s;
-        std::atomic<int>* in_reset;
-        std::chrono::steady_clock::time_point start;  // default: untimed
-        ~Done() {
-          if (start != std::chrono::steady_clock::time_point{}) {
-            s.reset_nanos =
-                std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
-          }
-          if (in_reset != nullptr) in_reset->fetch_sub(1, std::memory_order_relaxed);
-        }
-      } done{s, worker ? &workers_in_reset_ : nullptr,
-             track && !resuming ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}};
-      if (s.reseed && !resuming) env.Seed(s.seed);
-      // A split-phase env's reset is collected from elsewhere: it never pauses.
-      paused = !env.Reset(s.split != nullptr ? nullptr : t_pause_signal);
-      if (paused) {
-        if (s.out.block != nullptr) {
-          paused = false;
-          throw std::logic_error("Reset() paused after Allocate()");
-        }
-        s.resuming = true;
-        resets_paused_.fetch_add(1, std::memory_order_relaxed);
-        done.start = {};  // a part of a reset: not its time
-      } else {
-        if (s.out.block == nullptr) throw std::logic_error("Reset() did not write its outputs (call Allocate())");
-        s.episode.Begin(options_.episode_stats);
-        WriteRow(s, StepResult{}, false);
-      }
-    } else {
-      // Every 256th step of a thread is timed, for the lanes' affinity (kAffinityMinStep).
-      static thread_local unsigned t_steps = 0;
-      const bool timed = (t_steps++ & 255u) == 0;
-      const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-      const StepResult r = env.Step(Action(s.action_rows.data()));
-      if (timed) SampleStep(std::chrono::steady_clock::now() - start);
-      if (s.out.block == nullptr) throw std::logic_error("Step() did not write its outputs (call Allocate())");
-      const bool done = r.terminated || r.truncated;
-      s.episode.Count(r.reward);
-      WriteRow(s, r, done);
-      if (Episode::ResetsInStep(done, mode)) {
-        CopyFinalRow(*s.out.block, fields_, ring_.layout(), s.out.row);
-        env.Reset();  // writes its observation into the same row
-        At<int32_t>(*s.out.block, fields_.elapsed_step, s.out.row) = 0;
-        s.episode.Begin(options_.episode_stats);
-      } else {
-        s.episode.SetOver(done);
-      }
-    }
-  } catch (const std::exception& e) {
-    // The env's state is unknown now: its result is this error, and its next step resets it.
-    try {
-      WriteFailedRow(s, e.what());
-    } catch (...) {
-      // Only allocation failure can land here; the row is still counted below.
-    }
-    s.episode.Fail();
-  }
-  OutputBlock* block = s.out.block;
-  s.out.block = nullptr;
-  if (paused) {
-    // Queued again, on a worker's lane (env ids spread them), to go on there; the last touch of s
-    // here, since a worker may run it as soon as it is queued.
-    s.lane = kCallerLane + 1 + env_id % workers_->num_threads();
-    PushJob(env_id, queue_.Now());
-    workers_->Wake(1);
-  }
-  return block;
 }
 
 }  // namespace pp

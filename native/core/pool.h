@@ -22,8 +22,10 @@
 #include "env_driver.h"
 #include "episode.h"
 #include "job_queue.h"
+#include "job_runner.h"
 #include "output_block.h"
 #include "output_layout.h"
+#include "pool_options.h"
 #include "registry.h"
 #include "spec.h"
 #include "worker_pool.h"
@@ -43,26 +45,10 @@ struct ForkedError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The pool's options; the Pool constructor checks their ranges (std::invalid_argument).
-struct PoolOptions {
-  int num_envs = 1;
-  std::optional<int> batch_size;    // none: num_envs (sync)
-  int num_threads = 0;              // 0: one per CPU, at most num_envs
-  int thread_affinity_offset = -1;  // -1: no pinning
-  std::vector<uint64_t> seeds;      // one per env
-  AutoresetMode autoreset_mode = AutoresetMode::kNextStep;
-  bool episode_stats = false;
-  // Per-env config (make(..., env_kwargs=[...])): empty, every env gets the pool's spec; else one
-  // spec per env, each built from its own config, with exactly the pool spec's fields (a different
-  // gravity or map per env, never different spaces).
-  std::vector<EnvSpec> env_specs;
-};
-
-// Gives its envs their output rows itself (a private SlotAllocator: Allocate is not its API).
-class Pool final : private SlotAllocator {
+class Pool final {
  public:
   Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions options);
-  ~Pool() override;
+  ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
@@ -138,11 +124,6 @@ class Pool final : private SlotAllocator {
   int64_t resets_paused() const { return resets_paused_.load(std::memory_order_relaxed); }
   int blocks_allocated() const { return ring_.blocks_allocated() + (reset_blocks_ ? reset_blocks_->allocated() : 0); }
 
-  // A job that holds its thread longer than this is slow: a caller with poll_s stops running jobs
-  // after one. Well under Ctrl-C's 100 ms budget, and long enough that a job of a fast env (MuJoCo,
-  // Atari: under 1 ms) is never taken for slow on a busy machine: its wall time, less the time its
-  // thread waited to run (preempted), is what counts (pool.cc: JobClock).
-  static constexpr std::chrono::milliseconds kSlowJob{10};
   // Consecutive quick steps the workers must see before a caller with poll_s runs jobs; doubled
   // each time such a caller then runs a slow one (up to kMaxQuickStreak), so that an env whose
   // steps are now and then slow (a long reset every episode) ends up stepped by the workers alone.
@@ -150,62 +131,7 @@ class Pool final : private SlotAllocator {
   static constexpr int kMaxQuickStreak = 1 << 16;
 
  private:
-  enum class JobKind : uint8_t { kStep, kReset };
-
-  // The fields in two groups by who writes them, the second starting a cache line of its own: the
-  // sender's (the API thread, at send and receive; the running thread reads them once per job) and
-  // the running thread's (written by each job; a send reads them only in autoreset_mode="disabled",
-  // for the episode's state), so that the two threads' writes do not move the same cache lines
-  // between cores on every job (BENCHMARKS.md, "dm_control (issue 15): cache lines").
-  struct alignas(64) EnvState {
-    // Written by the sender (and read by the thread that runs the job), or never after the pool
-    // is made.
-    std::unique_ptr<Env> env;
-    SplitPhaseEnv* split = nullptr;  // the env, when it is split-phase: its jobs go through PostJob
-    // The queued job.
-    JobKind job = JobKind::kReset;
-    bool reseed = false;
-    // Sent, not yet returned by Recv. Set under api_mu_, cleared by the receiver (recv_mu_): the
-    // release/acquire pair hands the env's state from the thread that ran its job to the next sender.
-    std::atomic<bool> pending{false};
-    // The lane (LaneQueues) of the thread that ran its last job, where its next job is queued.
-    // Written by the thread that runs its job when it changes (rarely: a job taken by another
-    // lane's thread), read by the next sender (after `pending`'s hand-off) and by the thread that
-    // pops its job (the queue's hand-off).
-    int lane = 0;
-    uint64_t seed = 0;
-    int64_t assigned_index = -1;  // sync mode: output index fixed at send
-    std::vector<const std::byte*> action_rows;
-    std::vector<std::byte> action_storage;
-
-    // Written by the thread that runs the job.
-    alignas(64) RowRef forced;  // ResetNow: the row is fixed by the caller (under api_mu_, before the push)
-    // The output row of the running job.
-    RowRef out;
-    int player_row = -1;
-    int num_players = 0;
-    std::vector<std::byte*> slot_rows;
-    Episode episode;
-    // How long its last reset took (0: none timed yet); read by the caller that pops its job
-    // (HandOffLongReset, after the queue's hand-off).
-    int64_t reset_nanos = 0;
-    // Its reset stopped halfway (Env::PauseReset), and its queued job goes on with it: not seeded
-    // again.
-    bool resuming = false;
-  };
-
-  // The options checked and resolved, and the output layout they give: built before the members
-  // that need them.
-  struct Prepared {
-    EnvSpec spec;
-    PoolOptions options;
-    OutputLayout output;
-    // Async mode: the same fields with num_envs rows, for ResetNow's blocks (it may reset more
-    // envs than a batch holds). Sync mode uses the ring's blocks, which hold every env.
-    std::optional<BlockLayout> reset_blocks;
-  };
-  static Prepared Prepare(EnvSpec spec, PoolOptions options);
-  Pool(std::shared_ptr<const TaskEntry> task, Prepared prepared);
+  Pool(std::shared_ptr<const TaskEntry> task, PreparedPool prepared);
 
   void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
   void CheckSeeds(std::span<const uint64_t> seeds) const;
@@ -225,7 +151,7 @@ class Pool final : private SlotAllocator {
   // completed meanwhile: Recv) and the job is queued again on a worker's lane to go on there;
   // never for a split-phase env.
   OutputBlock* RunJob(int env_id, int lane);
-  // Runs env_id's job, and when its env posts its work (Env::Post: a split-phase env), the jobs of
+  // Runs env_id's job, and when its env posts its work (SplitPhaseEnv::Post), the jobs of
   // further queued envs that post too, up to a batch of them: all posted, then all finished in
   // order. Otherwise, in sync mode, a run of the next queued jobs too when there are more than the
   // stepping threads would share one at a time (RunRun).
@@ -240,8 +166,8 @@ class Pool final : private SlotAllocator {
   // (guided self-scheduling), at most kMaxRun. A run's envs are neighbours in the queue, hence in
   // the batch: one thread writes neighbouring rows, and counts them finished once (the batch needs
   // every row anyway). On many cores this keeps the queue's head, the row counter and the output
-  // rows' cache lines from moving between cores once per env, ~0.1-0.5 us each
-  // (benchmarks/BENCHMARKS.md, "Thread scaling"): worth it for cheap envs only. Async
+  // rows' cache lines from moving between cores once per env (BENCHMARKS.md, "Thread scaling"):
+  // worth it for cheap envs only. Async
   // mode runs one job at a time: a batch is whichever envs finish first, and a run would hold
   // back envs that an idle thread could step. With `stop_at` (CoarseNanos; 0: none), the run
   // stops once that time has passed and queues its remaining jobs again (their rows are assigned,
@@ -263,14 +189,16 @@ class Pool final : private SlotAllocator {
   // A reset at least this long (the env's last one) is one an async caller hands to a free worker.
   static constexpr std::chrono::microseconds kLongReset{50};
   // Env steps shorter than this (a running mean of every 256th step's time per thread) turn the
-  // lanes' affinity off (LaneQueues::SetAffinity): CartPole-v1's ~50 ns steps lost 3-10% to it.
+  // lanes' affinity off (LaneQueues::SetAffinity): BENCHMARKS.md, "per-thread job lanes", "Cheap envs".
   static constexpr std::chrono::nanoseconds kAffinityMinStep{1000};
+  // Set by an async caller in Recv while it runs jobs: a long reset it runs may stop halfway
+  // (Env::PauseReset) once the batch it waits for is complete, and go on on a worker (RunJob).
+  // Null on every other thread and call. (Inline, with a constant initializer: read without a
+  // TLS wrapper call in each file that uses it.)
+  static inline thread_local const PauseSignal* t_pause_signal = nullptr;
+  friend class PauseScope;
   // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.
   void WakeStandIn();
-  Slot Allocate(int env_id, int num_players) override;
-  void ClaimRow(EnvState& s);
-  void WriteRow(EnvState& s, const StepResult& r, bool episode_done);
-  void WriteFailedRow(EnvState& s, const char* message);
   // In a forked child: lets go of the threads (which exist only in the parent) and the envs (whose
   // destructors would end the parent's engines and worker processes) without joining or freeing.
   void Abandon();
@@ -315,6 +243,9 @@ class Pool final : private SlotAllocator {
   // Serialises receivers (Recv, Step's receive), held while waiting for the batch. A caller with
   // poll_s or a timeout waits for another receiver no longer than it would wait for a batch.
   std::mutex recv_mu_;
+  // Read by every job (its references to the members above), written never: a cache line of its
+  // own, away from the locks and counters that other threads write.
+  alignas(64) JobRunner runner_;
 };
 
 }  // namespace pp

@@ -160,7 +160,7 @@ unsigned long main_thread_id = 0;
 bool OnMainThread() { return static_cast<unsigned long>(pthread_self()) == main_thread_id; }
 
 // Ctrl-C must raise within 100 ms. A slice adds at most this to that latency (plus a job the pool
-// has seen to be quick, Pool::kSlowJob), and costs one GIL round trip per slice, and only in a wait
+// has seen to be quick, kSlowJob in core/job_clock.h), and costs one GIL round trip per slice, and only in a wait
 // that lasts longer than one: a batch that arrives sooner is never interrupted.
 constexpr double kSignalPoll = 0.02;
 
