@@ -91,9 +91,10 @@ class JobRunner final : private SlotAllocator {
     // to go on, on any thread.
     bool paused = false;
   };
-  // Runs env_id's job. `pause`: the signal a long reset asks (nullptr: it never pauses).
+  // Runs env_id's job, a reset when `reset` (ResetDue, which the caller asked first). `pause`: the
+  // signal a long reset asks (nullptr: it never pauses).
   // `step_nanos` (non-null): the env's Step() is timed into it, when the job is a step.
-  Result Run(int env_id, const PauseSignal* pause, int64_t* step_nanos);
+  Result Run(int env_id, bool reset, const PauseSignal* pause, int64_t* step_nanos);
 
  private:
   Slot Allocate(int env_id, int num_players) override;
@@ -114,14 +115,14 @@ inline void JobRunner::WriteRow(EnvState& s, const StepResult& r, bool episode_d
 }
 
 // Inline: it is every job's path, called from the scheduler (pool_scheduling.cc).
-inline JobRunner::Result JobRunner::Run(int env_id, const PauseSignal* pause, int64_t* step_nanos) {
+inline JobRunner::Result JobRunner::Run(int env_id, bool reset, const PauseSignal* pause, int64_t* step_nanos) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
   EnvDriver env(*s.env);
   const AutoresetMode mode = options_.autoreset_mode;
   s.out.block = nullptr;
   bool paused = false;
   try {
-    if (s.episode.ResetDue(s.job == JobKind::kReset, mode)) {
+    if (reset) {
       const bool resuming = s.resuming;
       s.resuming = false;
       if (s.reseed && !resuming) env.Seed(s.seed);

@@ -161,6 +161,10 @@ void Pool::Close() {
 
 void Pool::CheckOpen() const {
   if (closed_.load(std::memory_order_relaxed)) throw ClosedError("the pool is closed");
+  CheckNotForked();
+}
+
+void Pool::CheckNotForked() const {
   if (forked()) {
     throw ForkedError(
         "this pool was made before the process forked: its threads run only in the parent "
@@ -243,7 +247,7 @@ inline void Pool::QueueSteps(const int32_t* env_ids, int n, const std::vector<co
 }
 
 void Pool::Send(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions) {
-  CheckOpen();
+  CheckNotForked();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   ValidateSend(env_ids, n, actions);
@@ -258,7 +262,7 @@ void Pool::ThrowCannotFill(int n, int in_flight) const {
 
 OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, double poll_s,
                         int* rows) {
-  CheckOpen();
+  CheckNotForked();
   {
     std::lock_guard<std::mutex> lock(api_mu_);
     CheckOpen();
@@ -280,7 +284,7 @@ OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const s
 }
 
 void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits) {
-  CheckOpen();
+  CheckNotForked();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
@@ -295,7 +299,7 @@ void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds,
 }
 
 OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint64_t> seeds) {
-  CheckOpen();
+  CheckNotForked();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   CheckEnvIds(env_ids, n, "reset");
@@ -335,7 +339,7 @@ OutputBlock* Pool::RunNow(const int32_t* env_ids, int n, const char* what) {
 }
 
 void Pool::Render(const int32_t* env_ids, int n, uint8_t* frames) {
-  CheckOpen();
+  CheckNotForked();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
   std::size_t frame_bytes = 1;
@@ -385,7 +389,7 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
     return TimeoutError("recv() timed out after " + std::to_string(timeout_s) + " s waiting for " +
                         std::to_string(ring_.RowsLeft(ring_.front())) + " more env(s)");
   };
-  CheckOpen();
+  CheckNotForked();
   std::unique_lock<std::mutex> recv_lock(recv_mu_, std::try_to_lock);
   if (!recv_lock.owns_lock()) {
     // Another thread is receiving: wait for it as this call would wait for its batch.

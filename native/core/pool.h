@@ -104,6 +104,8 @@ class Pool final {
   void CheckOpen() const;
   // Whether this process is a fork of the one that made the pool (the copy is inert here).
   bool forked() const;
+  // Throws ForkedError in a forked child: each call asks before it takes a lock.
+  void CheckNotForked() const;
   // (height, width, 3) of a frame; throws std::invalid_argument when the task does not render.
   const std::vector<int>& RenderShape() const;
 

@@ -20,8 +20,7 @@ bool Pool::HandOffLongReset(int env_id) {
   // whose length is not known yet, or with every worker in a reset (all envs resetting at once),
   // the caller runs.
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
-  if (!queue_.affinity() || s.reset_nanos < std::chrono::nanoseconds(kLongReset).count() ||
-      !s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode) ||
+  if (!queue_.affinity() || s.reset_nanos < std::chrono::nanoseconds(kLongReset).count() || !runner_.ResetDue(s) ||
       workers_in_reset_.load(std::memory_order_relaxed) >= workers_->num_threads()) {
     return false;
   }
@@ -65,7 +64,7 @@ void Pool::RunWorkerJob(int env_id, int lane) {
 
 bool Pool::PostJob(EnvState& s) {
   if (s.split == nullptr) return false;
-  const bool reset = s.episode.ResetDue(s.job == JobKind::kReset, options_.autoreset_mode);
+  const bool reset = runner_.ResetDue(s);
   if (reset && s.reseed) {
     // Seeded here, before the post that carries the seed; RunJob must not seed it again.
     EnvDriver(*s.env).Seed(s.seed);
@@ -183,7 +182,7 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
     static thread_local unsigned t_steps = 0;
     const bool timed = (t_steps++ & 255u) == 0;
     int64_t nanos = -1;  // stays so when the step raised
-    const JobRunner::Result ran = runner_.Run(env_id, pause, timed ? &nanos : nullptr);
+    const JobRunner::Result ran = runner_.Run(env_id, false, pause, timed ? &nanos : nullptr);
     if (nanos >= 0) SampleStep(std::chrono::nanoseconds(nanos));
     return ran.block;
   }
@@ -195,7 +194,7 @@ OutputBlock* Pool::RunJob(int env_id, int lane) {
   const bool timed = track && !s.resuming;
   if (worker) workers_in_reset_.fetch_add(1, std::memory_order_relaxed);
   const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const JobRunner::Result ran = runner_.Run(env_id, pause, nullptr);
+  const JobRunner::Result ran = runner_.Run(env_id, true, pause, nullptr);
   if (timed && !ran.paused) {
     s.reset_nanos =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
