@@ -131,11 +131,8 @@ class JobQueue {
 // behind a slow one while other threads step newer jobs (the queue stays about first in, first out
 // across lanes: in async mode quick envs still come back more often than slow ones). That look at
 // the other lanes' heads is taken on every `look_every`-th pop of a thread only: their cache lines
-// are written by their threads (looked at on every pop, it cost HalfCheetah-v5 3-4%). A job taken
-// from another lane moves its env to the taker's lane. Measured on the project's 2-vCPU VM
-// (benchmarks/BENCHMARKS.md, "per-thread job lanes on main"): a MuJoCo env stepped on another core
-// than its last step costs 2-5% more per step most of the time and ~27% more in slow stretches;
-// the pool moved ~half its envs per step without lanes.
+// are written by their threads. A job taken from another lane moves its env to the taker's lane.
+// The costs that decided this: BENCHMARKS.md, "per-thread job lanes on main".
 class LaneQueues {
  public:
   // `lanes` >= 1 queues of min_capacity_each items each.
@@ -155,7 +152,8 @@ class LaneQueues {
 
   // With affinity off, every job goes to lane 0 and every thread takes lane 0's first: one queue,
   // first in, first out (for jobs so short that a cache miss per job costs more than the env's
-  // state moving between cores: a pool turns it off for steps under Pool::kAffinityMinStep).
+  // state moving between cores: the default scheduler turns it off for steps under
+  // StepGauge::kAffinityMinStep).
   // Jobs already in other lanes are still taken (a thread's lane empty, it takes the others').
   void SetAffinity(bool on) {
     if (affinity_.load(std::memory_order_relaxed) != on) affinity_.store(on, std::memory_order_relaxed);

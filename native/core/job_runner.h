@@ -1,6 +1,6 @@
 // Runs one env's job, a reset or a step, and writes its row: the autoreset, the episode's
 // bookkeeping and statistics, and a failed env's row. It holds no scheduling state: which thread
-// runs a job, and what is timed and queued again, are the pool's.
+// runs a job, and what is timed and queued again, are the scheduler's (scheduler.h).
 #pragma once
 
 #include <atomic>
@@ -34,7 +34,7 @@ struct alignas(64) EnvState {
   // Written by the sender (and read by the thread that runs the job), or never after the pool
   // is made.
   std::unique_ptr<Env> env;
-  SplitPhaseEnv* split = nullptr;  // the env, when it is split-phase: its jobs go through PostJob
+  SplitPhaseEnv* split = nullptr;  // the env, when it is split-phase: its jobs are posted first
   // The queued job.
   JobKind job = JobKind::kReset;
   bool reseed = false;
@@ -60,7 +60,7 @@ struct alignas(64) EnvState {
   std::vector<std::byte*> slot_rows;
   Episode episode;
   // How long its last reset took (0: none timed yet); read by the caller that pops its job
-  // (HandOffLongReset, after the queue's hand-off).
+  // (LongResetRule, after the queue's hand-off).
   int64_t reset_nanos = 0;
   // Its reset stopped halfway (Env::PauseReset), and its queued job goes on with it: not seeded
   // again.
@@ -114,7 +114,7 @@ inline void JobRunner::WriteRow(EnvState& s, const StepResult& r, bool episode_d
   if (options_.episode_stats) s.episode.WriteStats(*s.out.block, fields_, s.out.row, episode_done);
 }
 
-// Inline: it is every job's path, called from the scheduler (pool_scheduling.cc).
+// Inline: it is every job's path, called from the scheduler (scheduler.cc).
 inline JobRunner::Result JobRunner::Run(int env_id, bool reset, const PauseSignal* pause, int64_t* step_nanos) {
   EnvState& s = envs_[static_cast<std::size_t>(env_id)];
   EnvDriver env(*s.env);

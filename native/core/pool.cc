@@ -1,5 +1,5 @@
-// The pool composes the parts: env ids checked, jobs queued and run, rows written
-// through the output layout and the episode bookkeeping, and batches handed off by the ring.
+// The pool's API: env ids, actions and seeds checked, jobs set up and handed to the scheduler, and
+// batches handed off by the ring. Rows are written by the job runner, threads run by the scheduler.
 #include "pool.h"
 
 #include <pthread.h>
@@ -10,8 +10,6 @@
 #include <cstring>
 #include <string>
 #include <thread>
-
-#include "job_clock.h"
 
 namespace pp {
 
@@ -28,21 +26,6 @@ int ForkGeneration() {
   (void)registered;
   return fork_generation.load(std::memory_order_relaxed);
 }
-
-// The batch a receiver waits for is complete: its caller is wanted back.
-class BatchComplete final : public PauseSignal {
- public:
-  BatchComplete(const OutputBlock* block, int batch_size) : block_(block), batch_size_(batch_size) {}
-  bool Wanted() const override { return block_->rows_done.load(std::memory_order_relaxed) >= batch_size_; }
-
- private:
-  const OutputBlock* block_;
-  int batch_size_;
-};
-
-// The worker threads a pool of num_threads (resolved) makes: less the caller, which steps envs too;
-// at least one in async mode, where the caller need not be waiting.
-int NumWorkers(int num_threads, bool ordered) { return ordered ? num_threads - 1 : std::max(1, num_threads - 1); }
 
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
@@ -66,18 +49,6 @@ bool LockUntil(std::mutex& mu, std::chrono::steady_clock::time_point until) {
 
 }  // namespace
 
-// Pool::t_pause_signal set for a scope (Recv's loop), restored whatever the scope throws.
-class PauseScope {
- public:
-  explicit PauseScope(const PauseSignal* signal) : saved_(Pool::t_pause_signal) { Pool::t_pause_signal = signal; }
-  ~PauseScope() { Pool::t_pause_signal = saved_; }
-  PauseScope(const PauseScope&) = delete;
-  PauseScope& operator=(const PauseScope&) = delete;
-
- private:
-  const PauseSignal* saved_;
-};
-
 Pool::Pool(std::shared_ptr<const TaskEntry> task, EnvSpec spec, PoolOptions options)
     : Pool(std::move(task), PreparePool(std::move(spec), std::move(options))) {}
 
@@ -93,9 +64,6 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, PreparedPool prepared)
             *options_.batch_size == options_.num_envs),
       reset_blocks_(prepared.reset_blocks ? std::make_shared<BlockFreeList>(std::move(*prepared.reset_blocks))
                                           : nullptr),
-      // Twice the most jobs ever queued, so a push rarely meets a cell still being released; a lane
-      // for the caller and one per worker.
-      queue_(2 * static_cast<std::size_t>(options_.num_envs), 1 + NumWorkers(options_.num_threads, ring_.ordered())),
       runner_(spec_, options_, fields_, ring_, envs_) {
   const int num_envs = options_.num_envs;
   envs_ = std::vector<EnvState>(static_cast<std::size_t>(num_envs));
@@ -119,21 +87,9 @@ Pool::Pool(std::shared_ptr<const TaskEntry> task, PreparedPool prepared)
     s.slot_rows.resize(spec_.state.size());
   }
 
-  // num_threads is resolved (PreparePool). The calling thread steps envs too while it waits, so it is
-  // one of the threads: in sync mode a single env runs entirely on the caller, with no thread
-  // hand-off at all. In async mode it helps in recv() (without a timeout), and while it is busy
-  // elsewhere (the policy, in Python) the workers go on with the envs in flight: num_threads - 1
-  // workers keep num_threads CPUs busy without oversubscribing them. At least one worker, since an
-  // async caller need not be waiting.
-  const int num_workers = NumWorkers(options_.num_threads, ring_.ordered());
-  // Each lane starts with a contiguous share of the envs (not every lanes()-th env, which would give
-  // one thread all envs of a kind when their cost follows their ids).
-  for (int i = 0; i < num_envs; ++i) {
-    envs_[static_cast<std::size_t>(i)].lane =
-        static_cast<int>(static_cast<int64_t>(i) * queue_.lanes() / static_cast<int64_t>(num_envs));
-  }
-  workers_ = std::make_unique<WorkerPool>(num_workers, options_.thread_affinity_offset, &queue_, kCallerLane + 1,
-                                          [this](int env_id, int lane) { RunWorkerJob(env_id, lane); });
+  // num_threads is resolved (PreparePool).
+  scheduler_ = std::make_unique<DefaultScheduler>(envs_, runner_, ring_, closed_, options_.num_threads,
+                                                  options_.thread_affinity_offset);
 }
 
 Pool::~Pool() { Close(); }
@@ -147,8 +103,7 @@ void Pool::Close() {
   ring_.WakeAll();
   {
     std::lock_guard<std::mutex> lock(api_mu_);
-    workers_->Stop();
-    if (stand_in_) stand_in_->Stop();
+    scheduler_->Stop();
   }
   // A thread receiving leaves after the job it is running (it sees closed_): wait for it, so that
   // no thread is still stepping an env when Close returns. Not under api_mu_, which it may need.
@@ -176,8 +131,7 @@ void Pool::CheckNotForked() const {
 bool Pool::forked() const { return fork_generation_ != ForkGeneration(); }
 
 void Pool::Abandon() {
-  (void)workers_.release();
-  (void)stand_in_.release();
+  scheduler_->Abandon();
   for (EnvState& s : envs_) (void)s.env.release();
 }
 
@@ -316,23 +270,11 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
 OutputBlock* Pool::RunNow(const int32_t* env_ids, int n, const char* what) {
   // A batch's block holds batch_size rows; n may be more in async mode.
   OutputBlock* block = reset_blocks_ ? reset_blocks_->Acquire() : ring_.AcquireBlock();
-  const int64_t stamp = queue_.Now();
-  for (int k = 0; k < n; ++k) {
-    envs_[static_cast<std::size_t>(env_ids[k])].forced = RowRef{block, k};
-    PushJob(env_ids[k], stamp);
-  }
-  workers_->Wake(n - 1);
-  while (block->rows_done.load(std::memory_order_acquire) < n) {
-    if (closed_.load()) {
-      // Close() waits for api_mu_ before it joins the workers, and one of them may still be
-      // writing a row of this block: join them here (Stop is idempotent), then give the block back.
-      workers_->Stop();
-      // The stand-in takes jobs from the same queue: it may be writing a row of this block too.
-      if (stand_in_made_.load(std::memory_order_acquire)) stand_in_->Stop();
-      BlockFreeList::Release(block);
-      throw ClosedError(std::string("the pool was closed during ") + what);
-    }
-    if (!workers_->RunOne(kCallerLane)) std::this_thread::yield();
+  for (int k = 0; k < n; ++k) envs_[static_cast<std::size_t>(env_ids[k])].forced = RowRef{block, k};
+  scheduler_->Push(env_ids, n, Scheduler::Caller::kRunsThemAll);
+  if (!scheduler_->RunUntilRows(*block, n)) {
+    BlockFreeList::Release(block);
+    throw ClosedError(std::string("the pool was closed during ") + what);
   }
   if (spec_.max_num_players == 1) block->player_rows.store(n, std::memory_order_relaxed);
   return block;
@@ -355,13 +297,6 @@ void Pool::Render(const int32_t* env_ids, int n, uint8_t* frames) {
   }
 }
 
-void Pool::PushJob(int env_id, int64_t stamp) {
-  // At most num_envs jobs are queued, but a push can still find its cell taken: a consumer that
-  // claimed the item one lap earlier may not have marked the cell free yet (it was preempted).
-  // That consumer is running or runnable, so waiting for it always ends.
-  while (!queue_.TryPush(envs_[static_cast<std::size_t>(env_id)].lane, env_id, stamp)) std::this_thread::yield();
-}
-
 void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
   const bool ordered = ring_.ordered();
   for (int k = 0; k < n; ++k) {
@@ -370,13 +305,7 @@ void Pool::Enqueue(const int32_t* env_ids, int n, bool caller_waits) {
     s.assigned_index = ordered ? ring_.AssignIndex() : -1;
   }
   sent_.store(sent_.load(std::memory_order_relaxed) + n, std::memory_order_release);
-  const int64_t stamp = queue_.Now();
-  for (int k = 0; k < n; ++k) PushJob(env_ids[k], stamp);
-  // A waiting caller runs jobs itself, so one worker fewer is woken; but only in sync mode is it
-  // sure to run them, as the batch it waits for holds every queued job. An async Recv returns the
-  // first batch to finish, maybe before the caller ran anything, and a job no woken worker took
-  // would stay queued until some later wake-up.
-  workers_->Wake(caller_waits && ordered ? n - 1 : n);
+  scheduler_->Push(env_ids, n, caller_waits ? Scheduler::Caller::kWaitsForBatch : Scheduler::Caller::kReturns);
 }
 
 OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
@@ -416,71 +345,15 @@ OutputBlock* Pool::Recv(double timeout_s, double poll_s) {
                            " env(s) in flight but batch_size is " + std::to_string(batch_size) +
                            "; send() actions (or reset) first");
   }
-  const OutputBlock* block = ring_.front();
-  // While it waits, the caller runs queued jobs itself rather than sleep: in sync mode it is one of
-  // the stepping threads; in async mode its core would otherwise idle, and a job it runs still
-  // takes its row in finishing order. With a timeout it only waits (in async mode), so a long step
-  // cannot hold it past the deadline. With poll_s it runs only jobs known to be quick, so that it
-  // returns within about poll_s; until they are, the stand-in runs them.
-  const bool may_help = ring_.ordered() || forever;
-  bool help = may_help && (!polled || quick_jobs_.load(std::memory_order_relaxed));
-  auto ready = [&] {
-    return block->rows_done.load(std::memory_order_acquire) >= batch_size || closed_.load() ||
-           (help && !queue_.EmptyApprox());
-  };
-  int64_t slice_end = 0;  // poll_s: when the caller, running jobs, returns (coarse clock)
-  // Async: a long reset the caller runs stops halfway once this batch is complete, to go on on a
-  // worker (RunJob), rather than hold the batch, and the workers waiting for the next actions,
-  // until it ends.
-  const BatchComplete batch_complete(block, batch_size);
-  const PauseScope pause_scope(ring_.ordered() ? nullptr : &batch_complete);
-  while (block->rows_done.load(std::memory_order_acquire) < batch_size) {
-    CheckOpen();
-    int env_id;
-    bool own = false;
-    if (help && queue_.TryPop(kCallerLane, &env_id, &own)) {
-      if (own && !ring_.ordered() && HandOffLongReset(env_id)) continue;
-      if (!polled) {
-        RunJobs(env_id, kCallerLane);
-        continue;
-      }
-      JobClock& clock = JobClock::ThisThread();
-      const int64_t start = clock.Start();
-      if (slice_end == 0) slice_end = start + static_cast<int64_t>(poll_s * 1e9);
-      // A run of jobs (RunJobs) is timed as a whole, against as many slow jobs as ran one after
-      // another: it holds the caller as long. A run of queued jobs (RunRun) ends with the slice.
-      const Ran ran = RunJobs(env_id, kCallerLane, slice_end);
-      const int64_t end = CoarseNanos();
-      if (clock.Slow(start, end, ran.serial)) {
-        // One slow job is enough: this caller waits from now on, until the workers see twice as
-        // many quick steps in a row as last time.
-        quick_streak_.store(0, std::memory_order_relaxed);
-        quick_target_.store(std::min(2 * quick_target_.load(std::memory_order_relaxed), kMaxQuickStreak),
-                            std::memory_order_relaxed);
-        quick_jobs_.store(false, std::memory_order_relaxed);
-        help = false;
-      }
-      if (end >= slice_end && block->rows_done.load(std::memory_order_acquire) < batch_size) return nullptr;
-      continue;
-    }
-    if (polled && may_help && !help && !queue_.EmptyApprox()) WakeStandIn();
-    // The batch is finishing on other threads: spin a little before sleeping on it.
-    if (BatchRing::SpinUntil(ready)) continue;
-    if (!polled) {
-      if (forever) {
-        ring_.Wait(ready);
-      } else if (!ring_.WaitUntil(deadline, ready)) {
-        throw timed_out();
-      }
-      continue;
-    }
-    auto until = std::chrono::steady_clock::now() + Seconds(poll_s);
-    if (!forever) until = std::min(until, deadline);
-    if (!ring_.WaitUntil(until, ready)) {
-      if (!forever && until == deadline) throw timed_out();
-      return nullptr;
-    }
-    help = may_help && quick_jobs_.load(std::memory_order_relaxed);
+  Scheduler::Wait wait;
+  wait.forever = forever;
+  wait.deadline = deadline;
+  wait.poll_s = poll_s;
+  switch (scheduler_->WaitForBatch(*ring_.front(), batch_size, wait)) {
+    case Scheduler::Outcome::kReady: break;
+    case Scheduler::Outcome::kPolled: return nullptr;
+    case Scheduler::Outcome::kTimedOut: throw timed_out();
+    case Scheduler::Outcome::kClosed: throw ClosedError("the pool is closed");
   }
   OutputBlock* out = ring_.PopFront();
   // Single-player envs claim no player rows; their per-player fields have one row per env.

@@ -21,14 +21,13 @@
 #include "env.h"
 #include "env_driver.h"
 #include "episode.h"
-#include "job_queue.h"
 #include "job_runner.h"
 #include "output_block.h"
 #include "output_layout.h"
 #include "pool_options.h"
 #include "registry.h"
+#include "scheduler.h"
 #include "spec.h"
-#include "worker_pool.h"
 
 namespace pp {
 
@@ -122,15 +121,9 @@ class Pool final {
   int outstanding() const {
     return static_cast<int>(sent_.load(std::memory_order_acquire) - received_.load(std::memory_order_acquire));
   }
-  // Resets that stopped halfway to go on on a worker (RunJob), for tests.
-  int64_t resets_paused() const { return resets_paused_.load(std::memory_order_relaxed); }
+  // Resets that stopped halfway to go on on another thread (Scheduler), for tests.
+  int64_t resets_paused() const { return scheduler_->resets_paused(); }
   int blocks_allocated() const { return ring_.blocks_allocated() + (reset_blocks_ ? reset_blocks_->allocated() : 0); }
-
-  // Consecutive quick steps the workers must see before a caller with poll_s runs jobs; doubled
-  // each time such a caller then runs a slow one (up to kMaxQuickStreak), so that an env whose
-  // steps are now and then slow (a long reset every episode) ends up stepped by the workers alone.
-  static constexpr int kQuickStreak = 16;
-  static constexpr int kMaxQuickStreak = 1 << 16;
 
  private:
   Pool(std::shared_ptr<const TaskEntry> task, PreparedPool prepared);
@@ -145,62 +138,8 @@ class Pool final {
   void SetStepJobs(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   [[noreturn]] void ThrowCannotFill(int n, int in_flight) const;
   void QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits);
+  // Marks the envs in flight, assigns their output indices (sync mode) and pushes their jobs.
   void Enqueue(const int32_t* env_ids, int n, bool caller_waits);
-  // Queues env_id's job on its lane; `stamp`: LaneQueues::Now() (one reading per batch of pushes).
-  void PushJob(int env_id, int64_t stamp);
-  // Runs env_id's job and returns the block it wrote its row of; the row is not counted as
-  // finished yet (BatchRing::FinishRow). nullptr: its reset paused (an async caller's, whose batch
-  // completed meanwhile: Recv) and the job is queued again on a worker's lane to go on there;
-  // never for a split-phase env.
-  OutputBlock* RunJob(int env_id, int lane);
-  // Runs env_id's job, and when its env posts its work (SplitPhaseEnv::Post), the jobs of
-  // further queued envs that post too, up to a batch of them: all posted, then all finished in
-  // order. Otherwise, in sync mode, a run of the next queued jobs too when there are more than the
-  // stepping threads would share one at a time (RunRun).
-  struct Ran {
-    int steps = 0;   // how many of the jobs run were steps (not resets)
-    int serial = 1;  // how many ran one after another on this thread (a posted run's jobs overlap: 1)
-  };
-  // `lane`: the running thread's (LaneQueues); each env run takes it as its own.
-  Ran RunJobs(int env_id, int lane, int64_t stop_at = 0);
-  // Sync mode: runs env_id's job and, when it took less than kCheapJob, the next queued ones,
-  // popped at once: at most a 2 * num_threads-th of the queue, so that the threads still share it
-  // (guided self-scheduling), at most kMaxRun. A run's envs are neighbours in the queue, hence in
-  // the batch: one thread writes neighbouring rows, and counts them finished once (the batch needs
-  // every row anyway). On many cores this keeps the queue's head, the row counter and the output
-  // rows' cache lines from moving between cores once per env (BENCHMARKS.md, "Thread scaling"):
-  // worth it for cheap envs only. Async
-  // mode runs one job at a time: a batch is whichever envs finish first, and a run would hold
-  // back envs that an idle thread could step. With `stop_at` (CoarseNanos; 0: none), the run
-  // stops once that time has passed and queues its remaining jobs again (their rows are assigned,
-  // so any thread may run them): a caller with poll_s returns about on time.
-  Ran RunRun(int env_id, int lane, int64_t stop_at);
-  static constexpr int kMaxRun = 32;
-  static constexpr std::chrono::microseconds kCheapJob{20};
-  // Starts s's job through Env::Post; false when its env posted nothing (or is not split-phase).
-  bool PostJob(EnvState& s);
-  // A worker's job: while the pool is not known to be quick (quick_jobs_), also timed.
-  void RunWorkerJob(int env_id, int lane);
-  // Async mode, the caller in Recv having popped env_id's job from its own lane: whether to hand it
-  // to a worker's lane instead (HandOffLongReset's rule), and doing so.
-  bool HandOffLongReset(int env_id);
-  // A timed step's time, into step_nanos_ and the lanes' affinity.
-  void SampleStep(std::chrono::steady_clock::duration took);
-  // The caller's lane and its stand-in's; worker i's is 1 + i.
-  static constexpr int kCallerLane = 0;
-  // A reset at least this long (the env's last one) is one an async caller hands to a free worker.
-  static constexpr std::chrono::microseconds kLongReset{50};
-  // Env steps shorter than this (a running mean of every 256th step's time per thread) turn the
-  // lanes' affinity off (LaneQueues::SetAffinity): BENCHMARKS.md, "per-thread job lanes", "Cheap envs".
-  static constexpr std::chrono::nanoseconds kAffinityMinStep{1000};
-  // Set by an async caller in Recv while it runs jobs: a long reset it runs may stop halfway
-  // (Env::PauseReset) once the batch it waits for is complete, and go on on a worker (RunJob).
-  // Null on every other thread and call. (Inline, with a constant initializer: read without a
-  // TLS wrapper call in each file that uses it.)
-  static inline thread_local const PauseSignal* t_pause_signal = nullptr;
-  friend class PauseScope;
-  // Wakes the stand-in worker (made on first use) to step envs for a caller that does not.
-  void WakeStandIn();
   // In a forked child: lets go of the threads (which exist only in the parent) and the envs (whose
   // destructors would end the parent's engines and worker processes) without joining or freeing.
   void Abandon();
@@ -218,22 +157,6 @@ class Pool final {
   std::vector<uint32_t> seen_;  // CheckEnvIds' duplicate stamps
   uint32_t seen_generation_ = 0;
 
-  LaneQueues queue_;
-  std::unique_ptr<WorkerPool> workers_;
-  // One thread that runs jobs in place of a caller that only waits (poll_s and not quick), so the
-  // pool keeps num_threads threads stepping; made on first use, under api_mu_.
-  std::unique_ptr<WorkerPool> stand_in_;
-  std::atomic<bool> stand_in_made_{false};
-  // Whether a caller with poll_s may run jobs: the workers have seen quick_target_ quick steps in
-  // a row, and no such caller has run a slow job since.
-  std::atomic<bool> quick_jobs_{false};
-  // Workers running a reset now (HandOffLongReset hands one over only while some worker is not).
-  std::atomic<int> workers_in_reset_{0};
-  // The running mean of the sampled steps' time (ns; 0: none sampled yet), for kAffinityMinStep.
-  std::atomic<int64_t> step_nanos_{0};
-  std::atomic<int64_t> resets_paused_{0};
-  std::atomic<int> quick_streak_{0};
-  std::atomic<int> quick_target_{kQuickStreak};
   std::atomic<bool> closed_{false};
   // Envs sent (written under api_mu_) and received (written under recv_mu_): one writer each, so
   // plain loads and stores; in flight = sent_ - received_.
@@ -248,6 +171,8 @@ class Pool final {
   // Read by every job (its references to the members above), written never: a cache line of its
   // own, away from the locks and counters that other threads write.
   alignas(64) JobRunner runner_;
+  // Made after the envs; destroyed before them (its threads run their jobs).
+  std::unique_ptr<Scheduler> scheduler_;
 };
 
 }  // namespace pp

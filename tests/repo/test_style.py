@@ -54,3 +54,13 @@ def test_clang_format_is_applied() -> None:
     assert proc.returncode == 0, (
         "run `clang-format -i` on these (the repo's .clang-format):\n" + proc.stderr[-5000:]
     )
+
+
+def test_core_files_hold_one_idea_each() -> None:
+    # The engine's files stay small enough to read whole (CONTRIBUTING.md): a file past this has
+    # grown a second idea, to be split off by role as pool.cc was (scheduler, job runner, options).
+    limit = 500
+    core = sorted((REPO / "native" / "core").glob("*.[hc]*"))
+    assert len(core) > 20
+    long = {p.name: n for p in core if (n := len(p.read_text().splitlines())) > limit}
+    assert not long, f"core files over {limit} lines: {long}"
