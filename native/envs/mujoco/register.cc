@@ -10,16 +10,15 @@
 #include "core/task_maker.h"
 #include "envs/mujoco/ant.h"
 #include "envs/mujoco/half_cheetah.h"
-#include "envs/mujoco/hopper.h"
 #include "envs/mujoco/humanoid.h"
 #include "envs/mujoco/humanoid_standup.h"
 #include "envs/mujoco/inverted_double_pendulum.h"
 #include "envs/mujoco/inverted_pendulum.h"
 #include "envs/mujoco/mujoco_env.h"
+#include "envs/mujoco/planar_walker.h"
 #include "envs/mujoco/pusher.h"
 #include "envs/mujoco/reacher.h"
 #include "envs/mujoco/swimmer.h"
-#include "envs/mujoco/walker2d.h"
 
 namespace pp::mujoco {
 namespace {
