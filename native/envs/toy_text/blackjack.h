@@ -16,6 +16,7 @@
 #include "envs/common/pygame_raster.h"
 #include "envs/common/pygame_text.h"
 #include "envs/toy_text/sprites.h"
+#include "envs/toy_text/toy_text_env.h"
 
 namespace pp::toy_text {
 
@@ -36,17 +37,16 @@ inline EnvSpec BlackjackSpec(const std::string& /*task_id*/, const Config& /*con
   return spec;
 }
 
-class BlackjackEnv final : public Env {
+class BlackjackEnv final : public ArtEnv {
  public:
   BlackjackEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
-      : Env(spec, env_id),
+      : ArtEnv(spec, env_id, std::move(sheet)),
         sum_index_(spec.StateIndex("obs:0")),
         dealer_index_(spec.StateIndex("obs:1")),
         ace_index_(spec.StateIndex("obs:2")),
         action_index_(spec.ActionIndex("action")),
         natural_(spec.config.GetBool("natural")),
-        sab_(spec.config.GetBool("sab")),
-        sheet_(std::move(sheet)) {}
+        sab_(spec.config.GetBool("sab")) {}
 
   void Reset() override {
     dealer_ = {DrawCard(), DrawCard()};
@@ -85,20 +85,12 @@ class BlackjackEnv final : public Env {
     return StepResult{reward, terminated, TimeLimitReached()};
   }
 
-  // BlackjackEnv.render's rgb_array frame, in the installed Gymnasium's art.
-  void Render(uint8_t* rgb) override {
-    if (sheet_->art() == Art::kGymnasium1_4) {
-      Render14(rgb);
-    } else {
-      Render11(rgb);
-    }
-  }
-
  private:
+  // BlackjackEnv.render's rgb_array frame (ArtEnv::Render picks the art):
   // Gymnasium 1.1-1.3: the green table, "Dealer: <card>", the dealer's card and the face-down one,
   // "Player", the player's sum in the large font and "usable ace" if there is one. pygame's blit
   // returns the drawn rect (clipped to the screen): the layout follows its bottoms.
-  void Render11(uint8_t* rgb) {
+  void Render11(uint8_t* rgb) override {
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
     raster::Surface surface(kScreenW, kScreenH);
@@ -139,7 +131,7 @@ class BlackjackEnv final : public Env {
   // digits, the dealer's card and the face-down one, the "PLAYER" label, the player's sum in big
   // digits and the "USABLE ACE" label, both centred on the 4-pixel art grid. Every sprite at its own
   // size (the art is drawn at 4x).
-  void Render14(uint8_t* rgb) {
+  void Render14(uint8_t* rgb) override {
     // blackjack.py's layout constants (SCREEN_SIZE, *_POS, *_TOP, *_GAP), in pixels.
     static constexpr int kW = 384, kH = 376, kArtPixel = 4;
     static constexpr int kDealerLabelX = 40, kDealerLabelY = 32, kDealerCardX = 96, kHiddenCardX = 208, kCardY = 72;
@@ -220,7 +212,6 @@ class BlackjackEnv final : public Env {
   int dealer_face_ = 0;  // dealer_top_card_value_str, an index into kValues
   // Rendering only (Render runs while no step of this env does): the screen and what it is drawn
   // from, fetched from the shared, read-only sheet on first use.
-  const SpriteSheetPtr sheet_;
   FontPtr small_font_, large_font_;
   SpritePtr hidden_card_;
   std::array<SpritePtr, 52> cards_;  // suit * 13 + face

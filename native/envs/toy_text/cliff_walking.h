@@ -16,6 +16,7 @@
 #include "envs/common/pygame_raster.h"
 #include "envs/toy_text/sprites.h"
 #include "envs/toy_text/tabular.h"
+#include "envs/toy_text/toy_text_env.h"
 
 namespace pp::toy_text {
 
@@ -72,16 +73,12 @@ inline EnvSpec CliffWalkingSpec(const std::string& /*task_id*/, const Config& co
   return spec;
 }
 
-class CliffWalkingEnv final : public Env {
+class CliffWalkingEnv final : public GridTableEnv {
  public:
   CliffWalkingEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
-      : Env(spec, env_id),
-        obs_index_(spec.StateIndex("obs")),
-        prob_index_(spec.StateIndex("info:prob")),
-        action_index_(spec.ActionIndex("action")),
+      : GridTableEnv(spec, env_id, std::move(sheet)),
         table_(TableFromFlat(spec.tables.at("P"), CliffMap::kNumStates, 4)),
-        initial_(StartOnly()),
-        sheet_(std::move(sheet)) {}
+        initial_(StartOnly()) {}
 
   void Reset() override {
     state_ = initial_.Sample(np_random());  // always the start, but it draws as Gymnasium does
@@ -89,30 +86,14 @@ class CliffWalkingEnv final : public Env {
     Write(1.0);
   }
 
-  StepResult Step(const Action& action) override {
-    const int64_t a = action.Get<int64_t>(action_index_)[0];
-    const std::vector<Transition>& options = table_.Get(state_, a);
-    const Transition& t = options[static_cast<std::size_t>(CategoricalSample(options, np_random()))];
-    state_ = t.next_state;
-    last_action_ = static_cast<int>(a);
-    Write(t.prob);
-    return StepResult{t.reward, t.terminated, TimeLimitReached()};
-  }
-
-  // CliffWalkingEnv._render_gui's rgb_array frame, in the installed Gymnasium's art.
-  void Render(uint8_t* rgb) override {
-    if (sheet_->art() == Art::kGymnasium1_4) {
-      Render14(rgb);
-    } else {
-      Render11(rgb);
-    }
-  }
+  StepResult Step(const Action& action) override { return TableStep(table_, action); }
 
  private:
+  // CliffWalkingEnv._render_gui's rgb_array frame (ArtEnv::Render picks the art):
   // Gymnasium 1.1-1.3, cell by cell in state order: the checkered mountain, the cliff, the cliff's edge
   // above it, stool and cookie, and the elf (facing the last action, down after a reset) drawn 0.1
   // cell higher, under the cells drawn after it.
-  void Render11(uint8_t* rgb) {
+  void Render11(uint8_t* rgb) override {
     if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
@@ -137,7 +118,7 @@ class CliffWalkingEnv final : public Env {
   // the middle alternating by column), the letter S, the letter G and the flag, the agent (one
   // sprite). The art is drawn for 64-pixel cells, the cells' size: every sprite at its own size, at
   // LETTER_OFFSET (8, 8), FLAG_OFFSET (28, 16) and AGENT_OFFSET (20, 20) in its cell.
-  void Render14(uint8_t* rgb) {
+  void Render14(uint8_t* rgb) override {
     using M = CliffMap;
     if (!sprites14_) LoadSprites14();
     const Sprites14& art = *sprites14_;
@@ -169,19 +150,8 @@ class CliffWalkingEnv final : public Env {
     return weights;
   }
 
-  void Write(double prob) {
-    Slot out = Allocate();
-    out.Get<int64_t>(obs_index_)[0] = state_;
-    out.Get<double>(prob_index_)[0] = prob;
-  }
-
-  const int obs_index_;
-  const int prob_index_;
-  const int action_index_;
   const TransitionTable table_;
   const InitialStates initial_;
-  int64_t state_ = 0;
-  int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
   // Gymnasium 1.1-1.3's sprites, read at the first render(), not at construction: a Gymnasium without
   // these files fails render() only (sprites.h says why).
   void LoadSprites() {
@@ -210,7 +180,6 @@ class CliffWalkingEnv final : public Env {
     sprites14_ = std::make_unique<const Sprites14>(std::move(art));
   }
 
-  const SpriteSheetPtr sheet_;
   std::unique_ptr<const Sprites14> sprites14_;
   bool sprites_loaded_ = false;
   std::array<SpritePtr, 4> elves_;  // facing UP, RIGHT, DOWN, LEFT

@@ -20,6 +20,7 @@
 #include "envs/common/pygame_raster.h"
 #include "envs/toy_text/sprites.h"
 #include "envs/toy_text/tabular.h"
+#include "envs/toy_text/toy_text_env.h"
 
 namespace pp::toy_text {
 
@@ -167,15 +168,10 @@ inline EnvSpec FrozenLakeSpec(const std::string& /*task_id*/, const Config& conf
   return spec;
 }
 
-class FrozenLakeEnv final : public Env {
+class FrozenLakeEnv final : public GridTableEnv {
  public:
   FrozenLakeEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
-      : Env(spec, env_id),
-        obs_index_(spec.StateIndex("obs")),
-        prob_index_(spec.StateIndex("info:prob")),
-        action_index_(spec.ActionIndex("action")),
-        board_(FrozenLakeBoard(spec.config)),
-        sheet_(std::move(sheet)) {
+      : GridTableEnv(spec, env_id, std::move(sheet)), board_(FrozenLakeBoard(spec.config)) {
     if (!board_.empty()) Build(TableFromFlat(spec.tables.at("P"), NumStates(), 4));
     // cell_size = window_size // (ncol, nrow); a random map is 8 x 8.
     const int nrow = board_.empty() ? 8 : static_cast<int>(board_.size());
@@ -198,31 +194,15 @@ class FrozenLakeEnv final : public Env {
     Write(1.0);
   }
 
-  StepResult Step(const Action& action) override {
-    const int64_t a = action.Get<int64_t>(action_index_)[0];
-    const std::vector<Transition>& options = table_->Get(state_, a);
-    const Transition& t = options[static_cast<std::size_t>(CategoricalSample(options, np_random()))];
-    state_ = t.next_state;
-    last_action_ = static_cast<int>(a);
-    Write(t.prob);
-    return StepResult{t.reward, t.terminated, TimeLimitReached()};
-  }
-
-  // FrozenLakeEnv._render_gui's rgb_array frame, in the installed Gymnasium's art. Columns and rows
-  // past ncol * cell_w stay black, as in Gymnasium's window (never drawn there).
-  void Render(uint8_t* rgb) override {
-    if (sheet_->art() == Art::kGymnasium1_4) {
-      Render14(rgb);
-    } else {
-      Render11(rgb);
-    }
-  }
+  StepResult Step(const Action& action) override { return TableStep(*table_, action); }
 
  private:
+  // FrozenLakeEnv._render_gui's rgb_array frame (ArtEnv::Render picks the art). Columns and rows
+  // past ncol * cell_w stay black, as in Gymnasium's window (never drawn there).
   // Gymnasium 1.1-1.3: per cell ice, then its hole, goal or stool, then a 1-pixel (180, 200, 230)
   // frame; then the elf facing the last action (down after a reset), or the cracked hole where it
   // fell in.
-  void Render11(uint8_t* rgb) {
+  void Render11(uint8_t* rgb) override {
     if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
@@ -254,7 +234,7 @@ class FrozenLakeEnv final : public Env {
   // the flag and the letter G; then the 1-pixel (180, 200, 230) frame; then the agent (one sprite,
   // centred) unless it stands in a hole. The tiles fill a cell; the overlays keep their proportions,
   // drawn for 64-pixel cells.
-  void Render14(uint8_t* rgb) {
+  void Render14(uint8_t* rgb) override {
     if (!sprites14_) LoadSprites14();
     const Sprites14& art = *sprites14_;
     raster::Surface surface(spec().render_shape.at(1), spec().render_shape.at(0));
@@ -309,20 +289,9 @@ class FrozenLakeEnv final : public Env {
     initial_.emplace(starts);
   }
 
-  void Write(double prob) {
-    Slot out = Allocate();
-    out.Get<int64_t>(obs_index_)[0] = state_;
-    out.Get<double>(prob_index_)[0] = prob;
-  }
-
-  const int obs_index_;
-  const int prob_index_;
-  const int action_index_;
   Board board_;
   std::optional<TransitionTable> table_;
   std::optional<InitialStates> initial_;
-  int64_t state_ = 0;
-  int last_action_ = -1;  // Gymnasium's lastaction, -1 for None: the elf's facing
   int cell_w_ = 0, cell_h_ = 0;
   // Gymnasium 1.1-1.3's sprites, read at the first render(), not at construction: a Gymnasium without
   // these files fails render() only (sprites.h says why).
@@ -360,7 +329,6 @@ class FrozenLakeEnv final : public Env {
     sprites14_ = std::make_unique<const Sprites14>(std::move(art));
   }
 
-  const SpriteSheetPtr sheet_;
   std::unique_ptr<const Sprites14> sprites14_;
   bool sprites_loaded_ = false;
   SpritePtr hole_, cracked_hole_, ice_, goal_, start_;

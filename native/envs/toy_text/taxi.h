@@ -19,6 +19,7 @@
 #include "envs/common/pygame_raster.h"
 #include "envs/toy_text/sprites.h"
 #include "envs/toy_text/tabular.h"
+#include "envs/toy_text/toy_text_env.h"
 
 namespace pp::toy_text {
 
@@ -193,19 +194,15 @@ inline EnvSpec TaxiSpec(const std::string& /*task_id*/, const Config& config, Ar
   return spec;
 }
 
-class TaxiEnv final : public Env {
+class TaxiEnv final : public GridTableEnv {
  public:
   TaxiEnv(const EnvSpec& spec, int env_id, SpriteSheetPtr sheet)
-      : Env(spec, env_id),
-        obs_index_(spec.StateIndex("obs")),
-        prob_index_(spec.StateIndex("info:prob")),
+      : GridTableEnv(spec, env_id, std::move(sheet)),
         mask_index_(spec.StateIndex("info:action_mask")),
-        action_index_(spec.ActionIndex("action")),
         fickle_passenger_(spec.config.GetBool("fickle_passenger")),
         fickle_probability_(TaxiProbability(spec.config, "fickle_probability", 0.3)),
         table_(TableFromFlat(spec.tables.at("P"), TaxiMap::kNumStates, TaxiMap::kNumActions)),
-        initial_(InitialWeights()),
-        sheet_(std::move(sheet)) {}
+        initial_(InitialWeights()) {}
 
   void Reset() override {
     state_ = initial_.Sample(np_random());
@@ -217,9 +214,7 @@ class TaxiEnv final : public Env {
   }
 
   StepResult Step(const Action& action) override {
-    const int64_t a = action.Get<int64_t>(action_index_)[0];
-    const std::vector<Transition>& options = table_.Get(state_, a);
-    const Transition& t = options[static_cast<std::size_t>(CategoricalSample(options, np_random()))];
+    const Transition& t = Draw(table_, action);
     int64_t next = t.next_state;
     const auto [old_row, old_col, old_pass, old_dest] = TaxiMap::Decode(state_);
     const auto [row, col, pass, dest] = TaxiMap::Decode(next);
@@ -233,7 +228,6 @@ class TaxiEnv final : public Env {
       next = TaxiMap::Encode(row, col, pass, others[np_random().Choice(3)]);
     }
     state_ = next;
-    last_action_ = static_cast<int>(a);
     Write(t.prob);
     return StepResult{t.reward, t.terminated, TimeLimitReached()};
   }
@@ -242,18 +236,14 @@ class TaxiEnv final : public Env {
   // taxi's orientation is the last move seen by a render (a state of rendering).
   void Render(uint8_t* rgb) override {
     if (last_action_ >= 0 && last_action_ <= 3) orientation_ = last_action_;
-    if (sheet_->art() == Art::kGymnasium1_4) {
-      Render14(rgb);
-    } else {
-      Render11(rgb);
-    }
+    GridTableEnv::Render(rgb);
   }
 
  private:
   // Gymnasium 1.1-1.3: the map's background and medians, the four stands as half-transparent colour
   // cells (10 pixels low), the waiting passenger, then the taxi and the hotel (alpha 170, half a cell
   // high) in the order that keeps the lower one in front.
-  void Render11(uint8_t* rgb) {
+  void Render11(uint8_t* rgb) override {
     if (!sprites_loaded_) LoadSprites();
     // A new (black) surface per frame, as LunarLander and BipedalWalker draw: no env holds a
     // window-sized surface between frames.
@@ -305,7 +295,7 @@ class TaxiEnv final : public Env {
   // Gymnasium 1.4: the canvas colour, the background (frame, walls and pads) 80 pixels down, the house,
   // the destination's marker, the waiting passenger, then the cab (full with the passenger aboard),
   // every sprite at its own size.
-  void Render14(uint8_t* rgb) {
+  void Render14(uint8_t* rgb) override {
     using M = TaxiMap;
     // taxi.py's layout constants (CANVAS_COLOR, *_POS, *_OFFSET), in pixels.
     static constexpr raster::Rgb kCanvas{250, 250, 246};
@@ -354,25 +344,15 @@ class TaxiEnv final : public Env {
     mask[5] = pass == 4 && TaxiMap::LocIndex(row, col) >= 0;
   }
 
-  void Write(double prob) {
-    Slot out = Allocate();
-    out.Get<int64_t>(obs_index_)[0] = state_;
-    out.Get<double>(prob_index_)[0] = prob;
-    WriteMask(out.Get<int8_t>(mask_index_));
-  }
+  void Write(double prob) { WriteMask(GridTableEnv::Write(prob).Get<int8_t>(mask_index_)); }
 
-  const int obs_index_;
-  const int prob_index_;
   const int mask_index_;
-  const int action_index_;
   const bool fickle_passenger_;
   const double fickle_probability_;
   const TransitionTable table_;
   const InitialStates initial_;
-  int64_t state_ = 0;
   bool fickle_step_ = false;
-  int last_action_ = -1;  // Gymnasium's lastaction, -1 for None
-  int orientation_ = 0;   // Gymnasium's taxi_orientation: set at reset, updated by render()
+  int orientation_ = 0;  // Gymnasium's taxi_orientation: set at reset, updated by render()
   // Gymnasium 1.1-1.3's sprites, read at the first render(), not at construction: a Gymnasium without
   // these files fails render() only (sprites.h says why).
   void LoadSprites() {
@@ -407,7 +387,6 @@ class TaxiEnv final : public Env {
     sprites14_ = std::make_unique<const Sprites14>(std::move(art));
   }
 
-  const SpriteSheetPtr sheet_;
   std::unique_ptr<const Sprites14> sprites14_;
   bool sprites_loaded_ = false;
   std::array<SpritePtr, 4> taxis_;  // facing SOUTH (front), NORTH (rear), EAST (right), WEST (left)
