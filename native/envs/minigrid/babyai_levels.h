@@ -276,10 +276,7 @@ class OpenDoor final : public RoomGridLevel {
 // OpenTwoDoors (OpenRedBlueDoors): open the door on the left, then the one on the right.
 class OpenTwoDoors final : public RoomGridLevel {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 20 * 36;
-  }
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 20 * 36; }
   OpenTwoDoors(const EnvSpec& spec, int env_id)
       : RoomGridLevel(spec, env_id),
         first_(ColorKw(spec, "first_color")),
@@ -306,10 +303,7 @@ class OpenTwoDoors final : public RoomGridLevel {
 // OpenDoorsOrder: open one door, or two in a given order.
 class OpenDoorsOrder final : public RoomGridLevel {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 20 * 36;
-  }
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 20 * 36; }
   OpenDoorsOrder(const EnvSpec& spec, int env_id)
       : RoomGridLevel(spec, env_id), num_doors_(IntKw(spec, "num_doors")), debug_(spec.config.GetBool("debug")) {
     if (num_doors_ < 2 || num_doors_ > 4) throw std::invalid_argument("babyai: num_doors must be in 2..4");
@@ -387,10 +381,7 @@ class PickupDist final : public RoomGridLevel {
 // PickupAbove: the object is in the room above the agent's.
 class PickupAbove final : public RoomGridLevel {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 8 * 36;
-  }
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 8 * 36; }
   using RoomGridLevel::RoomGridLevel;
 
  protected:
@@ -523,10 +514,7 @@ class UnlockPickupLevel final : public RoomGridLevel {
 // UnlockToUnlock: two locked doors in a row, each key behind the other door.
 class UnlockToUnlock final : public RoomGridLevel {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 30 * 36;
-  }
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 30 * 36; }
   using RoomGridLevel::RoomGridLevel;
 
  protected:
@@ -568,14 +556,7 @@ class KeyCorridorLevel final : public RoomGridLevel {
 
  protected:
   void GenMission() override {
-    for (int j = 1; j < num_rows_; ++j) RemoveWall(1, j, 3);
-    const int room = RandInt(0, num_rows_);
-    const int door = AddDoor(2, room, 2, std::nullopt, true);
-    const int obj = AddObject(2, room, kind_);
-    const int key_room = RandInt(0, num_rows_);
-    AddObject(0, key_room, kKey, world_.obj(door).color);
-    PlaceAgentInRoom(1, num_rows_ / 2);
-    ConnectAll();
+    const int obj = GenKeyCorridor(kind_);
     instrs_ = Action(InstrKind::kPickup, Desc(world_.obj(obj).type));
   }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -114,6 +115,8 @@ struct StepOutcome {
 
 class MiniGridEnv : public Env {
  public:
+  // `size` (width, height): the size minigrid passes to _gen_grid.
+  MiniGridEnv(const EnvSpec& spec, int env_id, Pos size) : MiniGridEnv(spec, env_id, size.x, size.y) {}
   // (width, height): the size minigrid passes to _gen_grid.
   MiniGridEnv(const EnvSpec& spec, int env_id, int width, int height)
       : Env(spec, env_id),
@@ -296,6 +299,15 @@ class MiniGridEnv : public Env {
     world_.obj(obj).cur_pos = {x, y};
   }
   // MiniGridEnv.place_agent
+  // The agent at `start` facing `start_dir` when given (a task's agent_start_pos), else anywhere.
+  void PlaceAgentAt(const std::optional<Pos>& start, int start_dir) {
+    if (start) {
+      agent_ = *start;
+      agent_dir_ = start_dir;
+    } else {
+      PlaceAgent();
+    }
+  }
   Pos PlaceAgent(Pos top = {0, 0}, Pos size = {-1, -1}, bool rand_dir = true, int64_t max_tries = kUnlimited) {
     agent_ = {-1, -1};
     const Pos pos = PlaceObj(kNone, top, size, nullptr, max_tries);

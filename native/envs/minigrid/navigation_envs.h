@@ -24,13 +24,22 @@ inline std::optional<Pos> OptionalPos(const Config& config, const std::string& k
 
 inline int ConfigInt(const Config& config, const std::string& key) { return static_cast<int>(config.GetInt(key)); }
 
+// The size x size grid of the tasks whose kwarg `size` sets both sides.
+inline Pos SquareGrid(const Config& config) { return {ConfigInt(config, "size"), ConfigInt(config, "size")}; }
+
+// GridSize and DefaultMaxSteps of a task on a size x size grid whose max_steps defaults to
+// kStepsPerCell * size * size.
+template <int64_t kStepsPerCell>
+struct SquareTask {
+  static int64_t DefaultMaxSteps(const Config& c) { return kStepsPerCell * c.GetInt("size") * c.GetInt("size"); }
+  static Pos GridSize(const Config& c) { return SquareGrid(c); }
+};
+
 // EmptyEnv: a goal in the bottom-right corner; the agent at agent_start_pos or anywhere.
-class EmptyEnv final : public MiniGridEnv {
+class EmptyEnv final : public MiniGridEnv, public SquareTask<4> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   EmptyEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         start_(OptionalPos(spec.config, "agent_start_pos")),
         start_dir_(ConfigInt(spec.config, "agent_start_dir")) {}
 
@@ -38,12 +47,7 @@ class EmptyEnv final : public MiniGridEnv {
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     PutObj(world_.New(kGoal, kGreen), width_ - 2, height_ - 2);
-    if (start_) {
-      agent_ = *start_;
-      agent_dir_ = start_dir_;
-    } else {
-      PlaceAgent();
-    }
+    PlaceAgentAt(start_, start_dir_);
     mission_ = "get to the green goal square";
   }
 
@@ -53,12 +57,9 @@ class EmptyEnv final : public MiniGridEnv {
 };
 
 // DoorKeyEnv: a wall splits the grid; the key on the agent's side opens the locked door.
-class DoorKeyEnv final : public MiniGridEnv {
+class DoorKeyEnv final : public MiniGridEnv, public SquareTask<10> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 10 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
-  DoorKeyEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
+  DoorKeyEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {}
 
  protected:
   void GenGrid() override {
@@ -77,16 +78,10 @@ class DoorKeyEnv final : public MiniGridEnv {
 // FourRoomsEnv: four 9x9 rooms joined by one gap per inner wall.
 class FourRoomsEnv final : public MiniGridEnv {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 100;
-  }
-  static Pos GridSize(const Config& c) {
-    (void)c;
-    return {19, 19};
-  }
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 100; }
+  static Pos GridSize(const Config& /*c*/) { return {19, 19}; }
   FourRoomsEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         agent_pos_(OptionalPos(spec.config, "agent_pos")),
         goal_pos_(OptionalPos(spec.config, "goal_pos")) {}
 
@@ -135,7 +130,7 @@ class MultiRoomEnv final : public MiniGridEnv {
   static int64_t DefaultMaxSteps(const Config& c) { return c.GetInt("maxNumRooms") * 20; }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "width"), ConfigInt(c, "height")}; }
   MultiRoomEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         min_rooms_(ConfigInt(spec.config, "minNumRooms")),
         max_rooms_(ConfigInt(spec.config, "maxNumRooms")),
         max_room_size_(ConfigInt(spec.config, "maxRoomSize")) {
@@ -243,12 +238,10 @@ class MultiRoomEnv final : public MiniGridEnv {
 };
 
 // LavaGapEnv: a vertical strip of lava (or walls) with one gap.
-class LavaGapEnv final : public MiniGridEnv {
+class LavaGapEnv final : public MiniGridEnv, public SquareTask<4> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   LavaGapEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         obstacle_(ObstacleType(spec.config.GetString("obstacle_type"))) {}
 
   static ObjType ObstacleType(const std::string& name) {
@@ -277,12 +270,10 @@ class LavaGapEnv final : public MiniGridEnv {
 };
 
 // CrossingEnv: num_crossings rivers of lava (or walls), with one crossing per river on a path.
-class CrossingEnv final : public MiniGridEnv {
+class CrossingEnv final : public MiniGridEnv, public SquareTask<4> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   CrossingEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         num_crossings_(ConfigInt(spec.config, "num_crossings")),
         obstacle_(LavaGapEnv::ObstacleType(spec.config.GetString("obstacle_type"))) {
     if (width_ % 2 != 1) throw std::invalid_argument("Crossing: size must be odd");
@@ -351,7 +342,7 @@ class DistShiftEnv final : public MiniGridEnv {
   static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("width") * c.GetInt("height"); }
   static Pos GridSize(const Config& c) { return {ConfigInt(c, "width"), ConfigInt(c, "height")}; }
   DistShiftEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         start_(OptionalPos(spec.config, "agent_start_pos")),
         start_dir_(ConfigInt(spec.config, "agent_start_dir")),
         strip2_row_(ConfigInt(spec.config, "strip2_row")) {}
@@ -364,12 +355,7 @@ class DistShiftEnv final : public MiniGridEnv {
       world_.Set(3 + i, 1, world_.New(kLava, kRed));
       world_.Set(3 + i, strip2_row_, world_.New(kLava, kRed));
     }
-    if (start_) {
-      agent_ = *start_;
-      agent_dir_ = start_dir_;
-    } else {
-      PlaceAgent();
-    }
+    PlaceAgentAt(start_, start_dir_);
     mission_ = "get to the green goal square";
   }
 
@@ -379,13 +365,10 @@ class DistShiftEnv final : public MiniGridEnv {
 };
 
 // MemoryEnv: remember the object in the start room, then go to its match at the hallway's end.
-class MemoryEnv final : public MiniGridEnv {
+class MemoryEnv final : public MiniGridEnv, public SquareTask<5> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   MemoryEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
-        random_length_(spec.config.GetBool("random_length")) {
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)), random_length_(spec.config.GetBool("random_length")) {
     if (height_ % 2 != 1) throw std::invalid_argument("Memory: size must be odd");
   }
 
@@ -454,9 +437,9 @@ class DynamicObstaclesEnv final : public MiniGridEnv {
  public:
   static constexpr int kNumActions = 3;
   static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
+  static Pos GridSize(const Config& c) { return SquareGrid(c); }
   DynamicObstaclesEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)),
         start_(OptionalPos(spec.config, "agent_start_pos")),
         start_dir_(ConfigInt(spec.config, "agent_start_dir")),
         num_obstacles_(NumObstacles(spec.config)) {}
@@ -472,12 +455,7 @@ class DynamicObstaclesEnv final : public MiniGridEnv {
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     world_.Set(width_ - 2, height_ - 2, world_.New(kGoal, kGreen));
-    if (start_) {
-      agent_ = *start_;
-      agent_dir_ = start_dir_;
-    } else {
-      PlaceAgent();
-    }
+    PlaceAgentAt(start_, start_dir_);
     obstacles_.clear();
     for (int i = 0; i < num_obstacles_; ++i) {
       obstacles_.push_back(world_.New(kBall, kBlue));

@@ -38,12 +38,9 @@ inline StepOutcome GoToOutcome(StepOutcome out, int action, Pos agent, Pos targe
 }
 
 // GoToDoorEnv: a room of random size with four doors of distinct colours; go next to one.
-class GoToDoorEnv final : public MiniGridEnv {
+class GoToDoorEnv final : public MiniGridEnv, public SquareTask<4> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
-  GoToDoorEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {
+  GoToDoorEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {
     if (width_ < 5) throw std::invalid_argument("GoToDoor: size must be >= 5");
   }
 
@@ -79,13 +76,10 @@ class GoToDoorEnv final : public MiniGridEnv {
 };
 
 // GoToObjectEnv: numObjs distinct objects; go next to the named one.
-class GoToObjectEnv final : public MiniGridEnv {
+class GoToObjectEnv final : public MiniGridEnv, public SquareTask<5> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   GoToObjectEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
-        num_objs_(ConfigInt(spec.config, "numObjs")) {}
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)), num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
   void GenGrid() override {
@@ -120,10 +114,9 @@ class GoToObjectEnv final : public MiniGridEnv {
 class PutNearEnv final : public MiniGridEnv {
  public:
   static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
+  static Pos GridSize(const Config& c) { return SquareGrid(c); }
   PutNearEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
-        num_objs_(ConfigInt(spec.config, "numObjs")) {}
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)), num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
   void GenGrid() override {
@@ -181,13 +174,10 @@ class PutNearEnv final : public MiniGridEnv {
 };
 
 // FetchEnv: pick up the named object; picking up anything else ends the episode without reward.
-class FetchEnv final : public MiniGridEnv {
+class FetchEnv final : public MiniGridEnv, public SquareTask<5> {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) { return 5 * c.GetInt("size") * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   FetchEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
-        num_objs_(ConfigInt(spec.config, "numObjs")) {}
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)), num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
   void GenGrid() override {
@@ -228,8 +218,7 @@ class RedBlueDoorEnv final : public MiniGridEnv {
   static int64_t DefaultMaxSteps(const Config& c) { return 20 * c.GetInt("size") * c.GetInt("size"); }
   static Pos GridSize(const Config& c) { return {2 * ConfigInt(c, "size"), ConfigInt(c, "size")}; }
   RedBlueDoorEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y),
-        size_(ConfigInt(spec.config, "size")) {}
+      : MiniGridEnv(spec, env_id, GridSize(spec.config)), size_(ConfigInt(spec.config, "size")) {}
 
  protected:
   void GenGrid() override {
@@ -265,9 +254,8 @@ class RedBlueDoorEnv final : public MiniGridEnv {
 class LockedRoomEnv final : public MiniGridEnv {
  public:
   static int64_t DefaultMaxSteps(const Config& c) { return 10 * c.GetInt("size"); }
-  static Pos GridSize(const Config& c) { return {ConfigInt(c, "size"), ConfigInt(c, "size")}; }
-  LockedRoomEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
+  static Pos GridSize(const Config& c) { return SquareGrid(c); }
+  LockedRoomEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {}
 
  protected:
   struct SideRoom {
@@ -332,16 +320,9 @@ class LockedRoomEnv final : public MiniGridEnv {
 // PlaygroundEnv: nine rooms with doors of random colours and twelve random objects; no goal.
 class PlaygroundEnv final : public MiniGridEnv {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 100;
-  }
-  static Pos GridSize(const Config& c) {
-    (void)c;
-    return {19, 19};
-  }
-  PlaygroundEnv(const EnvSpec& spec, int env_id)
-      : MiniGridEnv(spec, env_id, GridSize(spec.config).x, GridSize(spec.config).y) {}
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 100; }
+  static Pos GridSize(const Config& /*c*/) { return {19, 19}; }
+  PlaygroundEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {}
 
  protected:
   void GenGrid() override {

@@ -54,14 +54,7 @@ class KeyCorridorEnv final : public PickupTask {
  protected:
   void GenGrid() override {
     RoomGridEnv::GenGrid();
-    for (int j = 1; j < num_rows_; ++j) RemoveWall(1, j, 3);
-    const int room = RandInt(0, num_rows_);
-    const int door = AddDoor(2, room, 2, std::nullopt, true);
-    const int obj = AddObject(2, room, kind_);
-    const int key_room = RandInt(0, num_rows_);
-    AddObject(0, key_room, kKey, world_.obj(door).color);
-    PlaceAgentInRoom(1, num_rows_ / 2);
-    ConnectAll();
+    const int obj = GenKeyCorridor(kind_);
     SetPickupMission(obj);
   }
 
@@ -72,14 +65,8 @@ class KeyCorridorEnv final : public PickupTask {
 // UnlockEnv: open the locked door with the key in the same room.
 class UnlockEnv final : public RoomGridEnv {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 8 * 36;
-  }
-  static Pos GridSize(const Config& c) {
-    (void)c;
-    return RoomGridSize(6, 1, 2);
-  }
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 8 * 36; }
+  static Pos GridSize(const Config& /*c*/) { return RoomGridSize(6, 1, 2); }
   UnlockEnv(const EnvSpec& spec, int env_id) : RoomGridEnv(spec, env_id, 6, 1, 2) {}
 
  protected:
@@ -106,14 +93,9 @@ class UnlockEnv final : public RoomGridEnv {
 // UnlockPickupEnv and BlockedUnlockPickupEnv: the box is behind a locked door (blocked by a ball).
 class UnlockPickupEnv final : public PickupTask {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 8 * 36;  // BlockedUnlockPickup's 16 * 36 is given at its registration
-  }
-  static Pos GridSize(const Config& c) {
-    (void)c;
-    return RoomGridSize(6, 1, 2);
-  }
+  // BlockedUnlockPickup's 16 * 36 is given at its registration
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 8 * 36; }
+  static Pos GridSize(const Config& /*c*/) { return RoomGridSize(6, 1, 2); }
   UnlockPickupEnv(const EnvSpec& spec, int env_id, bool blocked)
       : PickupTask(spec, env_id, 6, 1, 2), blocked_(blocked) {}
 
@@ -187,14 +169,9 @@ class ObstructedMazeEnv : public PickupTask {
 // ObstructedMaze_1Dlhb (1Dl, 1Dlh, 1Dlhb): two rooms and one locked door.
 class ObstructedMaze1Env final : public ObstructedMazeEnv {
  public:
-  static int64_t DefaultMaxSteps(const Config& c) {
-    (void)c;
-    return 4 * 2 * 36;  // num_rooms_visited 2, room_size 6
-  }
-  static Pos GridSize(const Config& c) {
-    (void)c;
-    return RoomGridSize(6, 1, 2);
-  }
+  // num_rooms_visited 2, room_size 6
+  static int64_t DefaultMaxSteps(const Config& /*c*/) { return 4 * 2 * 36; }
+  static Pos GridSize(const Config& /*c*/) { return RoomGridSize(6, 1, 2); }
   ObstructedMaze1Env(const EnvSpec& spec, int env_id) : ObstructedMazeEnv(spec, env_id, 1, 2) {}
 
  protected:
@@ -211,10 +188,7 @@ class ObstructedMaze1Env final : public ObstructedMazeEnv {
 class ObstructedMazeFullEnv final : public ObstructedMazeEnv {
  public:
   static int64_t DefaultMaxSteps(const Config& c) { return 4 * c.GetInt("num_rooms_visited") * 36; }
-  static Pos GridSize(const Config& c) {
-    (void)c;
-    return RoomGridSize(6, 3, 3);
-  }
+  static Pos GridSize(const Config& /*c*/) { return RoomGridSize(6, 3, 3); }
   ObstructedMazeFullEnv(const EnvSpec& spec, int env_id, bool v1)
       : ObstructedMazeEnv(spec, env_id, 3, 3),
         v1_(v1),

@@ -197,6 +197,21 @@ class RoomGridEnv : public MiniGridEnv {
     return added;
   }
 
+  // The layout of minigrid's KeyCorridor and BabyAI's KeyCorridor level (3 columns of rooms): the
+  // middle column a corridor, an object of `kind` behind a locked door on the right, its key in a
+  // room on the left, the agent in the corridor. Returns the object's index.
+  int GenKeyCorridor(ObjType kind) {
+    for (int j = 1; j < num_rows_; ++j) RemoveWall(1, j, 3);
+    const int room = RandInt(0, num_rows_);
+    const int door = AddDoor(2, room, 2, std::nullopt, true);
+    const int obj = AddObject(2, room, kind);
+    const int key_room = RandInt(0, num_rows_);
+    AddObject(0, key_room, kKey, world_.obj(door).color);
+    PlaceAgentInRoom(1, num_rows_ / 2);
+    ConnectAll();
+    return obj;
+  }
+
   std::set<int> Reach(int start) const {
     std::set<int> reach;
     std::vector<int> stack{start};
