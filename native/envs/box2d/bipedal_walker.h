@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/box2d/box2d_util.h"
 #include "envs/common/pygame_raster.h"
 
 namespace pp::box2d {
@@ -96,26 +97,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
 
     const double init_x = P::kTerrainStep * P::kTerrainStartpad / 2;
     const double init_y = P::kTerrainHeight + 2 * P::kLegH;
-    {
-      b2BodyDef bd;
-      bd.type = b2_dynamicBody;
-      bd.position = Vec(init_x, init_y);
-      hull_ = world_->CreateBody(&bd);
-      b2Vec2 vertices[P::kHullPoly.size()];
-      for (std::size_t k = 0; k < P::kHullPoly.size(); ++k) {
-        vertices[k] = Vec(P::kHullPoly[k][0] / P::kScale, P::kHullPoly[k][1] / P::kScale);
-      }
-      b2PolygonShape poly;
-      poly.Set(vertices, static_cast<int32>(P::kHullPoly.size()));
-      b2FixtureDef fd;
-      fd.shape = &poly;
-      fd.density = 5.0f;
-      fd.friction = 0.1f;
-      fd.filter.categoryBits = 0x0020;
-      fd.filter.maskBits = 0x001;  // collide only with ground
-      fd.restitution = 0.0f;
-      hull_->CreateFixture(&fd);
-    }
+    hull_ = AddPolygonBody(*world_, Vec(init_x, init_y), P::kHullPoly, P::kScale, 0x0020);
     hull_->ApplyForceToCenter(Vec(np_random().Uniform(-P::kInitialRandom, P::kInitialRandom), 0.0), true);
 
     legs_.clear();
@@ -223,8 +205,6 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
   }
 
  private:
-  static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
-
   // Gymnasium's LidarCallback: the closest fixture of the ground (category bit 1) along the ray,
   // and where it was hit (its p2, which render() draws).
   class Lidar final : public b2RayCastCallback {

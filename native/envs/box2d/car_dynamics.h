@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "envs/box2d/box2d_util.h"
+
 namespace pp::box2d {
 
 // The constants of car_dynamics.py, under its names; products keep Python's evaluation order
@@ -221,7 +223,6 @@ class Car {
   void ResetFuelSpent() { fuel_spent_ = 0.0; }
 
  private:
-  static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
   static double Sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }  // np.sign (NaN aside)
 
   void AddHullFixture(const std::array<int, 2>* points, std::size_t n) {

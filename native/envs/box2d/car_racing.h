@@ -779,8 +779,6 @@ class CarRacingEnv final : public Env, private b2ContactListener {
   const std::array<double, 3>& grass_color() const { return grass_color_; }
 
  private:
-  static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
-
   CarRacingScene Scene(double shown_reward) const {
     return CarRacingScene{car_.get(), &road_poly_, &tiles_, bg_color_, grass_color_, t_, shown_reward};
   }

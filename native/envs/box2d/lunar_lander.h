@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/spec.h"
+#include "envs/box2d/box2d_util.h"
 #include "envs/common/pygame_raster.h"
 
 namespace pp::box2d {
@@ -152,27 +153,7 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
 
     const double initial_y = P::kViewportH / P::kScale;
     const double initial_x = P::kViewportW / P::kScale / 2;
-    {
-      b2BodyDef bd;
-      bd.type = b2_dynamicBody;
-      bd.position = Vec(initial_x, initial_y);
-      bd.angle = 0.0f;
-      lander_ = world_->CreateBody(&bd);
-      b2Vec2 vertices[P::kLanderPoly.size()];
-      for (std::size_t k = 0; k < P::kLanderPoly.size(); ++k) {
-        vertices[k] = Vec(P::kLanderPoly[k][0] / P::kScale, P::kLanderPoly[k][1] / P::kScale);
-      }
-      b2PolygonShape poly;
-      poly.Set(vertices, static_cast<int32>(P::kLanderPoly.size()));
-      b2FixtureDef fd;
-      fd.shape = &poly;
-      fd.density = 5.0f;
-      fd.friction = 0.1f;
-      fd.filter.categoryBits = 0x0010;
-      fd.filter.maskBits = 0x001;  // collide only with ground
-      fd.restitution = 0.0f;
-      lander_->CreateFixture(&fd);
-    }
+    lander_ = AddPolygonBody(*world_, Vec(initial_x, initial_y), P::kLanderPoly, P::kScale, 0x0010);
     const double fx = np_random().Uniform(-P::kInitialRandom, P::kInitialRandom);
     const double fy = np_random().Uniform(-P::kInitialRandom, P::kInitialRandom);
     lander_->ApplyForceToCenter(Vec(fx, fy), true);
@@ -342,8 +323,6 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
       particles_.pop_front();
     }
   }
-
-  static b2Vec2 Vec(double x, double y) { return b2Vec2(static_cast<float>(x), static_cast<float>(y)); }
 
   // BeginContact/EndContact of Gymnasium's ContactDetector.
   void BeginContact(b2Contact* contact) override {

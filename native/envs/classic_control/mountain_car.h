@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -94,31 +95,65 @@ inline Config MountainCarDefaults(int64_t max_episode_steps) {
   return Config{{"max_episode_steps", max_episode_steps}, {"goal_velocity", 0.0}};
 }
 
-inline EnvSpec MountainCarSpec(const std::string& /*task_id*/, const Config& /*config*/) {
-  using P = MountainCarParams;
+// What both MountainCar tasks' specs hold: (position, velocity) observations within Gymnasium's
+// bounds (stored as float32) from Params, `action`, and the frame (render_fps 30: their metadata).
+// The bounds stay compile-time constants: GCC 12.2's -O2 vectorizer drops the float rounding of
+// run-time doubles in such a pair of lists (native/envs/classic_control/classic_control_test.cc
+// checks the bounds are float32 values).
+template <typename Params>
+EnvSpec MountainCarSpecWith(FieldSpec action) {
+  using P = Params;
   EnvSpec spec;
-  // Gymnasium stores the bounds as float32.
   spec.state = {Box("obs", Dtype::kFloat32, {2},
                     {static_cast<float>(P::kMinPosition), static_cast<float>(-P::kMaxSpeed)},
                     {static_cast<float>(P::kMaxPosition), static_cast<float>(P::kMaxSpeed)})};
-  spec.action = {Discrete("action", 3)};  // 0: push left, 1: no push, 2: push right
-  spec.render_shape = {P::kScreenHeight, P::kScreenWidth, 3};
-  spec.render_fps = 30;  // MountainCarEnv.metadata
+  spec.action = {std::move(action)};
+  spec.render_shape = {MountainCarParams::kScreenHeight, MountainCarParams::kScreenWidth, 3};
+  spec.render_fps = 30;
   return spec;
 }
 
-class MountainCarEnv final : public Env {
- public:
-  MountainCarEnv(const EnvSpec& spec, int env_id)
+inline EnvSpec MountainCarSpec(const std::string& /*task_id*/, const Config& /*config*/) {
+  // 0: push left, 1: no push, 2: push right
+  return MountainCarSpecWith<MountainCarParams>(Discrete("action", 3));
+}
+
+// Both MountainCar envs' state, reset and observation.
+class MountainCarBase : public Env {
+ protected:
+  MountainCarBase(const EnvSpec& spec, int env_id)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         action_index_(spec.ActionIndex("action")),
         goal_velocity_(spec.config.GetFloat("goal_velocity")) {}
 
-  void Reset() override {
+  // Gymnasium's reset state (without writing it).
+  void ResetState() {
     using P = MountainCarParams;
     position_ = np_random().Uniform(P::kResetLow, P::kResetHigh);  // self.np_random.uniform(low=-0.6, high=-0.4)
     velocity_ = 0.0;
+  }
+
+  void WriteObs() {
+    Slot out = Allocate();
+    float* obs = out.Get<float>(obs_index_);
+    obs[0] = static_cast<float>(position_);
+    obs[1] = static_cast<float>(velocity_);
+  }
+
+  const int obs_index_;
+  const int action_index_;
+  const double goal_velocity_;
+  double position_ = 0.0;
+  double velocity_ = 0.0;
+};
+
+class MountainCarEnv final : public MountainCarBase {
+ public:
+  MountainCarEnv(const EnvSpec& spec, int env_id) : MountainCarBase(spec, env_id) {}
+
+  void Reset() override {
+    ResetState();
     WriteObs();
   }
 
@@ -139,20 +174,6 @@ class MountainCarEnv final : public Env {
   }
 
   void Render(uint8_t* rgb) override { RenderMountainCar(rgb, position_, false, MountainCarParams::kGoalPosition); }
-
- private:
-  void WriteObs() {
-    Slot out = Allocate();
-    float* obs = out.Get<float>(obs_index_);
-    obs[0] = static_cast<float>(position_);
-    obs[1] = static_cast<float>(velocity_);
-  }
-
-  const int obs_index_;
-  const int action_index_;
-  const double goal_velocity_;
-  double position_ = 0.0;
-  double velocity_ = 0.0;
 };
 
 }  // namespace pp::classic_control

@@ -26,8 +26,6 @@ struct MountainCarContinuousParams {
   static constexpr double kGoalReward = 100.0;
   static constexpr double kActionCost = 0.1;  // reward -= action^2 * 0.1
   // Initial position ~ U(-0.6, -0.4), velocity 0.
-  static constexpr double kResetLow = -0.6;
-  static constexpr double kResetHigh = -0.4;
 };
 
 // Config: goal_velocity (float); max_episode_steps is set per task id by the registration.
@@ -37,14 +35,7 @@ inline Config MountainCarContinuousDefaults(int64_t max_episode_steps) {
 
 inline EnvSpec MountainCarContinuousSpec(const std::string& /*task_id*/, const Config& /*config*/) {
   using P = MountainCarContinuousParams;
-  EnvSpec spec;
-  spec.state = {Box("obs", Dtype::kFloat32, {2},
-                    {static_cast<float>(P::kMinPosition), static_cast<float>(-P::kMaxSpeed)},
-                    {static_cast<float>(P::kMaxPosition), static_cast<float>(P::kMaxSpeed)})};
-  spec.action = {Box("action", Dtype::kFloat32, {1}, {P::kMinAction}, {P::kMaxAction})};
-  spec.render_shape = {MountainCarParams::kScreenHeight, MountainCarParams::kScreenWidth, 3};
-  spec.render_fps = 30;  // Continuous_MountainCarEnv.metadata
-  return spec;
+  return MountainCarSpecWith<P>(Box("action", Dtype::kFloat32, {1}, {P::kMinAction}, {P::kMaxAction}));
 }
 
 // Gymnasium's step mixes NumPy float32 scalars with Python floats. Under NumPy 2's promotion rules
@@ -52,18 +43,12 @@ inline EnvSpec MountainCarContinuousSpec(const std::string& /*task_id*/, const C
 // while float64 state (right after reset) keeps float64. This env tracks which of the three a value
 // is -- float32, float64, or a Python float (a clip bound) -- and does each operation at that
 // precision, so it agrees with Gymnasium to the bit rather than to a float32 rounding.
-class MountainCarContinuousEnv final : public Env {
+class MountainCarContinuousEnv final : public MountainCarBase {
  public:
-  MountainCarContinuousEnv(const EnvSpec& spec, int env_id)
-      : Env(spec, env_id),
-        obs_index_(spec.StateIndex("obs")),
-        action_index_(spec.ActionIndex("action")),
-        goal_velocity_(spec.config.GetFloat("goal_velocity")) {}
+  MountainCarContinuousEnv(const EnvSpec& spec, int env_id) : MountainCarBase(spec, env_id) {}
 
   void Reset() override {
-    using P = MountainCarContinuousParams;
-    position_ = np_random().Uniform(P::kResetLow, P::kResetHigh);  // self.np_random.uniform(low=-0.6, high=-0.4)
-    velocity_ = 0.0;
+    ResetState();
     state_is_float32_ = false;  // Gymnasium's reset state is a float64 array
     WriteObs();
   }
@@ -137,18 +122,6 @@ class MountainCarContinuousEnv final : public Env {
     return x.kind == Kind::kFloat32 ? static_cast<float>(x.v) >= static_cast<float>(y) : x.v >= y;
   }
 
-  void WriteObs() {
-    Slot out = Allocate();
-    float* obs = out.Get<float>(obs_index_);
-    obs[0] = static_cast<float>(position_);
-    obs[1] = static_cast<float>(velocity_);
-  }
-
-  const int obs_index_;
-  const int action_index_;
-  const double goal_velocity_;
-  double position_ = 0.0;
-  double velocity_ = 0.0;
   bool state_is_float32_ = false;
 };
 
