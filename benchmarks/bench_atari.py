@@ -198,31 +198,16 @@ def check_targets(result: bench.BenchResult, share: dict[str, Any] | None) -> li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed segments per method (default 3)")
-    parser.add_argument("--raw-binary", help="a built atari_raw (default: build it into build/bench-atari)")
-    parser.add_argument("--raw-seconds", type=float, default=5.0, help="seconds per raw-loop run (default 5)")
-    parser.add_argument("--raw-repeats", type=int, default=3, help="raw-loop runs, median reported (default 3)")
-    parser.add_argument("--skip-raw", action="store_true")
+    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS, repeats=3)
+    bench.add_limit_args(parser, "a built atari_raw (default: build it into build/bench-atari)")
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--skip-limit", action="store_true", help="skip the interleaved 2-core-limit rounds")
-    parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
-    parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
     args = parser.parse_args(argv)
+    if args.json:
+        args.json = os.path.abspath(args.json)
 
-    machine = bench.machine_info()
-    print(f"# Atari ({TASK}): parallel_pool vs Gymnasium {machine['gymnasium']} + ale_py, SB3, EnvPool")
-    print()
-    print(
-        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
-        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    record = bench.start_report(
+        f"Atari ({TASK}): parallel_pool vs Gymnasium {gymnasium.__version__} + ale_py, SB3, EnvPool"
     )
-    record: dict[str, Any] = {"machine": machine, "command": " ".join(["python", *sys.argv])}
-    raw = None
 
     if not args.skip_raw:
         binary = args.raw_binary or build_raw_binary()
@@ -236,25 +221,22 @@ def main(argv: list[str] | None = None) -> int:
     share = None
     if not args.skip_raw and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
         cpus = sorted(os.sched_getaffinity(0))[:2]
-        sizes = [n for n in args.num_envs if n >= 4] or list(args.num_envs)
-        configs = {}
-        for n in sizes:
-            configs[f"parallel_pool sync, {n} envs"] = (n, n)
-            configs[f"parallel_pool async, {n} envs"] = (n, max(1, n // 2))
 
         def raw_cmd(cpu: int) -> list[str]:
             return [binary, "--task", TASK, "--mode", "preprocess", "--seconds", str(args.limit_seconds),
                     "--warmup", "0.3",
                     "--rom-dir", rom_dir(), "--cpu", str(cpu)]
 
-        share = limit_check.interleaved(TASK, configs, raw_cmd, r"frames_per_s=([0-9.]+)", cpus,
-                                        rounds=args.limit_rounds, seconds=args.limit_seconds, pool_scale=FRAME_SKIP)
+        share = limit_check.interleaved(TASK, bench.limit_configs(args.num_envs), raw_cmd, r"frames_per_s=([0-9.]+)",
+                                        cpus, rounds=args.limit_rounds, seconds=args.limit_seconds,
+                                        pool_scale=FRAME_SKIP)
         print()
         print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
         print()
         print(limit_check.format_interleaved(TASK, share, "frames/s"))
         record["limit_interleaved"] = share
 
+    checks: list[bench.Check] = []
     if not args.skip_throughput:
         result = bench.run_benchmarks(
             [TASK], args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
@@ -266,17 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         print(frames_table(result))
         record["throughput"] = result.to_json()
         checks = check_targets(result, share)
-        if checks:
-            print()
-            print("## Targets")
-            print()
-            for name, ok, detail in checks:
-                print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
-        record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
-    if args.json:
-        bench.write_json(os.path.abspath(args.json), record, append=True)
-        print(f"\nappended to {args.json}", file=sys.stderr)
-    return 0
+    return bench.finish_report(record, checks, args.json)
 
 
 if __name__ == "__main__":

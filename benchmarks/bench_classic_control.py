@@ -19,7 +19,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import sys
+
+import gymnasium
 
 import parallel_pool_bench as bench
 
@@ -36,50 +37,29 @@ TARGET_NUM_ENVS = 256
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default=TASK)
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed segments per method (default 5)")
+    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS)
     parser.add_argument("--latency-calls", type=int, default=10_000, help="step calls per latency segment")
     parser.add_argument("--latency-repeats", type=int, default=20, help="latency segments (default 20)")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-latency", action="store_true")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
-    machine = bench.machine_info()
-    print(f"# {args.task}: parallel_pool vs Gymnasium {machine['gymnasium']}")
-    print()
-    print(
-        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
-        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
-    )
-    record: dict = {"machine": machine, "command": " ".join(["python", *sys.argv])}
-    checks: list[tuple[str, bool, str]] = []
+    record = bench.start_report(f"{args.task}: parallel_pool vs Gymnasium {gymnasium.__version__}")
+    checks: list[bench.Check] = []
 
     if not args.skip_throughput:
-        result = bench.run_benchmarks(
-            [args.task], args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-            progress=not args.no_progress,
-        )
-        print()
-        print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds} s)")
-        print()
-        print(bench.format_table(result))
-        record["throughput"] = result.to_json()
-        if TARGET_NUM_ENVS in args.num_envs and result.best_gymnasium(args.task, TARGET_NUM_ENVS):
-            for m in result.measurements:
-                if m.num_envs == TARGET_NUM_ENVS and m.method in ("pp-sync", "pp-async"):
-                    name = f"{m.label} at num_envs={TARGET_NUM_ENVS} >= {VECTOR_TARGET:g}x Gymnasium's best vector env"
-                    ratio = result.ratio(m)
-                    if m.steps_per_s is None or ratio is None:
-                        checks.append((name, False, f"not measured ({m.note})"))
-                        continue
-                    best = result.best_gymnasium(args.task, TARGET_NUM_ENVS)
-                    checks.append((
-                        name, ratio >= VECTOR_TARGET, f"{m.steps_per_s:,.0f} vs {best:,.0f} steps/s = {ratio:.1f}x"
-                    ))
+        result = bench.throughput_section([args.task], args, record)
+        best = result.best_gymnasium(args.task, TARGET_NUM_ENVS)
+        for m in result.measurements if best else []:
+            if m.num_envs == TARGET_NUM_ENVS and m.method in ("pp-sync", "pp-async"):
+                name = f"{m.label} at num_envs={TARGET_NUM_ENVS} >= {VECTOR_TARGET:g}x Gymnasium's best vector env"
+                ratio = result.ratio(m)
+                if m.steps_per_s is None or ratio is None:
+                    checks.append((name, False, f"not measured ({m.note})"))
+                    continue
+                checks.append((
+                    name, ratio >= VECTOR_TARGET, f"{m.steps_per_s:,.0f} vs {best:,.0f} steps/s = {ratio:.1f}x"
+                ))
 
     if not args.skip_latency:
         latency = bench.single_env_latency(
@@ -102,17 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{latency['speedup_vs_gymnasium']:.2f}x",
         ))
 
-    if checks:
-        print()
-        print("## Targets")
-        print()
-        for name, ok, detail in checks:
-            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
-    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
-    if args.json:
-        bench.write_json(args.json, record, append=True)
-        print(f"\nappended to {args.json}", file=sys.stderr)
-    return 0
+    return bench.finish_report(record, checks, args.json)
 
 
 if __name__ == "__main__":

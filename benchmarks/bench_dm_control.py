@@ -146,21 +146,10 @@ def check_targets(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed segments per method (default 3)")
-    parser.add_argument("--raw-binary", help="a built dm_control_raw (default: build it into build/bench-dm-control)")
-    parser.add_argument("--raw-seconds", type=float, default=5.0, help="seconds per raw-loop run (default 5)")
-    parser.add_argument("--raw-repeats", type=int, default=3, help="raw-loop runs, median reported (default 3)")
-    parser.add_argument("--skip-raw", action="store_true")
-    parser.add_argument("--skip-limit", action="store_true", help="skip the interleaved 2-core-limit rounds")
+    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS, repeats=3)
+    bench.add_limit_args(parser, "a built dm_control_raw (default: build it into build/bench-dm-control)")
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
-    parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
     parser.add_argument("--envpool-path", help="a site-packages directory holding envpool 1.2.5 (appended to sys.path)")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.json:
         args.json = os.path.abspath(args.json)
@@ -168,12 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.append(args.envpool_path)
     bench.work_in_scratch_dir("bench_dm_control_")  # MuJoCo's MUJOCO_LOG.TXT, if any, goes there
 
-    machine = bench.machine_info()
-    print(f"# dm_control ({', '.join(args.tasks)}): parallel_pool vs EnvPool")
-    print()
-    print(f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
-          f"numpy {machine['numpy']}, parallel_pool {machine['parallel_pool']}")
-    record: dict[str, Any] = {"machine": machine, "command": " ".join(["python", *sys.argv])}
+    record = bench.start_report(f"dm_control ({', '.join(args.tasks)}): parallel_pool vs EnvPool", gymnasium=False)
 
     binary = None
     if not args.skip_raw:
@@ -188,46 +172,20 @@ def main(argv: list[str] | None = None) -> int:
     limits: dict[str, dict[str, Any]] = {}
     if binary is not None and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
         cpus = sorted(os.sched_getaffinity(0))[:2]
-        configs = {}
-        for n in [n for n in args.num_envs if n >= 4] or list(args.num_envs):
-            configs[f"parallel_pool sync, {n} envs"] = (n, n)
-            configs[f"parallel_pool async, {n} envs"] = (n, max(1, n // 2))
         print()
         print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
         for task_id in args.tasks:
             limit_cmd = limit_raw_cmd(binary, task_id, args.limit_seconds)
             limits[task_id] = limit_check.interleaved(
-                task_id, configs, limit_cmd, RAW_RATE_PATTERN, cpus, rounds=args.limit_rounds,
-                seconds=args.limit_seconds,
+                task_id, bench.limit_configs(args.num_envs), limit_cmd, RAW_RATE_PATTERN, cpus,
+                rounds=args.limit_rounds, seconds=args.limit_seconds,
             )
             print()
             print(limit_check.format_interleaved(task_id, limits[task_id], "steps/s"))
         record["limit_interleaved"] = limits
 
-    result = None
-    if not args.skip_throughput:
-        result = bench.run_benchmarks(
-            args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-            progress=not args.no_progress,
-        )
-        print()
-        print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds:g} s)")
-        print()
-        print(bench.format_table(result))
-        record["throughput"] = result.to_json()
-
-    checks = check_targets(result, limits)
-    if checks:
-        print()
-        print("## Targets")
-        print()
-        for name, ok, detail in checks:
-            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
-    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
-    if args.json:
-        bench.write_json(args.json, record, append=True)
-        print(f"\nappended to {args.json}", file=sys.stderr)
-    return 0
+    result = None if args.skip_throughput else bench.throughput_section(args.tasks, args, record)
+    return bench.finish_report(record, check_targets(result, limits), args.json)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import sys
 
-import minigrid  # noqa: F401  (registers the MiniGrid ids with Gymnasium, for the AsyncVectorEnv rows)
+import minigrid  # registers the MiniGrid ids with Gymnasium, for the AsyncVectorEnv rows
 
 import parallel_pool_bench as bench
 
@@ -54,45 +53,16 @@ def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed segments per method (default 5)")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
+    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS)
     args = parser.parse_args(argv)
 
-    machine = bench.machine_info()
-    print(f"# MiniGrid ({', '.join(args.tasks)}): parallel_pool vs EnvPool and minigrid {minigrid.__version__}")
-    print()
-    print(
-        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
-        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    record = bench.start_report(
+        f"MiniGrid ({', '.join(args.tasks)}): parallel_pool vs EnvPool and minigrid {minigrid.__version__}"
     )
-    record: dict = {"machine": machine, "command": " ".join(["python", *sys.argv])}
-    result = bench.run_benchmarks(
-        args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-        progress=not args.no_progress,
-    )
-    print()
-    print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds} s)")
-    print()
-    print(bench.format_table(result))
+    result = bench.throughput_section(args.tasks, args, record)
     print()
     print(ratio_table(result))
-    record["throughput"] = result.to_json()
-    checks = check_targets(result)
-    if checks:
-        print()
-        print("## Targets")
-        print()
-        for name, ok, detail in checks:
-            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
-    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
-    if args.json:
-        bench.write_json(args.json, record, append=True)
-        print(f"\nappended to {args.json}", file=sys.stderr)
-    return 0
+    return bench.finish_report(record, check_targets(result), args.json)
 
 
 if __name__ == "__main__":

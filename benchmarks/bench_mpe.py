@@ -31,8 +31,6 @@ import argparse
 import importlib.util
 import json
 import os
-import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -42,6 +40,7 @@ import gymnasium
 import numpy as np
 
 import parallel_pool
+import parallel_pool_bench as bench
 
 TASK = "simple_spread_v3"
 NUM_ENVS = (8, 32, 64)
@@ -161,13 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import mpe2
 
-    print(f"# {TASK}: parallel_pool's PettingZoo front-end vs mpe2 {mpe2.__version__}")
-    print()
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M:%S')}; {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}); "
-        f"load average {os.getloadavg()[0]:.2f}; Python {platform.python_version()}, numpy {np.__version__}, "
-        f"gymnasium {gymnasium.__version__}"
-    )
+    bench.start_report(f"{TASK}: parallel_pool's PettingZoo front-end vs mpe2 {mpe2.__version__}")
     methods = []
     for method in args.methods:
         reason = available(method)
@@ -179,18 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.num_envs:
         runners = {m: Runner(m, n, args.seed) for m in methods}
         try:
-            for r in runners.values():
-                r.run(min(0.3, args.seconds))  # warm-up: worker processes started, caches filled
-            samples: dict[str, list[float]] = {m: [] for m in methods}
-            for k in range(args.repeats):
-                order = methods[k % len(methods):] + methods[: k % len(methods)]
-                for m in order:
-                    samples[m].append(runners[m].run(args.seconds))
-            for m in methods:
-                rates[(m, n)] = statistics.median(samples[m])
+            medians = bench.interleaved_medians(runners, args.seconds, args.repeats, warmup=min(0.3, args.seconds))
         finally:
             for r in runners.values():
                 r.close()
+        rates.update({(m, n): rate for m, rate in medians.items()})
         print(f"num_envs={n}: " + ", ".join(f"{m} {rates[(m, n)]:,.0f}" for m in methods), file=sys.stderr)
     print()
     print(f"## env steps/s (median of {args.repeats} interleaved segments of ~{args.seconds} s)")

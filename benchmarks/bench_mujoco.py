@@ -184,22 +184,11 @@ def set_mujoco_timer(keep: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed segments per method (default 3)")
-    parser.add_argument("--raw-binary", help="a built mujoco_raw (default: build it into build/bench-mujoco)")
-    parser.add_argument("--raw-seconds", type=float, default=5.0, help="seconds per raw-loop run (default 5)")
-    parser.add_argument("--raw-repeats", type=int, default=3, help="raw-loop runs, median reported (default 3)")
-    parser.add_argument("--skip-raw", action="store_true")
+    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS, repeats=3)
+    bench.add_limit_args(parser, "a built mujoco_raw (default: build it into build/bench-mujoco)")
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--skip-limit", action="store_true", help="skip the interleaved 2-core-limit rounds")
     parser.add_argument("--keep-mujoco-timer", action="store_true",
                         help="measure the throughput rows with the timer callback that `import mujoco` installs")
-    parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
-    parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
     args = parser.parse_args(argv)
     if args.json:
         args.json = os.path.abspath(args.json)
@@ -207,14 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     # (in Gymnasium's and SB3's workers) appends to ./MUJOCO_LOG.TXT: run where that does no harm.
     bench.work_in_scratch_dir("bench_mujoco_")
 
-    machine = bench.machine_info()
-    print(f"# MuJoCo ({', '.join(args.tasks)}): parallel_pool vs Gymnasium {machine['gymnasium']}, SB3, EnvPool")
-    print()
-    print(
-        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
-        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    record = bench.start_report(
+        f"MuJoCo ({', '.join(args.tasks)}): parallel_pool vs Gymnasium {gymnasium.__version__}, SB3, EnvPool"
     )
-    record: dict[str, Any] = {"machine": machine, "command": " ".join(["python", *sys.argv])}
 
     raw = None
     if not args.skip_raw:
@@ -228,22 +212,17 @@ def main(argv: list[str] | None = None) -> int:
 
     # The limit share first, while nothing in this process has imported the `mujoco` Python package:
     # importing it installs MuJoCo's global timer callback (mjcb_time), which every mj_step of our
-    # envs then calls too (9% of a HalfCheetah-v5 step here), and the raw loops never pay it. The
-    # throughput rows below create Gymnasium's MuJoCo envs, which import it.
+    # envs then calls too, and the raw loops never pay it (BENCHMARKS.md). The throughput rows below
+    # create Gymnasium's MuJoCo envs, which import it.
     limits: dict[str, dict[str, Any]] = {}
     if not args.skip_raw and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
         cpus = sorted(os.sched_getaffinity(0))[:2]
-        sizes = [n for n in args.num_envs if n >= 4] or list(args.num_envs)
-        configs = {}
-        for n in sizes:
-            configs[f"parallel_pool sync, {n} envs"] = (n, n)
-            configs[f"parallel_pool async, {n} envs"] = (n, max(1, n // 2))
         print()
         print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
         for task_id in args.tasks:
             limits[task_id] = limit_check.interleaved(
-                task_id, configs, limit_raw_cmd(binary, task_id, args.limit_seconds), RAW_RATE_PATTERN, cpus,
-                rounds=args.limit_rounds, seconds=args.limit_seconds,
+                task_id, bench.limit_configs(args.num_envs), limit_raw_cmd(binary, task_id, args.limit_seconds),
+                RAW_RATE_PATTERN, cpus, rounds=args.limit_rounds, seconds=args.limit_seconds,
             )
             print()
             print(limit_check.format_interleaved(task_id, limits[task_id], "steps/s"))
@@ -254,29 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         record["mujoco_timer_callback"] = set_mujoco_timer(keep=args.keep_mujoco_timer)
         print()
         print(f"MuJoCo timer callback during the throughput rows: {record['mujoco_timer_callback']}")
-        result = bench.run_benchmarks(
-            args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-            progress=not args.no_progress,
-        )
-        print()
-        print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds:g} s)")
-        print()
-        print(bench.format_table(result))
-        record["throughput"] = result.to_json()
-
-    if result is not None or limits:
-        checks = check_targets(result, limits)
-        if checks:
-            print()
-            print("## Targets")
-            print()
-            for name, ok, detail in checks:
-                print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
-        record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
-    if args.json:
-        bench.write_json(args.json, record, append=True)
-        print(f"\nappended to {args.json}", file=sys.stderr)
-    return 0
+        result = bench.throughput_section(args.tasks, args, record)
+    checks = check_targets(result, limits) if result is not None or limits else []
+    return bench.finish_report(record, checks, args.json)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import sys
+
+import gymnasium
 
 import parallel_pool_bench as bench
 
@@ -40,33 +41,15 @@ TARGET = 1.5
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), help="Gymnasium env ids")
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=list(bench.METHODS), default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed segments per method (default 5)")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
+    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS)
     args = parser.parse_args(argv)
 
-    machine = bench.machine_info()
-    print(f"# Python envs: parallel_pool's Python backend vs Gymnasium {machine['gymnasium']}'s AsyncVectorEnv")
-    print()
-    print(
-        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); Python {machine['python']}, "
-        f"numpy {machine['numpy']}, gymnasium {machine['gymnasium']}, parallel_pool {machine['parallel_pool']}"
+    record = bench.start_report(
+        f"Python envs: parallel_pool's Python backend vs Gymnasium {gymnasium.__version__}'s AsyncVectorEnv"
     )
-    record: dict = {"machine": machine, "command": " ".join(["python", *sys.argv])}
-    result = bench.run_benchmarks(
-        args.tasks, args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
-        progress=not args.no_progress,
-    )
-    print()
-    print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds} s)")
-    print()
-    print(bench.format_table(result))
-    record["throughput"] = result.to_json()
+    result = bench.throughput_section(args.tasks, args, record)
 
-    checks: list[tuple[str, bool, str]] = []
+    checks: list[bench.Check] = []
     against_puffer: list[tuple[str, float, str]] = []
     rates = {(m.task_id, m.method, m.num_envs): m.steps_per_s for m in result.measurements}
     for task in args.tasks:
@@ -89,12 +72,6 @@ def main(argv: list[str] | None = None) -> int:
                 ratio = ours / theirs
                 name = f"{bench.METHODS[method]}, {task}, {n} envs vs {bench.METHODS[puffer]}"
                 against_puffer.append((name, ratio, f"{ours:,.0f} vs {theirs:,.0f} steps/s = {ratio:.2f}x"))
-    if checks:
-        print()
-        print(f"## Targets (the issue's: >= {TARGET:g}x AsyncVectorEnv)")
-        print()
-        for name, ok, detail in checks:
-            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
     if against_puffer:
         # The issue asks for the comparison with PufferLib (recorded); its 1.5x is AsyncVectorEnv's.
         print()
@@ -103,12 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, ratio, detail in against_puffer:
             verdict = ("ahead" if ratio >= 1.0 else "BEHIND") + (f", >= {TARGET:g}x" if ratio >= TARGET else "")
             print(f"- {verdict}: {name}: {detail}")
-    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
     record["against_pufferlib"] = [{"cell": n, "ratio": r, "detail": d} for n, r, d in against_puffer]
-    if args.json:
-        bench.write_json(args.json, record, append=True)
-        print(f"\nappended to {args.json}", file=sys.stderr)
-    return 0
+    heading = f"Targets (the issue's: >= {TARGET:g}x AsyncVectorEnv)"
+    return bench.finish_report(record, checks, args.json, heading=heading)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,6 @@ import argparse
 import importlib.util
 import json
 import os
-import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -47,6 +45,7 @@ import gymnasium
 import numpy as np
 
 import parallel_pool
+import parallel_pool_bench as bench
 
 TASKS = ("Basic-v1", "Deathmatch-v1")
 NUM_ENVS = (4, 8)
@@ -194,13 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write this run's results as JSON here")
     args = parser.parse_args(argv)
 
-    print("# ViZDoom: parallel_pool vs EnvPool 1.2.5 and vizdoom under AsyncVectorEnv")
-    print()
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M:%S')}; {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}); "
-        f"load average {os.getloadavg()[0]:.2f}; Python {platform.python_version()}, numpy {np.__version__}, "
-        f"gymnasium {gymnasium.__version__}"
-    )
+    bench.start_report("ViZDoom: parallel_pool vs EnvPool 1.2.5 and vizdoom under AsyncVectorEnv")
     methods = []
     for method in args.methods:
         reason = available(method)
@@ -213,18 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.num_envs:
             runners = {m: Runner(m, task, n, args.seed) for m in methods}
             try:
-                for r in runners.values():
-                    r.run(min(0.5, args.seconds))  # warm-up: engines and worker processes started
-                samples: dict[str, list[float]] = {m: [] for m in methods}
-                for k in range(args.repeats):
-                    order = methods[k % len(methods):] + methods[: k % len(methods)]
-                    for m in order:
-                        samples[m].append(runners[m].run(args.seconds))
-                for m in methods:
-                    rates[(task, m, n)] = statistics.median(samples[m])
+                medians = bench.interleaved_medians(runners, args.seconds, args.repeats, warmup=min(0.5, args.seconds))
             finally:
                 for r in runners.values():
                     r.close()
+            rates.update({(task, m, n): rate for m, rate in medians.items()})
             print(f"{task} num_envs={n}: " + ", ".join(f"{m} {rates[(task, m, n)]:,.0f}" for m in methods),
                   file=sys.stderr)
     ratios = []

@@ -7,9 +7,6 @@
 //   atari_raw --rom-dir DIR [--task Pong-v5] [--mode preprocess] [--seconds 5] [--warmup 1] [--cpu N]
 //
 // The last line is machine-readable: `steps_per_s=<float> frames_per_s=<float>`.
-#include <pthread.h>
-#include <sched.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/raw_cli.h"
 #include "core/env.h"
 #include "core/env_driver.h"
 #include "core/registry.h"
@@ -38,50 +36,32 @@ struct Options {
   int cpu = -1;
 };
 
-[[noreturn]] void Usage(const char* message) {
-  std::fprintf(stderr,
-               "%s\nusage: atari_raw --rom-dir DIR [--task ID] [--mode emulation|preprocess] [--seconds S] "
-               "[--warmup S] [--cpu N]\n",
-               message);
-  std::exit(2);
-}
+const pp::raw::Cli kCli("atari_raw", "a raw single-thread loop over one Atari env",
+                        "--rom-dir DIR [--task ID] [--mode emulation|preprocess] [--seconds S] [--warmup S] [--cpu N]");
 
 Options Parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") Usage("a raw single-thread loop over one Atari env");
-    if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
-    const char* value = argv[++i];
+  kCli.Parse(argc, argv, [&](const std::string& flag, const std::string& value) {
     if (flag == "--task") {
       o.task = value;
     } else if (flag == "--mode") {
       o.mode = value;
-      if (o.mode != "emulation" && o.mode != "preprocess") Usage("--mode is emulation or preprocess");
+      if (o.mode != "emulation" && o.mode != "preprocess") kCli.Usage("--mode is emulation or preprocess");
     } else if (flag == "--rom-dir") {
       o.rom_dir = value;
     } else if (flag == "--seconds") {
-      o.seconds = std::atof(value);
+      o.seconds = std::atof(value.c_str());
     } else if (flag == "--warmup") {
-      o.warmup = std::atof(value);
+      o.warmup = std::atof(value.c_str());
     } else if (flag == "--cpu") {
-      o.cpu = std::atoi(value);
+      o.cpu = std::atoi(value.c_str());
     } else {
-      Usage(("unknown flag " + flag).c_str());
+      return false;
     }
-  }
-  if (o.rom_dir.empty()) Usage("--rom-dir is required (python -c 'import ale_py.roms, os; ...')");
+    return true;
+  });
+  if (o.rom_dir.empty()) kCli.Usage("--rom-dir is required (python -c 'import ale_py.roms, os; ...')");
   return o;
-}
-
-void PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-    std::fprintf(stderr, "cannot pin to cpu %d\n", cpu);
-    std::exit(1);
-  }
 }
 
 // Runs `step` for `seconds`; returns (agent steps, elapsed seconds).
@@ -103,12 +83,12 @@ std::pair<long, double> Run(double seconds, StepFn step) {
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0) PinToCpu(o.cpu);
+  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
   try {
     pp::Registry registry;
     pp::atari::RegisterAtari(registry, o.rom_dir);
     auto task = registry.Find(o.task);
-    if (!task) Usage(("unknown task " + o.task + " (no such ROM in --rom-dir?)").c_str());
+    if (!task) kCli.Usage("unknown task " + o.task + " (no such ROM in --rom-dir?)");
     const pp::EnvSpec spec = pp::MakeSpec(*task, {});
     const int frame_skip = static_cast<int>(spec.config.GetInt("frame_skip"));
     pp::SingleSlotAllocator allocator(spec);

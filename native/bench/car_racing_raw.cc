@@ -8,8 +8,6 @@
 //                  [--domain-randomize 0] [--cpu N]
 //
 // The last line is machine-readable: `cpu_us_per_step_min=<float> cpu_us_per_step_median=<float> hash=<hex>`.
-#include <pthread.h>
-#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -22,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/raw_cli.h"
 #include "core/env.h"
 #include "core/env_driver.h"
 #include "core/registry.h"
@@ -40,52 +39,35 @@ struct Options {
   int cpu = -1;
 };
 
-[[noreturn]] void Usage(const char* message) {
-  std::fprintf(stderr,
-               "%s\nusage: car_racing_raw --fonts-dir DIR [--steps N] [--repeats R] [--seed S] [--continuous 0|1] "
-               "[--domain-randomize 0|1] [--cpu N]\n",
-               message);
-  std::exit(2);
-}
+const pp::raw::Cli kCli("car_racing_raw", "a raw single-thread loop over one CarRacing-v3 env",
+                        "--fonts-dir DIR [--steps N] [--repeats R] [--seed S] [--continuous 0|1] "
+                        "[--domain-randomize 0|1] [--cpu N]");
 
 Options Parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") Usage("a raw single-thread loop over one CarRacing-v3 env");
-    if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
-    const char* value = argv[++i];
+  kCli.Parse(argc, argv, [&](const std::string& flag, const std::string& value) {
     if (flag == "--fonts-dir") {
       o.fonts_dir = value;
     } else if (flag == "--steps") {
-      o.steps = std::atoi(value);
+      o.steps = std::atoi(value.c_str());
     } else if (flag == "--repeats") {
-      o.repeats = std::atoi(value);
+      o.repeats = std::atoi(value.c_str());
     } else if (flag == "--seed") {
-      o.seed = std::strtoull(value, nullptr, 10);
+      o.seed = std::strtoull(value.c_str(), nullptr, 10);
     } else if (flag == "--continuous") {
-      o.continuous = std::atoi(value) != 0;
+      o.continuous = std::atoi(value.c_str()) != 0;
     } else if (flag == "--domain-randomize") {
-      o.domain_randomize = std::atoi(value) != 0;
+      o.domain_randomize = std::atoi(value.c_str()) != 0;
     } else if (flag == "--cpu") {
-      o.cpu = std::atoi(value);
+      o.cpu = std::atoi(value.c_str());
     } else {
-      Usage(("unknown flag " + flag).c_str());
+      return false;
     }
-  }
-  if (o.fonts_dir.empty()) Usage("--fonts-dir is required (the folder of pygame's freesansbold.ttf)");
-  if (o.steps < 1 || o.repeats < 1) Usage("--steps and --repeats are at least 1");
+    return true;
+  });
+  if (o.fonts_dir.empty()) kCli.Usage("--fonts-dir is required (the folder of pygame's freesansbold.ttf)");
+  if (o.steps < 1 || o.repeats < 1) kCli.Usage("--steps and --repeats are at least 1");
   return o;
-}
-
-void PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-    std::fprintf(stderr, "cannot pin to cpu %d\n", cpu);
-    std::exit(1);
-  }
 }
 
 double ThreadCpuSeconds() {
@@ -106,12 +88,12 @@ void Hash(uint64_t& h, const uint8_t* data, std::size_t size) {
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0) PinToCpu(o.cpu);
+  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
   try {
     pp::Registry registry;
     pp::RegisterBox2d(registry, o.fonts_dir);
     auto task = registry.Find("CarRacing-v3");
-    if (!task) Usage("CarRacing-v3 is not registered (no freesansbold.ttf in --fonts-dir?)");
+    if (!task) kCli.Usage("CarRacing-v3 is not registered (no freesansbold.ttf in --fonts-dir?)");
     const pp::EnvSpec spec =
         pp::MakeSpec(*task, {{"continuous", o.continuous}, {"domain_randomize", o.domain_randomize}});
     const int obs_index = spec.StateIndex("obs");

@@ -19,9 +19,6 @@
 // every pass, or with --swap group (t + pass) % T, so that every env is stepped on another core
 // than its last step's (a pool's envs go to whichever thread is free). The two modes differ only
 // in that; the line before the last says which ran (`--threads 2 --num-envs 32 [--swap]`).
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -33,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/raw_cli.h"
 #include "core/env.h"
 #include "core/env_driver.h"
 #include "core/registry.h"
@@ -71,60 +69,44 @@ struct Options {
   std::string assets_dir = PP_GYMNASIUM_ASSETS_DIR;
 };
 
-[[noreturn]] void Usage(const char* message) {
-  std::fprintf(stderr,
-               "%s\nusage: mujoco_raw [--task ID] [--seconds S] [--warmup S] [--cpu N] [--seed N] "
-               "[--num-envs N] [--assets-dir DIR] [--threads T [--swap]]\n",
-               message);
-  std::exit(2);
-}
+const pp::raw::Cli kCli("mujoco_raw", "a raw single-thread loop over one MuJoCo env",
+                        "[--task ID] [--seconds S] [--warmup S] [--cpu N] [--seed N] [--num-envs N] "
+                        "[--assets-dir DIR] [--threads T [--swap]]");
 
 Options Parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") Usage("a raw single-thread loop over one MuJoCo env");
-    if (flag == "--swap") {
-      o.swap = true;
-      continue;
-    }
-    if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
-    const char* value = argv[++i];
-    if (flag == "--task") {
-      o.task = value;
-    } else if (flag == "--seconds") {
-      o.seconds = std::atof(value);
-    } else if (flag == "--warmup") {
-      o.warmup = std::atof(value);
-    } else if (flag == "--cpu") {
-      o.cpu = std::atoi(value);
-    } else if (flag == "--seed") {
-      o.seed = std::strtoull(value, nullptr, 10);
-    } else if (flag == "--num-envs") {
-      o.num_envs = std::atoi(value);
-      if (o.num_envs < 1) Usage("--num-envs must be >= 1");
-    } else if (flag == "--assets-dir") {
-      o.assets_dir = value;
-    } else if (flag == "--threads") {
-      o.threads = std::atoi(value);
-      if (o.threads < 1) Usage("--threads must be >= 1");
-    } else {
-      Usage(("unknown flag " + flag).c_str());
-    }
-  }
-  if (o.num_envs % o.threads != 0) Usage("--num-envs must be a multiple of --threads");
-  if (o.swap && o.threads < 2) Usage("--swap needs --threads 2 or more");
+  kCli.Parse(
+      argc, argv,
+      [&](const std::string& flag, const std::string& value) {
+        if (flag == "--swap") {
+          o.swap = true;
+        } else if (flag == "--task") {
+          o.task = value;
+        } else if (flag == "--seconds") {
+          o.seconds = std::atof(value.c_str());
+        } else if (flag == "--warmup") {
+          o.warmup = std::atof(value.c_str());
+        } else if (flag == "--cpu") {
+          o.cpu = std::atoi(value.c_str());
+        } else if (flag == "--seed") {
+          o.seed = std::strtoull(value.c_str(), nullptr, 10);
+        } else if (flag == "--num-envs") {
+          o.num_envs = std::atoi(value.c_str());
+          if (o.num_envs < 1) kCli.Usage("--num-envs must be >= 1");
+        } else if (flag == "--assets-dir") {
+          o.assets_dir = value;
+        } else if (flag == "--threads") {
+          o.threads = std::atoi(value.c_str());
+          if (o.threads < 1) kCli.Usage("--threads must be >= 1");
+        } else {
+          return false;
+        }
+        return true;
+      },
+      "--swap");
+  if (o.num_envs % o.threads != 0) kCli.Usage("--num-envs must be a multiple of --threads");
+  if (o.swap && o.threads < 2) kCli.Usage("--swap needs --threads 2 or more");
   return o;
-}
-
-void PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-    std::fprintf(stderr, "cannot pin to cpu %d\n", cpu);
-    std::exit(1);
-  }
 }
 
 // One env step (or, after an episode ended, its reset), with action row `row`.
@@ -176,7 +158,7 @@ std::pair<long, double> RunThreads(const Options& o, const std::vector<std::uniq
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
   Clock::time_point stop_at;
   auto body = [&](int t) {
-    PinToCpu((std::max(o.cpu, 0) + t) % static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    pp::raw::PinToCpu((std::max(o.cpu, 0) + t) % static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     std::size_t next_row = static_cast<std::size_t>(t) * 97;
     for (long p = 0;; ++p) {
       if (phase.load(std::memory_order_acquire) == 2) return;
@@ -216,7 +198,7 @@ std::pair<long, double> RunThreads(const Options& o, const std::vector<std::uniq
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0 && o.threads == 1) PinToCpu(o.cpu);
+  if (o.cpu >= 0 && o.threads == 1) pp::raw::PinToCpu(o.cpu);
   try {
     pp::Registry registry;
 #ifdef PP_RAW_DM_CONTROL
@@ -225,7 +207,7 @@ int main(int argc, char** argv) {
     pp::mujoco::RegisterMujoco(registry, o.assets_dir);
 #endif
     auto task = registry.Find(o.task);
-    if (!task) Usage(("unknown task " + o.task).c_str());
+    if (!task) kCli.Usage("unknown task " + o.task);
     const pp::EnvSpec spec = pp::MakeSpec(*task, {});
     // Every env writes the same row (outputs are dropped); with --threads one row per group, which
     // one thread at a time steps.

@@ -19,6 +19,8 @@ no benchmark code. Its modules, one idea each:
 - ``machine``: ``machine_info``, what the numbers were measured on.
 - ``progress``: ``Progress``, the bar on stderr.
 - ``scratch``: ``work_in_scratch_dir``, a benchmark's working directory, removed at exit.
+- ``script``: what every ``benchmarks/bench_*.py`` does around its measurements (common options,
+  the report's header, the throughput section, the targets and the JSON record).
 
 Example:
     >>> from parallel_pool_bench import format_table, run_benchmarks
@@ -59,6 +61,16 @@ from parallel_pool_bench.runners import (
     make_runner,
 )
 from parallel_pool_bench.scratch import work_in_scratch_dir
+from parallel_pool_bench.script import (
+    Check,
+    add_common_args,
+    add_limit_args,
+    finish_report,
+    interleaved_medians,
+    limit_configs,
+    start_report,
+    throughput_section,
+)
 from parallel_pool_bench.throughput import BenchResult, Measurement, run_benchmarks
 from parallel_pool_bench.timing import HANG_SECONDS, WARMUP_SECONDS, Hung, time_calls, warm_up
 
@@ -74,6 +86,7 @@ __all__ = [
     "SUBPROCESS_METHODS",
     "WARMUP_SECONDS",
     "AsyncRunner",
+    "Check",
     "BenchResult",
     "GymnasiumEquivalents",
     "Hung",
@@ -82,19 +95,26 @@ __all__ = [
     "Runner",
     "Skipped",
     "SyncRunner",
+    "add_common_args",
+    "add_limit_args",
     "async_batch_size",
     "check_available",
     "check_ratios",
     "draw_actions",
     "format_latency",
+    "finish_report",
     "format_ratios",
     "format_table",
+    "interleaved_medians",
     "machine_info",
+    "limit_configs",
     "make_runner",
     "plot",
     "rates_by_cell",
     "run_benchmarks",
     "single_env_latency",
+    "start_report",
+    "throughput_section",
     "time_calls",
     "warm_up",
     "work_in_scratch_dir",

@@ -1,0 +1,140 @@
+"""What every ``benchmarks/bench_*.py`` script does around its own measurements: the common
+options, the report's title and machine line, the throughput section, the targets and the JSON
+record. A script adds its own options and sections between ``start_report`` and ``finish_report``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from parallel_pool_bench.machine import machine_info
+from parallel_pool_bench.report import format_table, write_json
+from parallel_pool_bench.runners import METHODS
+from parallel_pool_bench.throughput import BenchResult, run_benchmarks
+
+__all__ = [
+    "Check",
+    "add_common_args",
+    "add_limit_args",
+    "finish_report",
+    "interleaved_medians",
+    "limit_configs",
+    "start_report",
+    "throughput_section",
+]
+
+# A target checked by a script: its name, whether it was met, and the numbers behind the verdict.
+Check = tuple[str, bool, str]
+
+
+def add_common_args(
+    parser: argparse.ArgumentParser,
+    *,
+    num_envs: Sequence[int] | None = None,
+    methods: Sequence[str] | None = None,
+    seconds: float = 1.0,
+    repeats: int = 5,
+) -> None:
+    """Adds ``--num-envs`` and ``--methods`` (when given defaults), ``--seconds``, ``--repeats``,
+    ``--json`` and ``--no-progress``."""
+    if num_envs is not None:
+        parser.add_argument("--num-envs", type=int, nargs="+", default=list(num_envs))
+    if methods is not None:
+        parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(methods))
+    parser.add_argument(
+        "--seconds", type=float, default=seconds, help=f"seconds per timed segment (default {seconds:g})"
+    )
+    parser.add_argument("--repeats", type=int, default=repeats, help=f"timed segments per method (default {repeats})")
+    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def start_report(title: str, *, gymnasium: bool = True) -> dict[str, Any]:
+    """Prints the report's title and the machine it runs on; returns the JSON record they begin.
+
+    ``gymnasium``: whether the machine line names Gymnasium's version (the scripts whose peers
+    run under it)."""
+    machine = machine_info()
+    print(f"# {title}")
+    print()
+    versions = f"numpy {machine['numpy']}, " + (f"gymnasium {machine['gymnasium']}, " if gymnasium else "")
+    print(
+        f"{machine['date']}; {machine['nproc']} CPUs ({machine['cpu']}); load average {os.getloadavg()[0]:.2f}; "
+        f"Python {machine['python']}, {versions}parallel_pool {machine['parallel_pool']}"
+    )
+    return {"machine": machine, "command": " ".join(["python", *sys.argv])}
+
+
+def throughput_section(tasks: Sequence[str], args: argparse.Namespace, record: dict[str, Any]) -> BenchResult:
+    """Runs ``run_benchmarks`` with the common options, prints its table and records it."""
+    result = run_benchmarks(
+        list(tasks), args.num_envs, args.methods, seconds=args.seconds, repeats=args.repeats,
+        progress=not args.no_progress,
+    )
+    print()
+    print(f"## Throughput (env steps/s, median of {args.repeats} interleaved segments of ~{args.seconds:g} s)")
+    print()
+    print(format_table(result))
+    record["throughput"] = result.to_json()
+    return result
+
+
+def finish_report(record: dict[str, Any], checks: Sequence[Check], json_path: str | None,
+                  heading: str = "Targets") -> int:
+    """Prints the targets' verdicts under ``heading``, records them, appends the record to
+    ``json_path`` (when given); returns the script's exit code."""
+    if checks:
+        print()
+        print(f"## {heading}")
+        print()
+        for name, ok, detail in checks:
+            print(f"- {'MET' if ok else 'NOT MET'}: {name}: {detail}")
+    record["targets"] = [{"target": n, "met": ok, "detail": d} for n, ok, d in checks]
+    if json_path:
+        write_json(json_path, record, append=True)
+        print(f"\nappended to {json_path}", file=sys.stderr)
+    return 0
+
+
+def add_limit_args(parser: argparse.ArgumentParser, raw_binary_help: str) -> None:
+    """Adds the options of a family's raw C++ loop and of the interleaved 2-core-limit rounds:
+    ``--raw-binary``, ``--raw-seconds``, ``--raw-repeats``, ``--skip-raw``, ``--skip-limit``,
+    ``--limit-rounds``, ``--limit-seconds``."""
+    # Absolute: a script may work in a scratch directory (work_in_scratch_dir).
+    parser.add_argument("--raw-binary", type=os.path.abspath, help=raw_binary_help)
+    parser.add_argument("--raw-seconds", type=float, default=5.0, help="seconds per raw-loop run (default 5)")
+    parser.add_argument("--raw-repeats", type=int, default=3, help="raw-loop runs, median reported (default 3)")
+    parser.add_argument("--skip-raw", action="store_true")
+    parser.add_argument("--skip-limit", action="store_true", help="skip the interleaved 2-core-limit rounds")
+    parser.add_argument("--limit-rounds", type=int, default=6, help="interleaved limit rounds (default 6)")
+    parser.add_argument("--limit-seconds", type=float, default=1.0, help="seconds per segment there (default 1)")
+
+
+def limit_configs(num_envs: Sequence[int]) -> dict[str, tuple[int, int]]:
+    """The pools whose share of the 2-core limit a script measures, as (num_envs, batch_size) by
+    label: sync and async (batch_size num_envs // 2) at each size of at least 4 envs, or at every
+    size when none is."""
+    configs = {}
+    for n in [n for n in num_envs if n >= 4] or list(num_envs):
+        configs[f"parallel_pool sync, {n} envs"] = (n, n)
+        configs[f"parallel_pool async, {n} envs"] = (n, max(1, n // 2))
+    return configs
+
+
+def interleaved_medians(runners: Mapping[str, Any], seconds: float, repeats: int, warmup: float) -> dict[str, float]:
+    """Each runner's median rate over ``repeats`` segments of ``seconds``, the runners taking turns
+    in an order that rotates each round, after one warm-up segment of ``warmup`` seconds each
+    (worker processes started, caches filled). A runner is anything whose ``run(seconds)``
+    returns a rate."""
+    for r in runners.values():
+        r.run(warmup)
+    names = list(runners)
+    samples: dict[str, list[float]] = {m: [] for m in names}
+    for k in range(repeats):
+        for m in names[k % len(names):] + names[: k % len(names)]:
+            samples[m].append(runners[m].run(seconds))
+    return {m: statistics.median(samples[m]) for m in names}
