@@ -237,10 +237,7 @@ OutputBlock* Pool::Step(const int32_t* env_ids, int n, const std::vector<const s
   return Recv(-1.0, poll_s);
 }
 
-void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits) {
-  CheckNotForked();
-  std::lock_guard<std::mutex> lock(api_mu_);
-  CheckOpen();
+void Pool::SetResetJobs(const int32_t* env_ids, int n, std::span<const uint64_t> seeds) {
   CheckEnvIds(env_ids, n, "reset");
   CheckSeeds(seeds);
   for (int k = 0; k < n; ++k) {
@@ -249,6 +246,13 @@ void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds,
     s.reseed = !seeds.empty();
     if (s.reseed) s.seed = seeds[static_cast<std::size_t>(env_ids[k])];
   }
+}
+
+void Pool::Reset(const int32_t* env_ids, int n, std::span<const uint64_t> seeds, bool caller_waits) {
+  CheckNotForked();
+  std::lock_guard<std::mutex> lock(api_mu_);
+  CheckOpen();
+  SetResetJobs(env_ids, n, seeds);
   Enqueue(env_ids, n, caller_waits);
 }
 
@@ -256,14 +260,7 @@ OutputBlock* Pool::ResetNow(const int32_t* env_ids, int n, std::span<const uint6
   CheckNotForked();
   std::lock_guard<std::mutex> lock(api_mu_);
   CheckOpen();
-  CheckEnvIds(env_ids, n, "reset");
-  CheckSeeds(seeds);
-  for (int k = 0; k < n; ++k) {
-    EnvState& s = envs_[static_cast<std::size_t>(env_ids[k])];
-    s.job = JobKind::kReset;
-    s.reseed = !seeds.empty();
-    if (s.reseed) s.seed = seeds[static_cast<std::size_t>(env_ids[k])];
-  }
+  SetResetJobs(env_ids, n, seeds);
   return RunNow(env_ids, n, "reset");
 }
 

@@ -136,6 +136,8 @@ class Pool final {
   OutputBlock* RunNow(const int32_t* env_ids, int n, const char* what);
   // Copies each env's action rows and marks its job a step (under api_mu_).
   void SetStepJobs(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
+  // Checks the env ids and seeds, and marks each env's job a reset (under api_mu_).
+  void SetResetJobs(const int32_t* env_ids, int n, std::span<const uint64_t> seeds);
   [[noreturn]] void ThrowCannotFill(int n, int in_flight) const;
   void QueueSteps(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions, bool caller_waits);
   // Marks the envs in flight, assigns their output indices (sync mode) and pushes their jobs.
