@@ -418,7 +418,7 @@ class PoolActor:
     def _count_episodes(self, reward: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Adds a step's rewards to the running episodes; returns the ended ones (local ids)."""
         # Every sync step on the node runs this: most steps end no episode and follow none, and
-        # take the short way (4 NumPy calls, ~10 us, where masking every row took ~70 us).
+        # take the short way, a few NumPy calls instead of masking every row.
         done = np.asarray(done, dtype=bool)
         ending = done
         if self._any_after_done and self._env.autoreset_mode == "next_step":

@@ -144,9 +144,10 @@ class _sigint_held:  # noqa: N801 - used as a function: `with _sigint_held():`
     """Holds SIGINT for the block (main thread only) and delivers it after, to the handler that
     was in place (Python's default raises KeyboardInterrupt). A sync call holds it once around
     all of its requests, and once around the replies it reads in a row; the frames' own holds
-    inside are then free. ``_signal.signal`` (the C function ``signal.signal`` wraps) takes ~2 us
-    where the wrapper's enum conversions took ~17 us, four times per node per step. A class, not a
-    ``contextlib.contextmanager`` generator: a dozen holds per sync call cost ~4 us each that way."""
+    inside are then free. ``_signal.signal`` is the C function that ``signal.signal`` wraps: the
+    wrapper's enum conversions cost several times the call itself, and a hold runs four times per
+    node per step (BENCHMARKS.md, "SIGINT holds in the Ray layer"). A class, not a
+    ``contextlib.contextmanager`` generator, whose set-up costs more than the hold."""
 
     __slots__ = ("outer", "previous", "received")
 
@@ -170,7 +171,7 @@ class _sigint_held:  # noqa: N801 - used as a function: `with _sigint_held():`
 
 
 _SIGINT = int(signal.SIGINT)
-_MAIN_THREAD_ID = threading.main_thread().ident  # (current_thread() is main_thread(): ~1 us a call)
+_MAIN_THREAD_ID = threading.main_thread().ident  # (cheaper than current_thread() is main_thread())
 
 
 @dataclass
@@ -494,12 +495,12 @@ class DistributedPool:
         """Queues one step for each global id in ``env_id`` (rows of ``actions`` in that order)."""
         self._check_usable()
         ids = np.asarray(env_id)
-        if ids.ndim != 1 or ids.dtype.kind not in "iu":  # (np.issubdtype: ~1 us a call)
+        if ids.ndim != 1 or ids.dtype.kind not in "iu":  # (not np.issubdtype: a call per batch adds up)
             raise ValueError(f"env_id must be a 1-d array of int env ids, got {env_id!r}")
         if len(ids) == 0:
             return
-        # The checks on a Python list: a batch is a few dozen ids, where each NumPy reduction or
-        # np.unique costs 2-6 us per call, ~25 us per batch in all.
+        # The checks on a Python list: a batch is a few dozen ids, where NumPy's per-call overhead
+        # (a reduction, np.unique) costs more than the work.
         id_list = ids.tolist()
         lo, hi = min(id_list), max(id_list)
         if lo < 0 or hi >= self.num_envs:

@@ -52,7 +52,7 @@ class Slot:
     dtype: str
     shape: tuple[int, ...]
     # Computed once when the slot is made (and carried in its pickle): every frame of a task reads
-    # it for each of its arrays, and np.prod took ~5 us a call, ~0.1 ms per frame.
+    # it for each of its arrays, and np.prod per read added up to a large part of a frame's cost.
     nbytes: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -171,7 +171,7 @@ def parse_skeleton(skeleton: bytes) -> tuple[Any, list[Slot]]:
 
 def decode(skeleton: Any, arrays: list[np.ndarray]) -> Any:
     """The message of ``skeleton`` (unpickled) with each ``Slot`` replaced by its array."""
-    if _dataplane is not None:  # the same walk in C++ (17 calls and ~20 us per Ant batch in Python)
+    if _dataplane is not None:  # the same walk in C++: in Python it is a dozen calls per batch
         return _dataplane.decode(skeleton, list(arrays), Slot)
     return _decode(skeleton, arrays)
 
@@ -368,7 +368,7 @@ def frame_of(raw: tuple[int, bytes, bytes, np.ndarray]) -> Frame:
 
 
 def _native_message(layout: _Layout, buffer: np.ndarray) -> Any:
-    """The message of a frame whose data is ``buffer``: each slot's array viewing it (``dataplane.views``:
-    ~1 us per array less than three NumPy calls each), put in the tree (``dataplane.decode``)."""
+    """The message of a frame whose data is ``buffer``: each slot's array viewing it (``dataplane.views``,
+    one call for all the arrays rather than three NumPy calls each), put in the tree (``dataplane.decode``)."""
     arrays = _dataplane.views(buffer, layout.dtypes, layout.shapes) if layout.slots else []
     return _dataplane.decode(layout.tree, arrays, Slot)

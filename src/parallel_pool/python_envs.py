@@ -527,8 +527,8 @@ def _time_steps(env: gymnasium.Env) -> float:
     """The CPU time of one step of ``env`` (reset first), actions sampled beforehand: the fastest of
     ``_COST_PROBE_WINDOWS`` windows of up to ``_COST_PROBE_STEPS`` steps (resets at episode ends
     included) after as many untimed ones, within ``_COST_PROBE_S`` in all (a fresh process's first
-    steps run on cold caches and lazy set-ups). CPU time is read per window (a system call: ~1 us,
-    a fifth of a CartPole-v1 step); the wall clock bounds the probe."""
+    steps run on cold caches and lazy set-ups). CPU time is read per window, not per step (a
+    system call costs a good part of a cheap env's step); the wall clock bounds the probe."""
     actions = [env.action_space.sample() for _ in range(16)]
     env.reset()
     deadline = time.perf_counter() + _COST_PROBE_S
