@@ -40,8 +40,6 @@ import glob
 import importlib.util
 import os
 import re
-import subprocess
-import sys
 from typing import Any
 
 import gymnasium
@@ -80,8 +78,7 @@ def rom_dir() -> str:
 
 def build_raw_binary() -> str:
     """Configures and builds the atari_raw target; returns its path."""
-    args = ["cmake", "-S", REPO, "-B", RAW_BUILD_DIR, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
-            f"-DPython_EXECUTABLE={sys.executable}"]
+    args: list[str] = []
     # Reuse the ALE that the editable install built (its download, source and objects).
     existing = sorted(glob.glob(os.path.join(REPO, "build", "cp*", "_deps", "ale", "build", "src", "ale", "libale.a")))
     if existing:
@@ -94,28 +91,14 @@ def build_raw_binary() -> str:
             args += ["-G", cache["CMAKE_GENERATOR"]]
         if os.path.exists(cache.get("CMAKE_MAKE_PROGRAM", "")):
             args.append(f"-DCMAKE_MAKE_PROGRAM={cache['CMAKE_MAKE_PROGRAM']}")
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", RAW_BUILD_DIR, "--target", "atari_raw", "-j2"], check=True,
-                   stdout=subprocess.DEVNULL)
-    return os.path.join(RAW_BUILD_DIR, "atari_raw")
+    return limit_check.build_raw_target(REPO, RAW_BUILD_DIR, "atari_raw", args)
 
 
 def raw_rates(binary: str, mode: str, cpus: list[int | None], seconds: float) -> list[float]:
     """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their frames/s."""
-    procs = []
-    for cpu in cpus:
-        cmd = [binary, "--task", TASK, "--mode", mode, "--seconds", str(seconds), "--rom-dir", rom_dir()]
-        if cpu is not None:
-            cmd += ["--cpu", str(cpu)]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    rates = []
-    for p in procs:
-        out, err = p.communicate(timeout=seconds * 10 + 60)
-        match = re.search(r"frames_per_s=([0-9.]+)", out)
-        if p.returncode != 0 or match is None:
-            raise RuntimeError(f"atari_raw failed: {err or out}")
-        rates.append(float(match.group(1)))
-    return rates
+    cmd = [binary, "--task", TASK, "--mode", mode, "--seconds", str(seconds), "--rom-dir", rom_dir()]
+    return limit_check.run_loops([cmd + (["--cpu", str(cpu)] if cpu is not None else []) for cpu in cpus],
+                                 r"frames_per_s=([0-9.]+)", seconds)
 
 
 def measure_raw(binary: str, seconds: float, repeats: int) -> dict[str, dict[str, Any]]:

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 from typing import Any, Callable
 
@@ -49,14 +47,7 @@ RAW_RATE_PATTERN = r"steps_per_s=([0-9.]+)"
 
 def build_raw_binary() -> str:
     """Configures and builds the dm_control_raw target; returns its path."""
-    subprocess.run(
-        ["cmake", "-S", REPO, "-B", RAW_BUILD_DIR, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
-         "-DPP_WITH_ATARI=OFF", f"-DPython_EXECUTABLE={sys.executable}"],
-        check=True, stdout=subprocess.DEVNULL,
-    )
-    subprocess.run(["cmake", "--build", RAW_BUILD_DIR, "--target", "dm_control_raw", "-j2"], check=True,
-                   stdout=subprocess.DEVNULL)
-    return os.path.join(RAW_BUILD_DIR, "dm_control_raw")
+    return limit_check.build_raw_target(REPO, RAW_BUILD_DIR, "dm_control_raw", ["-DPP_WITH_ATARI=OFF"])
 
 
 def suite_dir() -> str:
@@ -84,16 +75,7 @@ def limit_raw_cmd(binary: str, task_id: str, seconds: float) -> Callable[[int], 
 
 def raw_rates(binary: str, task_id: str, cpus: list[int | None], seconds: float) -> list[float]:
     """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their steps/s."""
-    procs = [subprocess.Popen(raw_cmd(binary, task_id, seconds, cpu), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for cpu in cpus]
-    rates = []
-    for p in procs:
-        out, err = p.communicate(timeout=seconds * 10 + 60)
-        match = re.search(RAW_RATE_PATTERN, out)
-        if p.returncode != 0 or match is None:
-            raise RuntimeError(f"dm_control_raw failed: {err or out}")
-        rates.append(float(match.group(1)))
-    return rates
+    return limit_check.run_loops([raw_cmd(binary, task_id, seconds, cpu) for cpu in cpus], RAW_RATE_PATTERN, seconds)
 
 
 def measure_raw(binary: str, task_ids: list[str], seconds: float, repeats: int) -> dict[str, dict[str, Any]]:

@@ -39,9 +39,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
-import sys
 from typing import Any, Callable
 
 import gymnasium
@@ -63,15 +60,8 @@ RAW_RATE_PATTERN = r"steps_per_s=([0-9.]+)"
 
 def build_raw_binary() -> str:
     """Configures and builds the mujoco_raw target; returns its path."""
-    subprocess.run(
-        ["cmake", "-S", REPO, "-B", RAW_BUILD_DIR, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
-         "-DPP_WITH_ATARI=OFF",  # the raw MuJoCo loop needs no ALE (nor its download)
-         f"-DPython_EXECUTABLE={sys.executable}"],
-        check=True, stdout=subprocess.DEVNULL,
-    )
-    subprocess.run(["cmake", "--build", RAW_BUILD_DIR, "--target", "mujoco_raw", "-j2"], check=True,
-                   stdout=subprocess.DEVNULL)
-    return os.path.join(RAW_BUILD_DIR, "mujoco_raw")
+    # The raw MuJoCo loop needs no ALE (nor its download).
+    return limit_check.build_raw_target(REPO, RAW_BUILD_DIR, "mujoco_raw", ["-DPP_WITH_ATARI=OFF"])
 
 
 def gymnasium_assets_dir() -> str:
@@ -90,21 +80,10 @@ def limit_raw_cmd(binary: str, task_id: str, seconds: float) -> Callable[[int], 
 
 def raw_rates(binary: str, task_id: str, cpus: list[int | None], seconds: float, num_envs: int = 1) -> list[float]:
     """Runs one raw loop per entry of ``cpus`` at the same time (pinned where given); their steps/s."""
-    procs = []
-    for cpu in cpus:
-        cmd = [binary, "--task", task_id, "--seconds", str(seconds), "--assets-dir", gymnasium_assets_dir(),
-               "--num-envs", str(num_envs)]
-        if cpu is not None:
-            cmd += ["--cpu", str(cpu)]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    rates = []
-    for p in procs:
-        out, err = p.communicate(timeout=seconds * 10 + 60)
-        match = re.search(RAW_RATE_PATTERN, out)
-        if p.returncode != 0 or match is None:
-            raise RuntimeError(f"mujoco_raw failed: {err or out}")
-        rates.append(float(match.group(1)))
-    return rates
+    cmd = [binary, "--task", task_id, "--seconds", str(seconds), "--assets-dir", gymnasium_assets_dir(),
+           "--num-envs", str(num_envs)]
+    return limit_check.run_loops([cmd + (["--cpu", str(cpu)] if cpu is not None else []) for cpu in cpus],
+                                 RAW_RATE_PATTERN, seconds)
 
 
 def measure_raw(

@@ -19,15 +19,18 @@ fraction of the segment's CPU time that was not stolen. It is context, not the t
 a pool that lets a vCPU halt (sync mode between batches) can be charged steal for the host's delay
 in waking it, so correcting would excuse some of its own cost. The targets use the uncorrected share.
 
-Used by bench_mujoco.py and bench_atari.py.
+Used by bench_mujoco.py, bench_dm_control.py and bench_atari.py, which also build and run their
+raw loops through ``build_raw_target`` and ``run_loops``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import parallel_pool_bench as bench
@@ -58,20 +61,38 @@ def steal_fraction(before: tuple[int, int], after: tuple[int, int]) -> float:
     return (after[0] - before[0]) / total if total > 0 else 0.0
 
 
+def build_raw_target(repo: str, build_dir: str, target: str, cmake_args: Sequence[str] = ()) -> str:
+    """Configures ``repo`` into ``build_dir`` (Release, the bench targets on, ``cmake_args``) and
+    builds ``target``, a raw loop; returns its path."""
+    subprocess.run(
+        ["cmake", "-S", repo, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DPP_BUILD_BENCH=ON",
+         f"-DPython_EXECUTABLE={sys.executable}", *cmake_args],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    subprocess.run(["cmake", "--build", build_dir, "--target", target, "-j2"], check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(build_dir, target)
+
+
+def run_loops(cmds: Sequence[list[str]], pattern: str, seconds: float) -> list[float]:
+    """Runs the raw loops ``cmds`` at the same time; the rate each printed (``pattern``'s group)."""
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in cmds]
+    rates = []
+    for cmd, p in zip(cmds, procs):
+        out, err = p.communicate(timeout=seconds * 10 + 60)
+        match = re.search(pattern, out)
+        if p.returncode != 0 or match is None:
+            raise RuntimeError(f"{os.path.basename(cmd[0])} failed: {err or out}")
+        rates.append(float(match.group(1)))
+    return rates
+
+
 def two_pinned_loops(
     raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float
 ) -> tuple[float, float]:
     """Sum of the rates of one raw loop per CPU, run at the same time, and the share of the CPUs'
     time the hypervisor stole meanwhile."""
     ticks = cpu_ticks(cpus)
-    procs = [subprocess.Popen(raw_cmd(cpu), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cpu in cpus]
-    total = 0.0
-    for p in procs:
-        out, err = p.communicate(timeout=seconds * 10 + 60)
-        match = re.search(pattern, out)
-        if p.returncode != 0 or match is None:
-            raise RuntimeError(f"raw loop failed: {err or out}")
-        total += float(match.group(1))
+    total = sum(run_loops([raw_cmd(cpu) for cpu in cpus], pattern, seconds))
     return total, steal_fraction(ticks, cpu_ticks(cpus))
 
 
