@@ -732,13 +732,11 @@ inline void AaLines(Surface& s, Rgb color, bool closed, const std::vector<Point>
   if (closed && n > 2) AaLine(s, color, points[n - 1], points[0]);
 }
 
-// pygame.draw.circle(surface, color, center, radius), filled (width 0): midpoint circle, centre and
-// radius truncated to ints.
-inline void Circle(Surface& s, Rgb color, Point center, double radius) {
-  const int x0 = detail::PyInt(center.x), y0 = detail::PyInt(center.y);
-  const int r = detail::PyInt(radius);
-  if (r < 1) return;
-  const uint32_t c = Surface::Map(color);
+namespace detail {
+// pygame's midpoint circle walk (draw.c) for radius r: visit(x, y, y_steps) at each x of the first
+// octant, y_steps telling whether y steps down at the next x.
+template <typename Visit>
+void MidpointCircle(int r, Visit visit) {
   int f = 1 - r, ddf_x = 0, ddf_y = -2 * r, x = 0, y = r;
   while (x < y) {
     if (f >= 0) {
@@ -749,14 +747,27 @@ inline void Circle(Surface& s, Rgb color, Point center, double radius) {
     x++;
     ddf_x += 2;
     f += ddf_x + 1;
+    visit(x, y, f >= 0);
+  }
+}
+}  // namespace detail
+
+// pygame.draw.circle(surface, color, center, radius), filled (width 0): midpoint circle, centre and
+// radius truncated to ints.
+inline void Circle(Surface& s, Rgb color, Point center, double radius) {
+  const int x0 = detail::PyInt(center.x), y0 = detail::PyInt(center.y);
+  const int r = detail::PyInt(radius);
+  if (r < 1) return;
+  const uint32_t c = Surface::Map(color);
+  detail::MidpointCircle(r, [&](int x, int y, bool y_steps) {
     // Rows at +-y only when y is about to step (pygame's guard against overdraw).
-    if (f >= 0) {
+    if (y_steps) {
       detail::HorizontalLineClip(s, c, x0 - x, y0 + y - 1, x0 + x - 1);
       detail::HorizontalLineClip(s, c, x0 - x, y0 - y, x0 + x - 1);
     }
     detail::HorizontalLineClip(s, c, x0 - y, y0 + x - 1, x0 + y - 1);
     detail::HorizontalLineClip(s, c, x0 - y, y0 - x, x0 + y - 1);
-  }
+  });
 }
 
 // pygame.draw.circle(surface, color, center, radius, 1): the one-pixel outline (draw.c's
@@ -771,16 +782,7 @@ inline void CircleOutline(Surface& s, Rgb color, Point center, double radius) {
     return;
   }
   const uint32_t c = Surface::Map(color);
-  int f = 1 - r, ddf_x = 0, ddf_y = -2 * r, x = 0, y = r;
-  while (x < y) {
-    if (f >= 0) {
-      y--;
-      ddf_y += 2;
-      f += ddf_y;
-    }
-    x++;
-    ddf_x += 2;
-    f += ddf_x + 1;
+  detail::MidpointCircle(r, [&](int x, int y, bool /*y_steps*/) {
     s.Set(x0 + x - 1, y0 + y - 1, c);
     s.Set(x0 - x, y0 + y - 1, c);
     s.Set(x0 + x - 1, y0 - y, c);
@@ -789,7 +791,7 @@ inline void CircleOutline(Surface& s, Rgb color, Point center, double radius) {
     s.Set(x0 + y - 1, y0 - x, c);
     s.Set(x0 - y, y0 + x - 1, c);
     s.Set(x0 - y, y0 - x, c);
-  }
+  });
 }
 
 // ---- pygame.gfxdraw ----

@@ -119,6 +119,24 @@ inline int PlanShrink(int n, int m, ShrinkStep* plan) {
   return m;
 }
 
+// One output of the vector ShrinkRowPair paths, from the sums of the pixels wholly inside it (`ha`:
+// line a's two half-sums per channel, `hb` line b's): the boundary pixels (`pa`, `pb`) split into
+// this output (head) and the next (tail, left in `acc`), as the SSE2 code does. Inlined into the
+// AVX2 and AVX-512 paths (plain SSE2, which both have).
+inline void FinishShrinkPair(__m128i ha, __m128i hb, uint32_t pa, uint32_t pb, const ShrinkStep& step, __m128i recip_v,
+                             __m128i& acc, uint32_t* da, uint32_t* db) {
+  const __m128i zero = _mm_setzero_si128();
+  acc = _mm_add_epi16(acc, _mm_add_epi16(_mm_unpacklo_epi64(ha, hb), _mm_unpackhi_epi64(ha, hb)));
+  const __m128i pixel = _mm_unpacklo_epi8(
+      _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(pa)), _mm_cvtsi32_si128(static_cast<int>(pb))), zero);
+  const __m128i s4 = _mm_slli_epi16(pixel, 2);
+  const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.head))), acc);
+  acc = _mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.tail)));
+  const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), zero);
+  *da = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
+  *db = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
+}
+
 // ShrinkLinePair along rows (step 1, dst_step 1) with AVX2, following a PlanShrink plan: the pixels
 // wholly inside an output are summed four at a time per line, widened to 16-bit lanes (the lanes of
 // pixels past them masked off, and no pixel read outside the line); the boundary pixel's split, the
@@ -162,17 +180,8 @@ __attribute__((target("avx2"))) inline void ShrinkRowPairAvx2(const uint32_t* a,
     // Lanes of pixels 0+2 and 1+3 per line, then lanes 0-3 line a's sums, 4-7 line b's.
     const __m128i ha = _mm_add_epi16(_mm256_castsi256_si128(sa), _mm256_extracti128_si256(sa, 1));
     const __m128i hb = _mm_add_epi16(_mm256_castsi256_si128(sb), _mm256_extracti128_si256(sb, 1));
-    acc = _mm_add_epi16(acc, _mm_add_epi16(_mm_unpacklo_epi64(ha, hb), _mm_unpackhi_epi64(ha, hb)));
-    const int at = step.start + step.count;
-    const __m128i pixel = _mm_unpacklo_epi8(
-        _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(a[at])), _mm_cvtsi32_si128(static_cast<int>(b[at]))),
-        zero);
-    const __m128i s4 = _mm_slli_epi16(pixel, 2);
-    const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.head))), acc);
-    acc = _mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.tail)));
-    const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), zero);
-    da[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
-    db[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
+    FinishShrinkPair(ha, hb, a[step.start + step.count], b[step.start + step.count], step, recip_v, acc, da + out,
+                     db + out);
   }
 #undef PP_WIDEN
 }
@@ -205,17 +214,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ShrinkRowPairAv
     const __m256i qb = _mm256_add_epi16(_mm512_castsi512_si256(sb), _mm512_extracti64x4_epi64(sb, 1));
     const __m128i ha = _mm_add_epi16(_mm256_castsi256_si128(qa), _mm256_extracti128_si256(qa, 1));
     const __m128i hb = _mm_add_epi16(_mm256_castsi256_si128(qb), _mm256_extracti128_si256(qb, 1));
-    acc = _mm_add_epi16(acc, _mm_add_epi16(_mm_unpacklo_epi64(ha, hb), _mm_unpackhi_epi64(ha, hb)));
-    const int at = step.start + step.count;
-    const __m128i pixel = _mm_unpacklo_epi8(
-        _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(a[at])), _mm_cvtsi32_si128(static_cast<int>(b[at]))),
-        zero);
-    const __m128i s4 = _mm_slli_epi16(pixel, 2);
-    const __m128i head = _mm_add_epi16(_mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.head))), acc);
-    acc = _mm_mulhi_epu16(s4, _mm_set1_epi16(static_cast<int16_t>(step.tail)));
-    const __m128i value = _mm_packus_epi16(_mm_mulhi_epu16(head, recip_v), zero);
-    da[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(value));
-    db[out] = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(value, 4)));
+    FinishShrinkPair(ha, hb, a[step.start + step.count], b[step.start + step.count], step, recip_v, acc, da + out,
+                     db + out);
   }
 }
 

@@ -108,13 +108,8 @@ class Tag final : public Scenario {
     const Entity& self = world.agent(agent);
     Append(out, self.vel);
     Append(out, self.pos);
-    std::vector<int> landmarks;
-    for (int i = world.num_agents; i < world.num_entities(); ++i) landmarks.push_back(i);
-    AppendRelativePositions(world, agent, landmarks, landmark_neighbors_, out);
-    std::vector<int> others;
-    for (int a = 0; a < world.num_agents; ++a) {
-      if (a != agent) others.push_back(a);
-    }
+    AppendRelativePositions(world, agent, LandmarkIds(world), landmark_neighbors_, out);
+    const std::vector<int> others = OtherAgents(world, agent);
     AppendRelativePositions(world, agent, others, agent_neighbors_, out);
     if (!agent_neighbors_) {
       for (int o : others) {
@@ -199,13 +194,8 @@ class Adversary final : public Scenario {
   void Observe(const World& world, int agent, Obs& out) const override {
     const Entity& self = world.agent(agent);
     if (!self.adversary) Append(out, Relative(world.entities[static_cast<std::size_t>(self.goal_a)], self));
-    std::vector<int> landmarks;
-    for (int i = world.num_agents; i < world.num_entities(); ++i) landmarks.push_back(i);
-    AppendRelativePositions(world, agent, landmarks, landmark_neighbors_, out);
-    std::vector<int> others;
-    for (int a = 0; a < world.num_agents; ++a) {
-      if (a != agent) others.push_back(a);
-    }
+    AppendRelativePositions(world, agent, LandmarkIds(world), landmark_neighbors_, out);
+    const std::vector<int> others = OtherAgents(world, agent);
     AppendRelativePositions(world, agent, others, agent_neighbors_, out);
   }
 

@@ -116,13 +116,8 @@ class Spread final : public Scenario {
     const Entity& self = world.agent(agent);
     Append(out, self.vel);
     Append(out, self.pos);
-    std::vector<int> landmarks(static_cast<std::size_t>(n_));
-    std::iota(landmarks.begin(), landmarks.end(), n_);
-    AppendRelativePositions(world, agent, landmarks, landmark_neighbors_, out);
-    std::vector<int> others;
-    for (int a = 0; a < n_; ++a) {
-      if (a != agent) others.push_back(a);
-    }
+    AppendRelativePositions(world, agent, LandmarkIds(world), landmark_neighbors_, out);
+    const std::vector<int> others = OtherAgents(world, agent);
     AppendRelativePositions(world, agent, others, agent_neighbors_, out);
     // padded_comms: the same agents' communication states, zero-padded.
     const std::vector<int> comm = agent_neighbors_ ? NearestEntities(world, agent, others, *agent_neighbors_) : others;

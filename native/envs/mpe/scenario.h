@@ -80,6 +80,21 @@ inline std::vector<int> NearestEntities(const World& world, int agent, const std
   return order;
 }
 
+// The landmarks' entity indices (they follow the agents), and every agent but `agent`: the entity
+// lists the observations walk, in world order.
+inline std::vector<int> LandmarkIds(const World& world) {
+  std::vector<int> landmarks;
+  for (int i = world.num_agents; i < world.num_entities(); ++i) landmarks.push_back(i);
+  return landmarks;
+}
+inline std::vector<int> OtherAgents(const World& world, int agent) {
+  std::vector<int> others;
+  for (int a = 0; a < world.num_agents; ++a) {
+    if (a != agent) others.push_back(a);
+  }
+  return others;
+}
+
 // padded_relative_positions: every entity's position relative to `agent` (n none), or the n nearest,
 // zero-padded to n.
 inline void AppendRelativePositions(const World& world, int agent, const std::vector<int>& entities,
