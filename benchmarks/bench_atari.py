@@ -115,13 +115,7 @@ def measure_raw(binary: str, seconds: float, repeats: int) -> dict[str, dict[str
                 twos[mode].append(sum(raw_rates(binary, mode, cpus, seconds)))
     for mode in RAW_MODES:
         one, two = ones[mode], twos[mode]
-        out[mode] = {
-            "one_loop": sorted(one)[len(one) // 2],
-            "two_pinned_loops": sorted(two)[len(two) // 2] if two else None,
-            "samples_one": one,
-            "samples_two": two,
-            "cpus": cpus,
-        }
+        out[mode] = limit_check.raw_summary(one, two, cpus)
     return out
 
 

@@ -22,8 +22,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
-
 import gymnasium
 
 import parallel_pool_bench as bench
@@ -33,31 +31,17 @@ NUM_ENVS = (1, 8, 32)
 METHODS = ("pp-sync", "pp-async", "gym-async", "envpool-sync", "envpool-async")
 # The issue's target: each of our modes at this multiple of EnvPool's same mode, in every cell.
 ENVPOOL_TARGET = 1.2
-PAIRS = (("pp-sync", "envpool-sync"), ("pp-async", "envpool-async"))
-
-
-def ratio_table(result: bench.BenchResult) -> str:
-    """Ours over EnvPool's same mode, and ours over Gymnasium's AsyncVectorEnv, per num_envs."""
-    return bench.format_ratios(result, (*PAIRS, ("pp-sync", "gym-async"), ("pp-async", "gym-async")))
-
-
-def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
-    return bench.check_ratios(result, [(ours, theirs, ENVPOOL_TARGET) for ours, theirs in PAIRS])
+# Ours over EnvPool's same mode (the target) and over Gymnasium's AsyncVectorEnv (shown).
+PAIRS = (("pp-sync", "envpool-sync", ENVPOOL_TARGET), ("pp-async", "envpool-async", ENVPOOL_TARGET),
+         ("pp-sync", "gym-async", None), ("pp-async", "gym-async", None))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS)
-    args = parser.parse_args(argv)
-
-    record = bench.start_report(
-        f"Box2D ({', '.join(args.tasks)}): parallel_pool vs EnvPool and Gymnasium {gymnasium.__version__}"
+    return bench.ratio_benchmark(
+        argv, __doc__.splitlines()[0],
+        lambda tasks: f"Box2D ({', '.join(tasks)}): parallel_pool vs EnvPool and Gymnasium {gymnasium.__version__}",
+        TASKS, NUM_ENVS, METHODS, PAIRS,
     )
-    result = bench.throughput_section(args.tasks, args, record)
-    print()
-    print(ratio_table(result))
-    return bench.finish_report(record, check_targets(result), args.json)
 
 
 if __name__ == "__main__":

@@ -84,13 +84,7 @@ def measure_raw(binary: str, task_ids: list[str], seconds: float, repeats: int) 
     for task_id in task_ids:
         one = [raw_rates(binary, task_id, [None], seconds)[0] for _ in range(repeats)]
         two = [sum(raw_rates(binary, task_id, list(cpus), seconds)) for _ in range(repeats)] if len(cpus) == 2 else []
-        out[task_id] = {
-            "one_loop": sorted(one)[len(one) // 2],
-            "two_pinned_loops": sorted(two)[len(two) // 2] if two else None,
-            "samples_one": one,
-            "samples_two": two,
-            "cpus": cpus,
-        }
+        out[task_id] = limit_check.raw_summary(one, two, cpus)
     return out
 
 

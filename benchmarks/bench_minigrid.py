@@ -24,8 +24,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
-
 import minigrid  # registers the MiniGrid ids with Gymnasium, for the AsyncVectorEnv rows
 
 import parallel_pool_bench as bench
@@ -41,28 +39,12 @@ PAIRS = (("pp-sync", "envpool-sync", ENVPOOL_TARGET), ("pp-async", "envpool-asyn
          ("pp-sync", "gym-async", ASYNC_VECTOR_TARGET), ("pp-async", "gym-async", ASYNC_VECTOR_TARGET))
 
 
-def ratio_table(result: bench.BenchResult) -> str:
-    """Ours over EnvPool's same mode and over AsyncVectorEnv, per num_envs."""
-    return bench.format_ratios(result, [(ours, theirs) for ours, theirs, _ in PAIRS])
-
-
-def check_targets(result: bench.BenchResult) -> list[tuple[str, bool, str]]:
-    return bench.check_ratios(result, PAIRS)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS)
-    args = parser.parse_args(argv)
-
-    record = bench.start_report(
-        f"MiniGrid ({', '.join(args.tasks)}): parallel_pool vs EnvPool and minigrid {minigrid.__version__}"
+    return bench.ratio_benchmark(
+        argv, __doc__.splitlines()[0],
+        lambda tasks: f"MiniGrid ({', '.join(tasks)}): parallel_pool vs EnvPool and minigrid {minigrid.__version__}",
+        TASKS, NUM_ENVS, METHODS, PAIRS,
     )
-    result = bench.throughput_section(args.tasks, args, record)
-    print()
-    print(ratio_table(result))
-    return bench.finish_report(record, check_targets(result), args.json)
 
 
 if __name__ == "__main__":

@@ -98,14 +98,10 @@ def measure_raw(
         two = [sum(raw_rates(binary, task_id, cpus, seconds)) for _ in range(repeats)] if len(cpus) == 2 else []
         one_many = [raw_rates(binary, task_id, [None], seconds, many)[0] for _ in range(repeats)]
         out[task_id] = {
-            "one_loop": sorted(one)[len(one) // 2],
-            "two_pinned_loops": sorted(two)[len(two) // 2] if two else None,
+            **limit_check.raw_summary(one, two, cpus),
             "one_loop_many_envs": sorted(one_many)[len(one_many) // 2],
             "many_envs": many,
-            "samples_one": one,
-            "samples_two": two,
             "samples_one_many_envs": one_many,
-            "cpus": cpus,
         }
     return out
 

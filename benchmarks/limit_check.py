@@ -86,6 +86,18 @@ def run_loops(cmds: Sequence[list[str]], pattern: str, seconds: float) -> list[f
     return rates
 
 
+def raw_summary(one: list[float], two: list[float], cpus: list[int]) -> dict[str, Any]:
+    """A raw loop's record: the medians of its runs alone (``one``) and of two loops pinned to
+    ``cpus`` (``two``, summed per run; empty on a machine with one CPU), and the runs."""
+    return {
+        "one_loop": sorted(one)[len(one) // 2],
+        "two_pinned_loops": sorted(two)[len(two) // 2] if two else None,
+        "samples_one": one,
+        "samples_two": two,
+        "cpus": cpus,
+    }
+
+
 def two_pinned_loops(
     raw_cmd: Callable[[int], list[str]], cpus: list[int], pattern: str, seconds: float
 ) -> tuple[float, float]:

@@ -68,6 +68,7 @@ from parallel_pool_bench.script import (
     finish_report,
     interleaved_medians,
     limit_configs,
+    ratio_benchmark,
     start_report,
     throughput_section,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "limit_configs",
     "make_runner",
     "plot",
+    "ratio_benchmark",
     "rates_by_cell",
     "run_benchmarks",
     "single_env_latency",

@@ -8,11 +8,11 @@ import argparse
 import os
 import statistics
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from parallel_pool_bench.machine import machine_info
-from parallel_pool_bench.report import format_table, write_json
+from parallel_pool_bench.report import check_ratios, format_ratios, format_table, write_json
 from parallel_pool_bench.runners import METHODS
 from parallel_pool_bench.throughput import BenchResult, run_benchmarks
 
@@ -23,6 +23,7 @@ __all__ = [
     "finish_report",
     "interleaved_medians",
     "limit_configs",
+    "ratio_benchmark",
     "start_report",
     "throughput_section",
 ]
@@ -138,3 +139,28 @@ def interleaved_medians(runners: Mapping[str, Any], seconds: float, repeats: int
         for m in names[k % len(names):] + names[: k % len(names)]:
             samples[m].append(runners[m].run(seconds))
     return {m: statistics.median(samples[m]) for m in names}
+
+
+def ratio_benchmark(
+    argv: list[str] | None,
+    description: str,
+    title: Callable[[list[str]], str],
+    tasks: Sequence[str],
+    num_envs: Sequence[int],
+    methods: Sequence[str],
+    pairs: Sequence[tuple[str, str, float | None]],
+) -> int:
+    """A whole script that compares our modes with peers by ratio (bench_box2d.py, bench_minigrid.py):
+    its options (``--tasks`` and the common ones), the report titled ``title(tasks)``, the
+    throughput table, the table of each (ours, theirs) pair's ratio per num_envs, and the targets
+    of the pairs that have one (ours >= target x theirs in every cell). Returns the exit code."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--tasks", nargs="+", default=list(tasks))
+    add_common_args(parser, num_envs=num_envs, methods=methods)
+    args = parser.parse_args(argv)
+    record = start_report(title(args.tasks))
+    result = throughput_section(args.tasks, args, record)
+    print()
+    print(format_ratios(result, [(ours, theirs) for ours, theirs, _ in pairs]))
+    targets = [(ours, theirs, target) for ours, theirs, target in pairs if target is not None]
+    return finish_report(record, check_ratios(result, targets), args.json)
