@@ -85,18 +85,9 @@ _pp_b2_thread_local(Collision/b2TimeOfImpact.cpp "float32 b2_toiTime, b2_toiMaxT
 # b2World::Step times its phases for b2World::GetProfile() with gettimeofday, about ten calls a
 # step (2% of BipedalWalker's step in perf); nothing here reads the profile, so b2Timer.cpp takes
 # its own clockless branch (the one Box2D compiles on other platforms). Simulation is unchanged.
-set(_pp_b2_timer "${_pp_b2_src}/Box2D/Common/b2Timer.cpp")
-file(READ "${_pp_b2_timer}" _pp_b2_text)
-string(FIND "${_pp_b2_text}" "parallel_pool: no clock" _pp_b2_patched)
-if(_pp_b2_patched EQUAL -1)
-  set(_pp_b2_old_branch "#elif defined(__linux__) || defined (__APPLE__)")
-  string(FIND "${_pp_b2_text}" "${_pp_b2_old_branch}" _pp_b2_at)
-  if(_pp_b2_at EQUAL -1)
-    message(FATAL_ERROR "Box2D patch: b2Timer.cpp of box2d-py ${PP_BOX2D_VERSION} is not as expected")
-  endif()
-  string(REPLACE "${_pp_b2_old_branch}" "#elif 0  // parallel_pool: no clock" _pp_b2_text "${_pp_b2_text}")
-  file(WRITE "${_pp_b2_timer}" "${_pp_b2_text}")
-endif()
+include(${PROJECT_SOURCE_DIR}/cmake/patch_source.cmake)
+pp_replace_once(Box2D "${_pp_b2_src}/Box2D/Common/b2Timer.cpp" "parallel_pool: no clock"
+                "#elif defined(__linux__) || defined (__APPLE__)" "#elif 0  // parallel_pool: no clock")
 
 file(GLOB _pp_b2_sources
   "${_pp_b2_src}/Box2D/Dynamics/*.cpp" "${_pp_b2_src}/Box2D/Dynamics/Contacts/*.cpp"

@@ -1,20 +1,6 @@
-# Patches to the ViZDoom library source from the vizdoom sdist, applied once after extraction
-# (idempotent: a marker comment says a file is patched). Each replacement must match, or the build
-# stops: a new ViZDoom version needs its patches checked.
-
-function(_pp_vizdoom_replace_once path marker old new)
-  file(READ "${path}" content)
-  string(FIND "${content}" "${marker}" already)
-  if(NOT already EQUAL -1)
-    return()
-  endif()
-  string(FIND "${content}" "${old}" found)
-  if(found EQUAL -1)
-    message(FATAL_ERROR "ViZDoom patch: '${old}' not found in ${path}")
-  endif()
-  string(REPLACE "${old}" "${new}" content "${content}")
-  file(WRITE "${path}" "${content}")
-endfunction()
+# Patches to the ViZDoom library source from the vizdoom sdist (pp_replace_once:
+# cmake/patch_source.cmake).
+include(${PROJECT_SOURCE_DIR}/cmake/patch_source.cmake)
 
 # The engine process is started by a thread of the library (DoomController::launchDoom) that
 # waits for it to exit. If our process dies without closing the game (SIGKILL, a crash), the
@@ -24,10 +10,10 @@ endfunction()
 function(pp_patch_vizdoom src)
   set(file "${src}/src/lib/ViZDoomController.cpp")
   set(marker "parallel_pool: engine dies with its controller")
-  _pp_vizdoom_replace_once("${file}" "${marker}"
+  pp_replace_once(ViZDoom "${file}" "${marker}"
     "bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env());"
     "// ${marker}\n            bpr::child doomProcess = bpr::execute(bpri::set_args(this->doomArgs), bpri::inherit_env(),\n                bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }));")
-  _pp_vizdoom_replace_once("${file}" "<sys/prctl.h>"
+  pp_replace_once(ViZDoom "${file}" "<sys/prctl.h>"
     "#include <random>\n"
     "#include <random>\n#include <csignal>\n#include <sys/prctl.h>\n")
 
@@ -36,7 +22,7 @@ function(pp_patch_vizdoom src)
   # shared memory holding it was opened: a null pointer, our process's segfault. Read it only once
   # it exists, so that init() throws the engine's error instead.
   set(marker "parallel_pool: no game state before the engine started")
-  _pp_vizdoom_replace_once("${file}" "${marker}"
+  pp_replace_once(ViZDoom "${file}" "${marker}"
     "if (this->gameState->DEMO_RECORDING){"
     "// ${marker}\n                if (this->gameState && this->gameState->DEMO_RECORDING){")
 
@@ -44,16 +30,16 @@ function(pp_patch_vizdoom src)
   # which was the user's: DoomGame::setEngineDirectory starts it in another (a private directory
   # of the pool's) instead. Engine arguments that are relative paths resolve there.
   set(marker "parallel_pool: the engine's working directory")
-  _pp_vizdoom_replace_once("${file}" "${marker}"
+  pp_replace_once(ViZDoom "${file}" "${marker}"
     "bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }));"
     "bpri::on_exec_setup([](boost::process::posix::executor&) { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }),\n                bpri::start_in_dir(this->engineDirectory.empty() ? std::string(\".\") : this->engineDirectory));  // ${marker}")
-  _pp_vizdoom_replace_once("${src}/src/lib/ViZDoomController.h" "${marker}"
+  pp_replace_once(ViZDoom "${src}/src/lib/ViZDoomController.h" "${marker}"
     "        void setRunDoomAsync(bool set);\n"
     "        void setRunDoomAsync(bool set);\n        // ${marker}\n        std::string engineDirectory;\n")
-  _pp_vizdoom_replace_once("${src}/include/ViZDoomGame.h" "${marker}"
+  pp_replace_once(ViZDoom "${src}/include/ViZDoomGame.h" "${marker}"
     "        void setViZDoomPath(std::string filePath);\n"
     "        void setViZDoomPath(std::string filePath);\n        // ${marker}\n        void setEngineDirectory(const std::string& directory);\n")
-  _pp_vizdoom_replace_once("${src}/src/lib/ViZDoomGame.cpp" "${marker}"
+  pp_replace_once(ViZDoom "${src}/src/lib/ViZDoomGame.cpp" "${marker}"
     "    void DoomGame::setViZDoomPath(std::string filePath) { this->doomController->setExePath(filePath); }\n"
     "    void DoomGame::setViZDoomPath(std::string filePath) { this->doomController->setExePath(filePath); }\n    // ${marker}\n    void DoomGame::setEngineDirectory(const std::string& directory) { this->doomController->engineDirectory = directory; }\n")
 endfunction()
@@ -66,14 +52,14 @@ endfunction()
 function(pp_patch_vizdoom_fork_lock src)
   set(file "${src}/src/lib/ViZDoomController.cpp")
   set(marker "parallel_pool: one fork at a time")
-  _pp_vizdoom_replace_once("${file}" "${marker}"
+  pp_replace_once(ViZDoom "${file}" "${marker}"
     "#include <sys/prctl.h>\n"
     "#include <sys/prctl.h>\n#include <mutex>\n// ${marker}\nstatic std::mutex& ppForkMutex() { static std::mutex m; return m; }\n")
   set(marker "parallel_pool: the launch holds the fork lock")
-  _pp_vizdoom_replace_once("${file}" "${marker}"
+  pp_replace_once(ViZDoom "${file}" "${marker}"
     "            bpr::child doomProcess = bpr::execute("
     "            std::unique_lock<std::mutex> ppForkLock(ppForkMutex());  // ${marker}\n            bpr::child doomProcess = bpr::execute(")
-  _pp_vizdoom_replace_once("${file}" "ppForkLock.unlock()"
+  pp_replace_once(ViZDoom "${file}" "ppForkLock.unlock()"
     "this->engineDirectory));  // parallel_pool: the engine's working directory\n"
     "this->engineDirectory));  // parallel_pool: the engine's working directory\n            ppForkLock.unlock();\n")
 endfunction()
