@@ -31,6 +31,8 @@ import numpy as np
 import pytest
 
 import parallel_pool
+from parallel_pool.pettingzoo_api import agent_layout
+from parallel_pool.tasks import task_info
 
 TASKS = [
     "simple_v3",
@@ -81,14 +83,13 @@ def reference(task: str, kwargs: dict[str, Any]) -> Any:
 
 
 def agent_names(spec: parallel_pool.EnvSpec) -> list[str]:
-    names, current = [], []
-    for code in spec.tables["agent_names"].astype(int):
-        if code == 0:
-            names.append("".join(current))
-            current = []
-        else:
-            current.append(chr(code))
-    return names
+    # The front-end's decoding of the spec's tables: the tests compare its names with mpe2's.
+    return agent_layout(spec)[0]
+
+
+def test_the_registry_holds_every_mpe2_task() -> None:
+    registered = {t for t in parallel_pool.list_all_envs() if task_info(t).get("family") == "mpe"}
+    assert registered == set(TASKS)
 
 
 def by_agent(rows: np.ndarray, info: dict[str, Any], num_envs: int, num_agents: int) -> np.ndarray:
