@@ -19,72 +19,28 @@
 #include "core/env_driver.h"
 #include "core/registry.h"
 #include "envs/box2d/register.h"
+#include "tests/env_runner.h"
 #include "tests/test_util.h"
 
 namespace {
 
-// One env driven by hand, as the pool's workers drive it.
-class Runner {
+// One env driven by hand (EnvRunner), stepped with deterministic actions.
+class Runner : public pp::test::EnvRunner {
  public:
-  Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed,
-         const std::map<std::string, pp::ConfigValue>& config = {})
-      : task_(registry.Find(task_id)),
-        spec_(pp::MakeSpec(*task_, config)),
-        alloc_(spec_),
-        env_(task_->make_env(spec_, 0)),
-        obs_index_(spec_.StateIndex("obs")),
-        obs_size_(static_cast<int>(spec_.state[static_cast<std::size_t>(obs_index_)].NumElements())),
-        action_(spec_.action[static_cast<std::size_t>(spec_.ActionIndex("action"))]) {
-    pp::EnvDriver(*env_).SetAllocator(&alloc_);
-    pp::EnvDriver(*env_).Seed(seed);
-    action_row_.resize(action_.RowBytes());
-    action_rows_[0] = action_row_.data();
-  }
+  using EnvRunner::EnvRunner;
 
-  void Reset() { pp::EnvDriver(*env_).Reset(); }
   // A deterministic action from `k`: every discrete action, or a sweep of the continuous box.
   pp::StepResult Step(int k) {
-    if (action_.dtype == pp::Dtype::kInt64) {
-      const int64_t a = k % static_cast<int64_t>(action_.high[0] + 1);
-      std::memcpy(action_row_.data(), &a, sizeof a);
-    } else {
-      auto* a = reinterpret_cast<float*>(action_row_.data());
-      for (std::size_t j = 0; j < action_.NumElements(); ++j) a[j] = static_cast<float>(std::sin(0.37 * k + j));
-    }
-    return pp::EnvDriver(*env_).Step(pp::Action(action_rows_));
+    if (action().dtype == pp::Dtype::kInt64) return EnvRunner::Step(k % static_cast<int64_t>(action().high[0] + 1));
+    auto* a = reinterpret_cast<float*>(action_row());
+    for (std::size_t j = 0; j < action().NumElements(); ++j) a[j] = static_cast<float>(std::sin(0.37 * k + j));
+    return EnvRunner::Step();
   }
   // A state field as float64 values (CarRacing's world, under expose_physics_state).
-  std::vector<double> Field(const std::string& name) const {
-    const int index = spec_.StateIndex(name);
-    const double* f = alloc_.Get<double>(index);
-    return std::vector<double>(f, f + spec_.state[static_cast<std::size_t>(index)].NumElements());
-  }
-  std::vector<uint8_t> Render() {
-    std::vector<uint8_t> frame(static_cast<std::size_t>(spec_.render_shape.at(0)) * spec_.render_shape.at(1) * 3);
-    env_->Render(frame.data());
-    return frame;
-  }
+  std::vector<double> Field(const std::string& name) const { return Values<double>(name); }
   // A uint8 state field's bytes (CarRacing's frame).
-  std::vector<uint8_t> Bytes(const std::string& name) const {
-    const int index = spec_.StateIndex(name);
-    const uint8_t* f = alloc_.Get<uint8_t>(index);
-    return std::vector<uint8_t>(f, f + spec_.state[static_cast<std::size_t>(index)].NumElements());
-  }
-  std::vector<float> Obs() const {
-    const float* obs = alloc_.Get<float>(obs_index_);
-    return std::vector<float>(obs, obs + obs_size_);
-  }
-
- private:
-  std::shared_ptr<const pp::TaskEntry> task_;
-  pp::EnvSpec spec_;
-  pp::SingleSlotAllocator alloc_;
-  std::unique_ptr<pp::Env> env_;
-  int obs_index_;
-  int obs_size_;
-  const pp::FieldSpec& action_;
-  std::vector<std::byte> action_row_;
-  const std::byte* action_rows_[1] = {nullptr};
+  std::vector<uint8_t> Bytes(const std::string& name) const { return Values<uint8_t>(name); }
+  std::vector<float> Obs() const { return Values<float>("obs"); }
 };
 
 void CheckTask(const pp::Registry& registry, const std::string& task_id, int steps) {

@@ -22,6 +22,7 @@
 #include "core/registry.h"
 #include "envs/classic_control/register.h"
 #include "envs/common/numpy_trig.h"
+#include "tests/env_runner.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -45,69 +46,31 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// One env driven by hand: the same calls the pool's workers make.
-class Runner {
+// One env driven by hand (EnvRunner), its resets and steps counted by the allocation check.
+class Runner : public pp::test::EnvRunner {
  public:
   Runner(const pp::Registry& registry, const std::string& task_id,
          const std::map<std::string, pp::ConfigValue>& overrides = {}, uint64_t seed = 0, int env_id = 0)
-      : task_(registry.Find(task_id)),
-        spec_(pp::MakeSpec(*task_, overrides)),
-        alloc_(spec_),
-        env_(task_->make_env(spec_, env_id)),
-        obs_index_(spec_.StateIndex("obs")),
-        obs_size_(static_cast<int>(spec_.state[static_cast<std::size_t>(obs_index_)].NumElements())) {
-    pp::EnvDriver(*env_).SetAllocator(&alloc_);
-    pp::EnvDriver(*env_).Seed(seed);
-    const pp::FieldSpec& action = spec_.action[static_cast<std::size_t>(spec_.ActionIndex("action"))];
-    action_row_.resize(action.RowBytes());
-    action_rows_[0] = action_row_.data();
-  }
+      : EnvRunner(registry, task_id, seed, overrides, env_id) {}
 
   std::vector<float> Reset() {
     g_count_allocations = true;
-    pp::EnvDriver(*env_).Reset();
+    EnvRunner::Reset();
     g_count_allocations = false;
     return Obs();
   }
-  pp::StepResult StepDiscrete(int64_t a) {
-    std::memcpy(action_row_.data(), &a, sizeof(a));
-    return DoStep();
-  }
-  pp::StepResult StepContinuous(float a) {
-    std::memcpy(action_row_.data(), &a, sizeof(a));
-    return DoStep();
-  }
-  std::vector<float> Obs() const {
-    std::vector<float> obs(static_cast<std::size_t>(obs_size_));
-    std::memcpy(obs.data(), alloc_.Get<float>(obs_index_), obs.size() * sizeof(float));
-    return obs;
-  }
-  const pp::EnvSpec& spec() const { return spec_; }
-  int elapsed_step() const { return env_->elapsed_step(); }
-  // The current frame (spec().render_shape), as the pool's render() gets it.
-  std::vector<uint8_t> Render() {
-    const auto& shape = spec_.render_shape;
-    std::vector<uint8_t> rgb(static_cast<std::size_t>(shape.at(0) * shape.at(1) * shape.at(2)));
-    env_->Render(rgb.data());
-    return rgb;
-  }
+  pp::StepResult StepDiscrete(int64_t a) { return CountedStep(a); }
+  pp::StepResult StepContinuous(float a) { return CountedStep(a); }
+  std::vector<float> Obs() const { return Values<float>("obs"); }
 
  private:
-  pp::StepResult DoStep() {
+  template <typename T>
+  pp::StepResult CountedStep(T a) {
     g_count_allocations = true;
-    const pp::StepResult r = pp::EnvDriver(*env_).Step(pp::Action(action_rows_));
+    const pp::StepResult r = EnvRunner::Step(a);
     g_count_allocations = false;
     return r;
   }
-
-  std::shared_ptr<const pp::TaskEntry> task_;
-  pp::EnvSpec spec_;
-  pp::SingleSlotAllocator alloc_;
-  std::unique_ptr<pp::Env> env_;
-  int obs_index_;
-  int obs_size_;
-  std::vector<std::byte> action_row_;
-  const std::byte* action_rows_[1] = {nullptr};
 };
 
 struct TaskInfo {

@@ -20,47 +20,23 @@
 #include "core/registry.h"
 #include "envs/toy_text/register.h"
 #include "envs/toy_text/sprites.h"
+#include "tests/env_runner.h"
 #include "tests/test_util.h"
 
 namespace {
 
 using Overrides = std::map<std::string, pp::ConfigValue>;
 
-// One env driven by hand, as the pool's workers drive it.
-class Runner {
+// One env driven by hand (EnvRunner); its observation is the state (Blackjack's: the player's sum).
+class Runner : public pp::test::EnvRunner {
  public:
   Runner(const pp::Registry& registry, const std::string& task_id, uint64_t seed, const Overrides& config)
-      : task_(registry.Find(task_id)),
-        spec_(pp::MakeSpec(*task_, config)),
-        alloc_(spec_),
-        env_(task_->make_env(spec_, 0)),
-        obs_index_(spec_.StateIndex(task_id == "Blackjack-v1" ? "obs:0" : "obs")) {  // Blackjack: the sum
-    pp::EnvDriver(*env_).SetAllocator(&alloc_);
-    pp::EnvDriver(*env_).Seed(seed);
-    action_row_.resize(sizeof(int64_t));
-    action_rows_[0] = action_row_.data();
-  }
-  void Reset() { pp::EnvDriver(*env_).Reset(); }
-  pp::StepResult Step(int64_t a) {
-    std::memcpy(action_row_.data(), &a, sizeof a);
-    return pp::EnvDriver(*env_).Step(pp::Action(action_rows_));
-  }
-  std::vector<uint8_t> Render() {
-    std::vector<uint8_t> frame(static_cast<std::size_t>(spec_.render_shape.at(0)) * spec_.render_shape.at(1) * 3);
-    env_->Render(frame.data());
-    return frame;
-  }
-  int64_t Obs() const { return alloc_.Get<int64_t>(obs_index_)[0]; }
-  const pp::EnvSpec& spec() const { return spec_; }
+      : EnvRunner(registry, task_id, seed, config), obs_(task_id == "Blackjack-v1" ? "obs:0" : "obs") {}
+  pp::StepResult Step(int64_t a) { return EnvRunner::Step(a); }
+  int64_t Obs() const { return Values<int64_t>(obs_)[0]; }
 
  private:
-  std::shared_ptr<const pp::TaskEntry> task_;
-  pp::EnvSpec spec_;
-  pp::SingleSlotAllocator alloc_;
-  std::unique_ptr<pp::Env> env_;
-  int obs_index_;
-  std::vector<std::byte> action_row_;
-  const std::byte* action_rows_[1] = {nullptr};
+  const std::string obs_;
 };
 
 struct Case {
