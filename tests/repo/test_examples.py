@@ -32,6 +32,10 @@ PPO_SMOKE = [
     "1",
 ]
 
+# A Tianshou run of a few hundred steps, for both of its trainer modes.
+TIANSHOU_SMALL = ["--total-timesteps", "200", "--epoch-steps", "200", "--collect-steps", "100", "--num-envs", "2",
+                  "--num-test-envs", "2", "--repeat", "1"]
+
 CASES = [
     pytest.param("ppo_atari.py", ["--env-id", "Pong-v5", *PPO_SMOKE], "mean game return", id="ppo_atari-Pong"),
     pytest.param("ppo_atari.py", ["--env-id", "CartPole-v1", *PPO_SMOKE], "mean game return", id="ppo_atari-CartPole"),
@@ -85,44 +89,9 @@ CASES = [
         "evaluation over 2 episodes",
         id="sb3_ppo-VecNormalize",
     ),
+    pytest.param("tianshou_ppo.py", TIANSHOU_SMALL, "best test return", id="tianshou_ppo"),
     pytest.param(
-        "tianshou_ppo.py",
-        [
-            "--total-timesteps",
-            "200",
-            "--epoch-steps",
-            "200",
-            "--collect-steps",
-            "100",
-            "--num-envs",
-            "2",
-            "--num-test-envs",
-            "2",
-            "--repeat",
-            "1",
-        ],
-        "best test return",
-        id="tianshou_ppo",
-    ),
-    pytest.param(
-        "tianshou_ppo.py",
-        [
-            "--high-level",
-            "--total-timesteps",
-            "200",
-            "--epoch-steps",
-            "200",
-            "--collect-steps",
-            "100",
-            "--num-envs",
-            "2",
-            "--num-test-envs",
-            "2",
-            "--repeat",
-            "1",
-        ],
-        "best test return",
-        id="tianshou_ppo-high-level",
+        "tianshou_ppo.py", ["--high-level", *TIANSHOU_SMALL], "best test return", id="tianshou_ppo-high-level"
     ),
     pytest.param(
         "rl_games_ppo.py",
