@@ -231,6 +231,14 @@ py::array PygameRasterProgram(int width, int height, const py::list& ops, bool f
   return std::move(frame);
 }
 
+// The raster code a hook's `simd` argument asks for: "auto", "avx2" or "sse2".
+raster::detail::Simd SimdLevel(const std::string& simd) {
+  if (simd == "avx2") return raster::detail::Simd::kAvx2;
+  if (simd == "sse2") return raster::detail::Simd::kSse2;
+  if (simd != "auto") throw py::value_error("simd is 'auto', 'avx2' or 'sse2'");
+  return raster::detail::Simd::kAuto;
+}
+
 // _pygame_smoothscale(frame, width, height, simd): raster::SmoothScale of an (h, w, 3) uint8 frame,
 // as pygame.transform.smoothscale scales a surface holding it (tests/envs/common/test_pygame_raster.py); simd
 // "avx2" or "sse2" keeps it to that code where the CPU would take a wider one ("auto": the widest).
@@ -244,14 +252,7 @@ py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x, p += 3) surface.Set(x, y, raster::Surface::Map({p[0], p[1], p[2]}));
   }
-  raster::detail::Simd level = raster::detail::Simd::kAuto;
-  if (simd == "avx2") {
-    level = raster::detail::Simd::kAvx2;
-  } else if (simd == "sse2") {
-    level = raster::detail::Simd::kSse2;
-  } else if (simd != "auto") {
-    throw py::value_error("simd is 'auto', 'avx2' or 'sse2'");
-  }
+  const raster::detail::Simd level = SimdLevel(simd);
   const raster::Surface scaled = raster::SmoothScale(surface, width, height, level);
   py::array_t<uint8_t> out({height, width, 3});
   scaled.WriteRgb(out.mutable_data(), false, 0, width);
@@ -263,14 +264,7 @@ py::array PygameSmoothScale(const py::array_t<uint8_t, py::array::c_style | py::
 // ("auto", "avx2", "sse2") allows (tests/envs/common/test_pygame_raster.py).
 py::array RasterFillPixels(int size, int start, int count, uint32_t value, const std::string& simd) {
   if (size < 0 || start < 0 || count < 0 || start + count > size) throw py::value_error("span out of the buffer");
-  raster::detail::Simd level = raster::detail::Simd::kAuto;
-  if (simd == "avx2") {
-    level = raster::detail::Simd::kAvx2;
-  } else if (simd == "sse2") {
-    level = raster::detail::Simd::kSse2;
-  } else if (simd != "auto") {
-    throw py::value_error("simd is 'auto', 'avx2' or 'sse2'");
-  }
+  const raster::detail::Simd level = SimdLevel(simd);
   std::vector<uint32_t> storage(static_cast<std::size_t>(size) + 16, 0u);
   uint32_t* buffer = storage.data();
   while (reinterpret_cast<std::uintptr_t>(buffer) % 64 != 0) ++buffer;
