@@ -81,7 +81,7 @@ def run_loops(cmds: Sequence[list[str]], pattern: str, seconds: float) -> list[f
         out, err = p.communicate(timeout=seconds * 10 + 60)
         match = re.search(pattern, out)
         if p.returncode != 0 or match is None:
-            raise RuntimeError(f"{os.path.basename(cmd[0])} failed: {err or out}")
+            raise RuntimeError(f"raw loop failed ({os.path.basename(cmd[0])}): {err or out}")
         rates.append(float(match.group(1)))
     return rates
 
