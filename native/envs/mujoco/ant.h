@@ -79,9 +79,8 @@ class AntEnv final : public MujocoEnv {
         // v4 pays the contact cost only with use_contact_forces; v5 always does.
         contact_cost_in_reward_(v5_ || spec.config.GetBool("use_contact_forces")),
         // v4 tracks the body named "torso"; v5 the `main_body` kwarg.
-        main_body_(v5_ ? BodyId(spec.config.GetInt("main_body")) : BodyId("torso")) {
-    for (int k = 0; k < kNumInfo; ++k) info_[k] = FieldOrNone(spec, std::string("info:") + kInfoNames[k]);
-  }
+        main_body_(v5_ ? BodyId(spec.config.GetInt("main_body")) : BodyId("torso")),
+        info_(spec, kInfoNames) {}
 
   void Reset() override {
     ResetWithNoise(reset_noise_scale_, VelocityNoise::kNormal);
@@ -90,10 +89,8 @@ class AntEnv final : public MujocoEnv {
     // v5's reset info: x_position, y_position, distance_from_origin (v4 has none; it gets the
     // same positions). The per-step terms are 0.
     WritePositions(out);
-    for (int k :
-         {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive, kForwardReward}) {
-      Set(out, info_[k], 0.0);
-    }
+    info_.Zero(out,
+               {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive, kForwardReward});
     FinishOutput(out, /*reset=*/true);
   }
 
@@ -134,12 +131,7 @@ class AntEnv final : public MujocoEnv {
  private:
   // Every info key either version has; InfoKeys() lists each version's, in Gymnasium's order.
   enum InfoKey {
-    kXPosition,
-    kYPosition,
-    kDistanceFromOrigin,
-    kXVelocity,
-    kYVelocity,
-    kRewardForward,
+    kRewardForward = kNumPlanarInfo,
     kRewardCtrl,
     kRewardContact,
     kRewardSurvive,
@@ -207,7 +199,7 @@ class AntEnv final : public MujocoEnv {
   const double reset_noise_scale_;
   const bool exclude_positions_, contact_forces_in_obs_, contact_cost_in_reward_;
   const int main_body_;
-  std::array<int, kNumInfo> info_{};
+  const InfoFields<kNumInfo> info_;
 };
 
 }  // namespace pp::mujoco

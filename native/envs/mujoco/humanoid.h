@@ -33,6 +33,14 @@ struct HumanoidObservation {
   bool v5 = false;
   bool cinert = true, cvel = true, qfrc_actuator = true, cfrc_ext = true;
 
+  // v5's kwargs that pick the parts, each on by default.
+  static constexpr const char* kIncludeKeys[4] = {"include_cinert_in_observation", "include_cvel_in_observation",
+                                                  "include_qfrc_actuator_in_observation",
+                                                  "include_cfrc_ext_in_observation"};
+  static void SetDefaults(Config& c) {
+    for (const char* key : kIncludeKeys) c.Set(key, true);
+  }
+
   // `exclude_positions_key`: whether this task version has the
   // exclude_current_positions_from_observation kwarg (HumanoidStandup-v4 always excludes).
   static HumanoidObservation FromConfig(Version version, const Config& config, bool exclude_positions_key) {
@@ -40,10 +48,10 @@ struct HumanoidObservation {
     o.exclude_positions = exclude_positions_key ? config.GetBool("exclude_current_positions_from_observation") : true;
     o.v5 = version == Version::kV5;
     if (o.v5) {
-      o.cinert = config.GetBool("include_cinert_in_observation");
-      o.cvel = config.GetBool("include_cvel_in_observation");
-      o.qfrc_actuator = config.GetBool("include_qfrc_actuator_in_observation");
-      o.cfrc_ext = config.GetBool("include_cfrc_ext_in_observation");
+      o.cinert = config.GetBool(kIncludeKeys[0]);
+      o.cvel = config.GetBool(kIncludeKeys[1]);
+      o.qfrc_actuator = config.GetBool(kIncludeKeys[2]);
+      o.cfrc_ext = config.GetBool(kIncludeKeys[3]);
     }
     return o;
   }
@@ -111,10 +119,7 @@ class HumanoidEnv final : public MujocoEnv {
       c.Set("frame_skip", int64_t{5});
       c.Set("contact_cost_weight", 5e-7);
       c.Set("contact_cost_range", std::vector<double>{-std::numeric_limits<double>::infinity(), 10.0});
-      c.Set("include_cinert_in_observation", true);
-      c.Set("include_cvel_in_observation", true);
-      c.Set("include_qfrc_actuator_in_observation", true);
-      c.Set("include_cfrc_ext_in_observation", true);
+      HumanoidObservation::SetDefaults(c);
     }
     return c;
   }
@@ -155,9 +160,8 @@ class HumanoidEnv final : public MujocoEnv {
         reset_noise_scale_(spec.config.GetFloat("reset_noise_scale")),
         body_mass_sum_(NumpySum<double>([this](std::ptrdiff_t i) { return m_->body_mass[i]; }, 0, m_->nbody)),
         tendon_length_(FieldOrNone(spec, "info:tendon_length")),
-        tendon_velocity_(FieldOrNone(spec, "info:tendon_velocity")) {
-    for (int k = 0; k < kNumInfo; ++k) info_[k] = FieldOrNone(spec, std::string("info:") + kInfoNames[k]);
-  }
+        tendon_velocity_(FieldOrNone(spec, "info:tendon_velocity")),
+        info_(spec, kInfoNames) {}
 
   void Reset() override {
     ResetWithNoise(reset_noise_scale_, VelocityNoise::kUniform);
@@ -166,10 +170,8 @@ class HumanoidEnv final : public MujocoEnv {
     // v5's reset info: x_position, y_position, tendon_length, tendon_velocity,
     // distance_from_origin (v4 has none; it gets its positions too). The per-step terms are 0.
     WritePositions(out, MassCenter());
-    for (int k : {kXVelocity, kYVelocity, kRewardLinvel, kRewardQuadctrl, kRewardAlive, kForwardReward, kRewardSurvive,
-                  kRewardForward, kRewardCtrl, kRewardContact}) {
-      Set(out, info_[k], 0.0);
-    }
+    info_.Zero(out, {kXVelocity, kYVelocity, kRewardLinvel, kRewardQuadctrl, kRewardAlive, kForwardReward,
+                     kRewardSurvive, kRewardForward, kRewardCtrl, kRewardContact});
     FinishOutput(out, /*reset=*/true);
   }
 
@@ -211,12 +213,7 @@ class HumanoidEnv final : public MujocoEnv {
   // Every scalar info key either version has (v4: reward_linvel ... forward_reward; v5:
   // reward_survive ... reward_contact; both: positions and velocities).
   enum InfoKey {
-    kXPosition,
-    kYPosition,
-    kDistanceFromOrigin,
-    kXVelocity,
-    kYVelocity,
-    kRewardLinvel,
+    kRewardLinvel = kNumPlanarInfo,
     kRewardQuadctrl,
     kRewardAlive,
     kForwardReward,
@@ -268,7 +265,7 @@ class HumanoidEnv final : public MujocoEnv {
   const std::pair<double, double> healthy_z_range_, contact_cost_range_;
   const double reset_noise_scale_, body_mass_sum_;
   const int tendon_length_, tendon_velocity_;
-  std::array<int, kNumInfo> info_{};
+  const InfoFields<kNumInfo> info_;
 };
 
 }  // namespace pp::mujoco

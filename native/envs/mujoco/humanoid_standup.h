@@ -44,10 +44,7 @@ class HumanoidStandupEnv final : public MujocoEnv {
       c.Set("impact_cost_range", std::vector<double>{-std::numeric_limits<double>::infinity(), kV4ImpactCostMax});
       c.Set("reset_noise_scale", kV4ResetNoiseScale);
       c.Set("exclude_current_positions_from_observation", true);
-      c.Set("include_cinert_in_observation", true);
-      c.Set("include_cvel_in_observation", true);
-      c.Set("include_qfrc_actuator_in_observation", true);
-      c.Set("include_cfrc_ext_in_observation", true);
+      HumanoidObservation::SetDefaults(c);
     }
     return c;
   }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <set>
@@ -204,6 +205,42 @@ inline void EndSpec(EnvSpec& spec, const mjModel& model, const Config& config, i
 // `uniform(-scale, scale)`.
 enum class VelocityNoise { kNormal, kUniform };
 
+// Writes a scalar float64 field of `out` (an info entry); index -1 (a key this task version
+// does not have) writes nothing.
+inline void Set(const Slot& out, int index, double value) {
+  if (index >= 0) *out.Get<double>(index) = value;
+}
+
+// The index of state field `name`, or -1 if the spec has none.
+inline int FieldOrNone(const EnvSpec& spec, const std::string& name) {
+  for (std::size_t i = 0; i < spec.state.size(); ++i) {
+    if (spec.state[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The info keys that open the key enums of the envs that move in the plane (Ant, Humanoid,
+// Swimmer); each env's own keys start at kNumPlanarInfo.
+enum PlanarInfoKey : int { kXPosition, kYPosition, kDistanceFromOrigin, kXVelocity, kYVelocity, kNumPlanarInfo };
+
+// An env's info fields, by its own key enum: each key's field index, or -1 where the task
+// version lacks the key (Set writes nothing there).
+template <int N>
+class InfoFields {
+ public:
+  InfoFields(const EnvSpec& spec, const char* const (&names)[N]) {
+    for (int k = 0; k < N; ++k) index_[k] = FieldOrNone(spec, std::string("info:") + names[k]);
+  }
+  int operator[](int key) const { return index_[key]; }
+  // A reset's per-step terms, which are 0.
+  void Zero(const Slot& out, std::initializer_list<int> keys) const {
+    for (int k : keys) Set(out, index_[k], 0.0);
+  }
+
+ private:
+  std::array<int, N> index_{};
+};
+
 class MujocoEnv : public Env {
  public:
   ~MujocoEnv() override = default;
@@ -363,19 +400,6 @@ class MujocoEnv : public Env {
     double* qvel = out.Get<double>(qvel_field_);
     for (int64_t i = 0; i < m_->nq; ++i) qpos[i] = d_->qpos[i];
     for (int64_t i = 0; i < m_->nv; ++i) qvel[i] = d_->qvel[i];
-  }
-
-  // Writes a scalar float64 field of `out` (an info entry); index -1 (a key this task version
-  // does not have) writes nothing.
-  static void Set(const Slot& out, int index, double value) {
-    if (index >= 0) *out.Get<double>(index) = value;
-  }
-  // The index of state field `name`, or -1 if the spec has none.
-  static int FieldOrNone(const EnvSpec& spec, const std::string& name) {
-    for (std::size_t i = 0; i < spec.state.size(); ++i) {
-      if (spec.state[i].name == name) return static_cast<int>(i);
-    }
-    return -1;
   }
 
  private:

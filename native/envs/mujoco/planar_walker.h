@@ -35,7 +35,7 @@ class PlanarWalkerEnv : public MujocoEnv {
     // v5's reset info: x_position and z_distance_from_origin (v4 has none; it gets the same
     // x_position). The per-step terms are 0.
     WritePositions(out);
-    for (int k : {kXVelocity, kRewardForward, kRewardCtrl, kRewardSurvive}) Set(out, info_[k], 0.0);
+    info_.Zero(out, {kXVelocity, kRewardForward, kRewardCtrl, kRewardSurvive});
     FinishOutput(out, /*reset=*/true);
   }
 
@@ -106,9 +106,9 @@ class PlanarWalkerEnv : public MujocoEnv {
         healthy_z_range_(Range(spec.config, "healthy_z_range")),
         healthy_angle_range_(Range(spec.config, "healthy_angle_range")),
         reset_noise_scale_(spec.config.GetFloat("reset_noise_scale")),
-        exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")) {
+        exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")),
+        info_(spec, kInfoNames) {
     SkipContactForces();  // reads no cfrc_ext
-    for (int k = 0; k < kNumInfo; ++k) info_[k] = FieldOrNone(spec, std::string("info:") + kInfoNames[k]);
   }
 
  private:
@@ -160,7 +160,7 @@ class PlanarWalkerEnv : public MujocoEnv {
   const std::pair<double, double> healthy_z_range_, healthy_angle_range_;
   const double reset_noise_scale_;
   const bool exclude_positions_;
-  std::array<int, kNumInfo> info_{};
+  const InfoFields<kNumInfo> info_;
 };
 
 class HopperEnv final : public PlanarWalkerEnv {

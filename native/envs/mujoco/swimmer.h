@@ -51,9 +51,9 @@ class SwimmerEnv final : public MujocoEnv {
         forward_reward_weight_(spec.config.GetFloat("forward_reward_weight")),
         ctrl_cost_weight_(spec.config.GetFloat("ctrl_cost_weight")),
         reset_noise_scale_(spec.config.GetFloat("reset_noise_scale")),
-        exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")) {
+        exclude_positions_(spec.config.GetBool("exclude_current_positions_from_observation")),
+        info_(spec, kInfoNames) {
     SkipContactForces();  // reads no cfrc_ext
-    for (int k = 0; k < kNumInfo; ++k) info_[k] = FieldOrNone(spec, std::string("info:") + kInfoNames[k]);
   }
 
   void Reset() override {
@@ -63,9 +63,7 @@ class SwimmerEnv final : public MujocoEnv {
     // v5's reset info: x_position, y_position, distance_from_origin (v4 has none; it gets the
     // same positions). The per-step terms are 0.
     WritePositions(out);
-    for (int k : {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardFwd, kForwardReward}) {
-      Set(out, info_[k], 0.0);
-    }
+    info_.Zero(out, {kXVelocity, kYVelocity, kRewardForward, kRewardCtrl, kRewardFwd, kForwardReward});
     FinishOutput(out, /*reset=*/true);
   }
 
@@ -94,18 +92,7 @@ class SwimmerEnv final : public MujocoEnv {
  private:
   // Every info key either version has; InfoKeys() lists each version's, in Gymnasium's order.
   // v4 reports the forward reward twice, as reward_fwd and forward_reward; v5 as reward_forward.
-  enum InfoKey {
-    kXPosition,
-    kYPosition,
-    kDistanceFromOrigin,
-    kXVelocity,
-    kYVelocity,
-    kRewardForward,
-    kRewardCtrl,
-    kRewardFwd,
-    kForwardReward,
-    kNumInfo
-  };
+  enum InfoKey { kRewardForward = kNumPlanarInfo, kRewardCtrl, kRewardFwd, kForwardReward, kNumInfo };
   static constexpr const char* kInfoNames[kNumInfo] = {"x_position",  "y_position", "distance_from_origin",
                                                        "x_velocity",  "y_velocity", "reward_forward",
                                                        "reward_ctrl", "reward_fwd", "forward_reward"};
@@ -135,7 +122,7 @@ class SwimmerEnv final : public MujocoEnv {
   const int obs_;
   const double forward_reward_weight_, ctrl_cost_weight_, reset_noise_scale_;
   const bool exclude_positions_;
-  std::array<int, kNumInfo> info_{};
+  const InfoFields<kNumInfo> info_;
 };
 
 }  // namespace pp::mujoco
