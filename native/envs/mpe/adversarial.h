@@ -29,8 +29,7 @@ class Tag final : public Scenario {
         num_obstacles_(static_cast<int>(config.GetInt("num_obstacles"))),
         curriculum_(config.GetBool("curriculum")),
         terminate_on_success_(config.GetBool("terminate_on_success")),
-        agent_neighbors_(NeighborCount(config, "num_agent_neighbors")),
-        landmark_neighbors_(NeighborCount(config, "num_landmark_neighbors")) {
+        neighbors_(config) {
     if (num_good_ < 0 || num_adversaries_ < 0 || num_obstacles_ < 0 || num_good_ + num_adversaries_ < 1) {
       throw std::invalid_argument("num_good, num_adversaries and num_obstacles must be >= 0, with one agent at least");
     }
@@ -108,19 +107,17 @@ class Tag final : public Scenario {
     const Entity& self = world.agent(agent);
     Append(out, self.vel);
     Append(out, self.pos);
-    AppendRelativePositions(world, agent, LandmarkIds(world), landmark_neighbors_, out);
-    const std::vector<int> others = OtherAgents(world, agent);
-    AppendRelativePositions(world, agent, others, agent_neighbors_, out);
-    if (!agent_neighbors_) {
+    const std::vector<int> others = neighbors_.AppendRelativePositions(world, agent, out);
+    if (!neighbors_.agents) {
       for (int o : others) {
         if (!world.agent(o).adversary) Append(out, world.agent(o).vel);
       }
       return;
     }
     // padded_velocities: the nearest agents' velocities, zeros for adversaries and padding.
-    const std::vector<int> nearest = NearestEntities(world, agent, others, *agent_neighbors_);
+    const std::vector<int> nearest = NearestEntities(world, agent, others, *neighbors_.agents);
     for (int o : nearest) Append(out, world.agent(o).adversary ? Vec2{0.0, 0.0} : world.agent(o).vel);
-    for (std::size_t k = nearest.size(); k < static_cast<std::size_t>(*agent_neighbors_); ++k) Append(out, {0.0, 0.0});
+    for (std::size_t k = nearest.size(); k < static_cast<std::size_t>(*neighbors_.agents); ++k) Append(out, {0.0, 0.0});
   }
 
   static constexpr double kPreySpeedFactorStage0 = 0.5;
@@ -138,7 +135,7 @@ class Tag final : public Scenario {
   const int num_good_, num_adversaries_, num_obstacles_;
   const bool curriculum_;
   const bool terminate_on_success_;
-  const std::optional<int> agent_neighbors_, landmark_neighbors_;
+  const Neighbors neighbors_;
 };
 
 // simple_adversary_v3: N good agents know which of N landmarks is the goal; one adversary does not.
@@ -146,10 +143,7 @@ class Tag final : public Scenario {
 // it; the adversary: minus its own distance.
 class Adversary final : public Scenario {
  public:
-  explicit Adversary(const Config& config)
-      : n_(static_cast<int>(config.GetInt("N"))),
-        agent_neighbors_(NeighborCount(config, "num_agent_neighbors")),
-        landmark_neighbors_(NeighborCount(config, "num_landmark_neighbors")) {
+  explicit Adversary(const Config& config) : n_(static_cast<int>(config.GetInt("N"))), neighbors_(config) {
     if (n_ < 1) throw std::invalid_argument("N must be >= 1");
   }
   void MakeWorld(World& world) const override {
@@ -194,9 +188,7 @@ class Adversary final : public Scenario {
   void Observe(const World& world, int agent, Obs& out) const override {
     const Entity& self = world.agent(agent);
     if (!self.adversary) Append(out, Relative(world.entities[static_cast<std::size_t>(self.goal_a)], self));
-    AppendRelativePositions(world, agent, LandmarkIds(world), landmark_neighbors_, out);
-    const std::vector<int> others = OtherAgents(world, agent);
-    AppendRelativePositions(world, agent, others, agent_neighbors_, out);
+    neighbors_.AppendRelativePositions(world, agent, out);
   }
 
  private:
@@ -206,7 +198,7 @@ class Adversary final : public Scenario {
   }
 
   const int n_;
-  const std::optional<int> agent_neighbors_, landmark_neighbors_;
+  const Neighbors neighbors_;
 };
 
 // simple_push_v3: a good agent heads for its goal landmark; an adversary pushes it away. Good:

@@ -63,8 +63,7 @@ class Spread final : public Scenario {
         local_ratio_(LocalRatioOf(config)),
         curriculum_(config.GetBool("curriculum")),
         terminate_on_success_(config.GetBool("terminate_on_success")),
-        agent_neighbors_(NeighborCount(config, "num_agent_neighbors")),
-        landmark_neighbors_(NeighborCount(config, "num_landmark_neighbors")) {
+        neighbors_(config) {
     if (n_ < 1) throw std::invalid_argument("N must be >= 1");
   }
   void MakeWorld(World& world) const override {
@@ -116,14 +115,13 @@ class Spread final : public Scenario {
     const Entity& self = world.agent(agent);
     Append(out, self.vel);
     Append(out, self.pos);
-    AppendRelativePositions(world, agent, LandmarkIds(world), landmark_neighbors_, out);
-    const std::vector<int> others = OtherAgents(world, agent);
-    AppendRelativePositions(world, agent, others, agent_neighbors_, out);
+    const std::vector<int> others = neighbors_.AppendRelativePositions(world, agent, out);
     // padded_comms: the same agents' communication states, zero-padded.
-    const std::vector<int> comm = agent_neighbors_ ? NearestEntities(world, agent, others, *agent_neighbors_) : others;
+    const std::vector<int> comm =
+        neighbors_.agents ? NearestEntities(world, agent, others, *neighbors_.agents) : others;
     for (int o : comm) out.insert(out.end(), world.agent(o).c.begin(), world.agent(o).c.begin() + world.dim_c);
-    if (agent_neighbors_) {
-      for (std::size_t k = comm.size(); k < static_cast<std::size_t>(*agent_neighbors_); ++k) {
+    if (neighbors_.agents) {
+      for (std::size_t k = comm.size(); k < static_cast<std::size_t>(*neighbors_.agents); ++k) {
         out.insert(out.end(), static_cast<std::size_t>(world.dim_c), 0.0);
       }
     }
@@ -146,7 +144,7 @@ class Spread final : public Scenario {
   const double local_ratio_;
   const bool curriculum_;
   const bool terminate_on_success_;
-  const std::optional<int> agent_neighbors_, landmark_neighbors_;
+  const Neighbors neighbors_;
 };
 
 // simple_reference_v3: two agents, each told (privately) which landmark the other must reach; they

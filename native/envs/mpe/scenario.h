@@ -109,6 +109,23 @@ inline void AppendRelativePositions(const World& world, int agent, const std::ve
   for (std::size_t k = nearest.size(); k < static_cast<std::size_t>(*n); ++k) Append(out, {0.0, 0.0});
 }
 
+// mpe2's partial observability: how many agents and landmarks an agent sees (none: all of them).
+struct Neighbors {
+  explicit Neighbors(const Config& config)
+      : agents(NeighborCount(config, "num_agent_neighbors")),
+        landmarks(NeighborCount(config, "num_landmark_neighbors")) {}
+
+  // The landmarks' positions relative to `agent`, then the other agents'; returns the other agents.
+  std::vector<int> AppendRelativePositions(const World& world, int agent, Obs& out) const {
+    pp::mpe::AppendRelativePositions(world, agent, LandmarkIds(world), landmarks, out);
+    std::vector<int> others = OtherAgents(world, agent);
+    pp::mpe::AppendRelativePositions(world, agent, others, agents, out);
+    return others;
+  }
+
+  const std::optional<int> agents, landmarks;
+};
+
 // The edge penalty of simple_tag's and simple_world_comm's good agents (their bound(x)).
 inline double EdgePenalty(double x) {
   if (x < 0.9) return 0.0;
