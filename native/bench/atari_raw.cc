@@ -41,26 +41,16 @@ const pp::raw::Cli kCli("atari_raw", "a raw single-thread loop over one Atari en
 
 Options Parse(int argc, char** argv) {
   Options o;
-  kCli.Parse(argc, argv, [&](const std::string& flag, const std::string& value) {
-    if (flag == "--task") {
-      o.task = value;
-    } else if (flag == "--mode") {
-      o.mode = value;
-      if (o.mode != "emulation" && o.mode != "preprocess") kCli.Usage("--mode is emulation or preprocess");
-    } else if (flag == "--rom-dir") {
-      o.rom_dir = value;
-    } else if (flag == "--seconds") {
-      o.seconds = std::atof(value.c_str());
-    } else if (flag == "--warmup") {
-      o.warmup = std::atof(value.c_str());
-    } else if (flag == "--cpu") {
-      o.cpu = std::atoi(value.c_str());
-    } else {
-      return false;
-    }
-    return true;
-  });
+  kCli.Parse(argc, argv,
+             {{"--task", &o.task},
+              {"--mode", &o.mode},
+              {"--rom-dir", &o.rom_dir},
+              {"--seconds", &o.seconds},
+              {"--warmup", &o.warmup},
+              {"--cpu", &o.cpu}});
+  if (o.mode != "emulation" && o.mode != "preprocess") kCli.Usage("--mode is emulation or preprocess");
   if (o.rom_dir.empty()) kCli.Usage("--rom-dir is required (python -c 'import ale_py.roms, os; ...')");
+  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
   return o;
 }
 
@@ -83,8 +73,7 @@ std::pair<long, double> Run(double seconds, StepFn step) {
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
-  try {
+  return kCli.Run([&] {
     pp::Registry registry;
     pp::atari::RegisterAtari(registry, o.rom_dir);
     auto task = registry.Find(o.task);
@@ -140,9 +129,6 @@ int main(int argc, char** argv) {
     const double rate = static_cast<double>(result.first) / result.second;
     std::printf("%s (%s): %ld agent steps in %.3f s on cpu %d, one thread\nsteps_per_s=%.1f frames_per_s=%.1f\n",
                 o.task.c_str(), o.mode.c_str(), result.first, result.second, o.cpu, rate, rate * frame_skip);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "atari_raw: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -45,28 +45,17 @@ const pp::raw::Cli kCli("car_racing_raw", "a raw single-thread loop over one Car
 
 Options Parse(int argc, char** argv) {
   Options o;
-  kCli.Parse(argc, argv, [&](const std::string& flag, const std::string& value) {
-    if (flag == "--fonts-dir") {
-      o.fonts_dir = value;
-    } else if (flag == "--steps") {
-      o.steps = std::atoi(value.c_str());
-    } else if (flag == "--repeats") {
-      o.repeats = std::atoi(value.c_str());
-    } else if (flag == "--seed") {
-      o.seed = std::strtoull(value.c_str(), nullptr, 10);
-    } else if (flag == "--continuous") {
-      o.continuous = std::atoi(value.c_str()) != 0;
-    } else if (flag == "--domain-randomize") {
-      o.domain_randomize = std::atoi(value.c_str()) != 0;
-    } else if (flag == "--cpu") {
-      o.cpu = std::atoi(value.c_str());
-    } else {
-      return false;
-    }
-    return true;
-  });
+  kCli.Parse(argc, argv,
+             {{"--fonts-dir", &o.fonts_dir},
+              {"--steps", &o.steps},
+              {"--repeats", &o.repeats},
+              {"--seed", &o.seed},
+              {"--continuous", &o.continuous},
+              {"--domain-randomize", &o.domain_randomize},
+              {"--cpu", &o.cpu}});
   if (o.fonts_dir.empty()) kCli.Usage("--fonts-dir is required (the folder of pygame's freesansbold.ttf)");
   if (o.steps < 1 || o.repeats < 1) kCli.Usage("--steps and --repeats are at least 1");
+  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
   return o;
 }
 
@@ -88,8 +77,7 @@ void Hash(uint64_t& h, const uint8_t* data, std::size_t size) {
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
-  try {
+  return kCli.Run([&] {
     pp::Registry registry;
     pp::RegisterBox2d(registry, o.fonts_dir);
     auto task = registry.Find("CarRacing-v3");
@@ -159,9 +147,6 @@ int main(int argc, char** argv) {
                 o.continuous, o.domain_randomize, o.steps, o.repeats, o.cpu);
     std::printf("cpu_us_per_step_min=%.1f cpu_us_per_step_median=%.1f hash=%016llx\n", sorted.front(),
                 sorted[sorted.size() / 2], static_cast<unsigned long long>(first_hash));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "car_racing_raw: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

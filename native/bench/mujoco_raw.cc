@@ -75,35 +75,18 @@ const pp::raw::Cli kCli("mujoco_raw", "a raw single-thread loop over one MuJoCo 
 
 Options Parse(int argc, char** argv) {
   Options o;
-  kCli.Parse(
-      argc, argv,
-      [&](const std::string& flag, const std::string& value) {
-        if (flag == "--swap") {
-          o.swap = true;
-        } else if (flag == "--task") {
-          o.task = value;
-        } else if (flag == "--seconds") {
-          o.seconds = std::atof(value.c_str());
-        } else if (flag == "--warmup") {
-          o.warmup = std::atof(value.c_str());
-        } else if (flag == "--cpu") {
-          o.cpu = std::atoi(value.c_str());
-        } else if (flag == "--seed") {
-          o.seed = std::strtoull(value.c_str(), nullptr, 10);
-        } else if (flag == "--num-envs") {
-          o.num_envs = std::atoi(value.c_str());
-          if (o.num_envs < 1) kCli.Usage("--num-envs must be >= 1");
-        } else if (flag == "--assets-dir") {
-          o.assets_dir = value;
-        } else if (flag == "--threads") {
-          o.threads = std::atoi(value.c_str());
-          if (o.threads < 1) kCli.Usage("--threads must be >= 1");
-        } else {
-          return false;
-        }
-        return true;
-      },
-      "--swap");
+  kCli.Parse(argc, argv,
+             {{"--swap", pp::raw::Cli::Switch{&o.swap}},
+              {"--task", &o.task},
+              {"--seconds", &o.seconds},
+              {"--warmup", &o.warmup},
+              {"--cpu", &o.cpu},
+              {"--seed", &o.seed},
+              {"--num-envs", &o.num_envs},
+              {"--assets-dir", &o.assets_dir},
+              {"--threads", &o.threads}});
+  if (o.num_envs < 1) kCli.Usage("--num-envs must be >= 1");
+  if (o.threads < 1) kCli.Usage("--threads must be >= 1");
   if (o.num_envs % o.threads != 0) kCli.Usage("--num-envs must be a multiple of --threads");
   if (o.swap && o.threads < 2) kCli.Usage("--swap needs --threads 2 or more");
   return o;
@@ -199,7 +182,7 @@ std::pair<long, double> RunThreads(const Options& o, const std::vector<std::uniq
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   if (o.cpu >= 0 && o.threads == 1) pp::raw::PinToCpu(o.cpu);
-  try {
+  return kCli.Run([&] {
     pp::Registry registry;
 #ifdef PP_RAW_DM_CONTROL
     pp::dm_control::RegisterDmControl(registry, o.assets_dir);
@@ -258,9 +241,6 @@ int main(int argc, char** argv) {
     const double rate = static_cast<double>(iterations) / elapsed;
     std::printf("%s: %ld steps of %d env(s) in %.3f s on cpu %d, one thread\nsteps_per_s=%.1f\n", o.task.c_str(),
                 iterations, o.num_envs, elapsed, o.cpu, rate);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "mujoco_raw: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -5,9 +5,15 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <initializer_list>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 namespace pp::raw {
 
@@ -22,18 +28,52 @@ class Cli {
     std::exit(2);
   }
 
-  // Reads argv as `--flag value` pairs, each passed to on_value(flag, value), which returns false
-  // for a flag it does not know. Flags in `switches` (space-separated, e.g. "--swap") take no
-  // value: on_value gets them with an empty value. --help and -h print what the loop does.
-  template <typename OnValue>
-  void Parse(int argc, char** argv, OnValue on_value, const std::string& switches = "") const {
+  // A flag and the option it sets: a string, a number, a 0|1 value (bool*), or a Switch, which
+  // takes no value.
+  struct Switch {
+    bool* on;
+  };
+  struct Flag {
+    const char* name;
+    std::variant<std::string*, double*, int*, uint64_t*, bool*, Switch> target;
+  };
+
+  // Reads argv as `--flag value` pairs (a Switch alone) into the flags' targets. An unknown flag
+  // or a missing value is a usage error; --help and -h print what the loop does.
+  void Parse(int argc, char** argv, std::initializer_list<Flag> flags) const {
     for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (flag == "--help" || flag == "-h") Usage(about_);
-      const bool is_switch = (" " + switches + " ").find(" " + flag + " ") != std::string::npos;
-      if (!is_switch && i + 1 >= argc) Usage("missing value for " + flag);
-      const std::string value = is_switch ? std::string() : argv[++i];
-      if (!on_value(flag, value)) Usage("unknown flag " + flag);
+      const std::string name = argv[i];
+      if (name == "--help" || name == "-h") Usage(about_);
+      const Flag* flag = std::find_if(flags.begin(), flags.end(), [&](const Flag& f) { return name == f.name; });
+      if (flag == flags.end()) Usage("unknown flag " + name);
+      if (const Switch* sw = std::get_if<Switch>(&flag->target)) {
+        *sw->on = true;
+        continue;
+      }
+      if (i + 1 >= argc) Usage("missing value for " + name);
+      const char* value = argv[++i];
+      std::visit(
+          [&](auto target) {
+            using T = std::remove_pointer_t<decltype(target)>;
+            if constexpr (std::is_same_v<T, std::string>) *target = value;
+            if constexpr (std::is_same_v<T, double>) *target = std::atof(value);
+            if constexpr (std::is_same_v<T, int>) *target = std::atoi(value);
+            if constexpr (std::is_same_v<T, uint64_t>) *target = std::strtoull(value, nullptr, 10);
+            if constexpr (std::is_same_v<T, bool>) *target = std::atoi(value) != 0;
+          },
+          flag->target);
+    }
+  }
+
+  // Runs a loop's body and returns its exit status; an exception it throws is printed after the
+  // loop's name, with status 1.
+  template <typename Body>
+  int Run(Body body) const {
+    try {
+      return body();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", name_, e.what());
+      return 1;
     }
   }
 
