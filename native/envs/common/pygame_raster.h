@@ -185,6 +185,34 @@ inline void HorizontalLineClip(Surface& s, uint32_t color, int x1, int y, int x2
   if (x1 <= x2) FillPixels(s.Row(y) + x1, static_cast<std::size_t>(x2 - x1 + 1), color);
 }
 
+// draw.c's Bresenham walk from (x1, y1) towards (x2, y2): each Step moves x, y or both one pixel
+// and says which moved.
+struct BresenhamWalk {
+  struct Moved {
+    bool x, y;
+  };
+  BresenhamWalk(int x1, int y1, int x2, int y2)
+      : dx(std::abs(x2 - x1)),
+        sx(x1 < x2 ? 1 : -1),
+        dy(std::abs(y2 - y1)),
+        sy(y1 < y2 ? 1 : -1),
+        err((dx > dy ? dx : -dy) / 2) {}
+  Moved Step(int& x, int& y) {
+    const Moved moved{err > -dx, err < dy};
+    if (moved.x) {
+      err -= dy;
+      x += sx;
+    }
+    if (moved.y) {
+      err += dx;
+      y += sy;
+    }
+    return moved;
+  }
+  const int dx, sx, dy, sy;
+  int err;
+};
+
 // Bresenham from (x1, y1) to (x2, y2), both drawn (draw.c's draw_line).
 inline void BresenhamLine(Surface& s, int x1, int y1, int x2, int y2, uint32_t color) {
   if (x1 == x2 && y1 == y2) {
@@ -200,20 +228,10 @@ inline void BresenhamLine(Surface& s, int x1, int y1, int x2, int y2, uint32_t c
     for (int i = 0; i <= std::abs(y1 - y2); ++i) s.Set(x1, y1 + step * i, color);
     return;
   }
-  const int dx = std::abs(x2 - x1), sx = x1 < x2 ? 1 : -1;
-  const int dy = std::abs(y2 - y1), sy = y1 < y2 ? 1 : -1;
-  int err = (dx > dy ? dx : -dy) / 2;
+  BresenhamWalk walk(x1, y1, x2, y2);
   while (x1 != x2 || y1 != y2) {
     s.Set(x1, y1, color);
-    const int e2 = err;
-    if (e2 > -dx) {
-      err -= dy;
-      x1 += sx;
-    }
-    if (e2 < dy) {
-      err += dx;
-      y1 += sy;
-    }
+    walk.Step(x1, y1);
   }
   s.Set(x2, y2, color);
 }
@@ -250,13 +268,13 @@ inline bool ClipLine(const Surface& s, int& x1, int& y1, int& x2, int& y2) {
 
 inline int Sign(int x, int fallback) { return x > 0 ? 1 : (x < 0 ? -1 : fallback); }
 
-// draw.c's draw_line_width: a line `width` pixels thick, grown across its minor axis.
+// draw.c's draw_line_width: a line `width` pixels thick, grown across its minor axis. The walk
+// starts from the ends before clipping, as draw.c's.
 inline void LineWidth(Surface& s, uint32_t color, int x1, int y1, int x2, int y2, int width) {
   const int end_x = x2, end_y = y2;
   const bool xinc = std::abs(x1 - x2) <= std::abs(y1 - y2);  // thickness along x
-  const int dx = std::abs(x2 - x1), sx = x1 < x2 ? 1 : -1;
-  const int dy = std::abs(y2 - y1), sy = y1 < y2 ? 1 : -1;
-  int err = (dx > dy ? dx : -dy) / 2;
+  BresenhamWalk walk(x1, y1, x2, y2);
+  const int sx = walk.sx, sy = walk.sy;
   if (!ClipLine(s, x1, y1, x2, y2)) return;
   if (width == 1) {
     BresenhamLine(s, x1, y1, x2, y2, color);
@@ -270,59 +288,27 @@ inline void LineWidth(Surface& s, uint32_t color, int x1, int y1, int x2, int y2
     left_top = y1 - (width - 1) / 2;
     right_bottom = y1 + width / 2;
   }
-  auto cross = [&](int x, int y) {
+  // The cross-section at the walk's pixel; it moves with the walk along the minor axis.
+  auto cross = [&] {
     if (xinc) {
-      HorizontalLineClip(s, color, left_top, y, right_bottom);
+      HorizontalLineClip(s, color, left_top, y1, right_bottom);
     } else {
-      for (int yy = left_top; yy <= right_bottom; ++yy) s.Set(x, yy, color);
+      for (int yy = left_top; yy <= right_bottom; ++yy) s.Set(x1, yy, color);
     }
   };
-  while (Sign(x1 - x2, sx) != sx || Sign(y1 - y2, sy) != sy) {
-    cross(x1, y1);
-    const int e2 = err;
-    if (e2 > -dx) {
-      err -= dy;
-      x1 += sx;
-      if (xinc) left_top += sx, right_bottom += sx;
-    }
-    if (e2 < dy) {
-      err += dx;
-      y1 += sy;
-      if (!xinc) left_top += sy, right_bottom += sy;
-    }
-  }
+  auto cross_and_step = [&] {
+    cross();
+    const BresenhamWalk::Moved moved = walk.Step(x1, y1);
+    if (xinc && moved.x) left_top += sx, right_bottom += sx;
+    if (!xinc && moved.y) left_top += sy, right_bottom += sy;
+  };
+  while (Sign(x1 - x2, sx) != sx || Sign(y1 - y2, sy) != sy) cross_and_step();
   if (xinc) {
-    while (y1 != end_y && (s.Inside(left_top, y1) || s.Inside(right_bottom, y1))) {
-      cross(x1, y1);
-      const int e2 = err;
-      if (e2 > -dx) {
-        err -= dy;
-        x1 += sx;
-        left_top += sx;
-        right_bottom += sx;
-      }
-      if (e2 < dy) {
-        err += dx;
-        y1 += sy;
-      }
-    }
+    while (y1 != end_y && (s.Inside(left_top, y1) || s.Inside(right_bottom, y1))) cross_and_step();
   } else {
-    while (x1 != end_x && (s.Inside(x1, left_top) || s.Inside(x1, right_bottom))) {
-      cross(x1, y1);
-      const int e2 = err;
-      if (e2 > -dx) {
-        err -= dy;
-        x1 += sx;
-      }
-      if (e2 < dy) {
-        err += dx;
-        y1 += sy;
-        left_top += sy;
-        right_bottom += sy;
-      }
-    }
+    while (x1 != end_x && (s.Inside(x1, left_top) || s.Inside(x1, right_bottom))) cross_and_step();
   }
-  cross(x1, y1);
+  cross();
 }
 
 // draw.c's get_antialiased_color with blend=1: a float32 mix with the pixel underneath.
