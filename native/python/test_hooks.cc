@@ -27,6 +27,18 @@ namespace py = pybind11;
 namespace pp {
 namespace {
 
+// Runs `program`, a list of (method, args, n), in order: run(method, args, n) gives each entry's
+// result. Returns the results.
+template <typename Run>
+py::list RunProgram(const py::list& program, Run run) {
+  py::list results;
+  for (py::handle entry : program) {
+    const auto call = entry.cast<py::tuple>();
+    results.append(run(call[0].cast<std::string>(), call[1].cast<py::tuple>(), call[2].cast<int>()));
+  }
+  return results;
+}
+
 // ---- Test hook: core/numpy_random.h against NumPy itself (tests/core/test_numpy_random.py) ----------
 // _numpy_random(seed, program) runs `program`, a list of (method, args, n), on one
 // NumpyGenerator seeded with `seed` (any int >= 0, as SeedSequence takes it) and returns one array
@@ -42,22 +54,17 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
   } while (rest > zero);
   NumpyGenerator gen;
   gen.SeedWords(words.data(), static_cast<int>(words.size()));
-  py::list results;
-  for (py::handle entry : program) {
-    const auto call = entry.cast<py::tuple>();
-    const auto method = call[0].cast<std::string>();
-    const auto args = call[1].cast<py::tuple>();
-    const int n = call[2].cast<int>();
+  return RunProgram(program, [&](const std::string& method, const py::tuple& args, int n) -> py::object {
     auto arg_i = [&](int i) { return args[i].cast<int64_t>(); };
     auto arg_d = [&](int i) { return args[i].cast<double>(); };
     if (method == "next_u64") {
       py::array_t<uint64_t> out(n);
       for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.NextU64();
-      results.append(out);
+      return out;
     } else if (method == "next_u32") {
       py::array_t<uint32_t> out(n);
       for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.NextU32();
-      results.append(out);
+      return out;
     } else if (method == "random" || method == "uniform" || method == "uniform_n" || method == "standard_normal" ||
                method == "normal") {
       py::array_t<double> out(n);
@@ -72,7 +79,7 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
                                                   : gen.Normal(arg_d(0), arg_d(1));
         }
       }
-      results.append(out);
+      return out;
     } else if (method == "integers" || method == "integers_closed" || method == "choice") {
       py::array_t<int64_t> out(n);
       for (int i = 0; i < n; ++i) {
@@ -80,7 +87,7 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
                             : method == "integers_closed" ? gen.IntegersClosed(arg_i(0), arg_i(1))
                                                           : gen.Choice(arg_i(0));
       }
-      results.append(out);
+      return out;
     } else if (method == "integers_n" || method == "integers_closed_n") {
       py::array_t<int64_t> out(n);
       if (method == "integers_n") {
@@ -88,7 +95,7 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
       } else {
         gen.IntegersClosed(arg_i(0), arg_i(1), out.mutable_data(), n);
       }
-      results.append(out);
+      return out;
     } else if (method == "choice_p" || method == "choice_p_n") {
       const auto p = args[0].cast<std::vector<double>>();
       py::array_t<int64_t> out(n);
@@ -97,7 +104,7 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
       } else {
         for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
       }
-      results.append(out);
+      return out;
     } else if (method == "shuffle") {  // n shuffles of arange(k), one after the other
       const auto k = arg_i(0);
       py::array_t<int64_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(k)});
@@ -106,12 +113,11 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
         for (int64_t v = 0; v < k; ++v) row[v] = v;
         gen.Shuffle(row, static_cast<std::size_t>(k));
       }
-      results.append(out);
+      return out;
     } else {
       throw py::value_error("unknown NumpyGenerator method '" + method + "'");
     }
-  }
-  return results;
+  });
 }
 
 // ---- Test hook: core/numpy_random_state.h against np.random.RandomState (tests/envs/dm_control/test_dm_control.py) --
@@ -119,16 +125,11 @@ py::list NumpyRandomProgram(const py::int_& seed, const py::list& program) {
 // NumpyRandomState(seed) and returns one array per entry. Not part of the API.
 py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
   NumpyRandomState gen(seed);
-  py::list results;
-  for (py::handle entry : program) {
-    const auto call = entry.cast<py::tuple>();
-    const auto method = call[0].cast<std::string>();
-    const auto args = call[1].cast<py::tuple>();
-    const int n = call[2].cast<int>();
+  return RunProgram(program, [&](const std::string& method, const py::tuple& args, int n) -> py::object {
     if (method == "next_u32") {
       py::array_t<uint32_t> out(n);
       for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.NextU32();
-      results.append(out);
+      return out;
     } else if (method == "random_sample" || method == "uniform" || method == "standard_normal") {
       py::array_t<double> out(n);
       for (int i = 0; i < n; ++i) {
@@ -136,24 +137,23 @@ py::list NumpyRandomStateProgram(uint64_t seed, const py::list& program) {
                             : method == "uniform"     ? gen.Uniform(args[0].cast<double>(), args[1].cast<double>())
                                                       : gen.StandardNormal();
       }
-      results.append(out);
+      return out;
     } else if (method == "randint" || method == "choice") {
       py::array_t<int64_t> out(n);
       for (int i = 0; i < n; ++i) {
         out.mutable_at(i) = method == "randint" ? gen.Randint(args[0].cast<int64_t>(), args[1].cast<int64_t>())
                                                 : gen.Choice(args[0].cast<int64_t>());
       }
-      results.append(out);
+      return out;
     } else if (method == "choice_p") {
       const auto p = args[0].cast<std::vector<double>>();
       py::array_t<int64_t> out(n);
       for (int i = 0; i < n; ++i) out.mutable_at(i) = gen.Choice(p.data(), static_cast<int>(p.size()));
-      results.append(out);
+      return out;
     } else {
       throw py::value_error("unknown NumpyRandomState method '" + method + "'");
     }
-  }
-  return results;
+  });
 }
 
 // ---- Test hook: envs/common/pygame_raster.h against pygame itself (tests/envs/common/test_pygame_raster.py) ---
