@@ -104,10 +104,7 @@ class Tag final : public Scenario {
     return true;
   }
   void Observe(const World& world, int agent, Obs& out) const override {
-    const Entity& self = world.agent(agent);
-    Append(out, self.vel);
-    Append(out, self.pos);
-    const std::vector<int> others = neighbors_.AppendRelativePositions(world, agent, out);
+    const std::vector<int> others = neighbors_.AppendMotionAndRelativePositions(world, agent, out);
     if (!neighbors_.agents) {
       for (int o : others) {
         if (!world.agent(o).adversary) Append(out, world.agent(o).vel);

@@ -112,10 +112,7 @@ class Spread final : public Scenario {
     return true;
   }
   void Observe(const World& world, int agent, Obs& out) const override {
-    const Entity& self = world.agent(agent);
-    Append(out, self.vel);
-    Append(out, self.pos);
-    const std::vector<int> others = neighbors_.AppendRelativePositions(world, agent, out);
+    const std::vector<int> others = neighbors_.AppendMotionAndRelativePositions(world, agent, out);
     // padded_comms: the same agents' communication states, zero-padded.
     const std::vector<int> comm =
         neighbors_.agents ? NearestEntities(world, agent, others, *neighbors_.agents) : others;

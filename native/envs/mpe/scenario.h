@@ -123,6 +123,13 @@ struct Neighbors {
     return others;
   }
 
+  // The agent's velocity and position, then the relative positions above.
+  std::vector<int> AppendMotionAndRelativePositions(const World& world, int agent, Obs& out) const {
+    Append(out, world.agent(agent).vel);
+    Append(out, world.agent(agent).pos);
+    return AppendRelativePositions(world, agent, out);
+  }
+
   const std::optional<int> agents, landmarks;
 };
 
