@@ -115,8 +115,7 @@ class AntEnv final : public MujocoEnv {
     Slot out = Allocate();
     WriteObs(out);
     WritePositions(out);
-    Set(out, info_[kXVelocity], x_velocity);
-    Set(out, info_[kYVelocity], y_velocity);
+    info_.SetVelocity(out, x_velocity, y_velocity);
     Set(out, info_[kRewardForward], forward_reward);
     Set(out, info_[kForwardReward], forward_reward);
     // Ant-v4 reports -contact_cost as reward_ctrl when use_contact_forces is set (Gymnasium's

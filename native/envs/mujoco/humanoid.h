@@ -195,8 +195,7 @@ class HumanoidEnv final : public MujocoEnv {
     Slot out = Allocate();
     observation_.Write(*m_, *d_, ObsRow(out, obs_));
     WritePositions(out, xy_after);
-    Set(out, info_[kXVelocity], x_velocity);
-    Set(out, info_[kYVelocity], y_velocity);
+    info_.SetVelocity(out, x_velocity, y_velocity);
     Set(out, info_[kRewardLinvel], forward_reward);
     Set(out, info_[kForwardReward], forward_reward);
     Set(out, info_[kRewardForward], forward_reward);

@@ -236,6 +236,11 @@ class InfoFields {
   void Zero(const Slot& out, std::initializer_list<int> keys) const {
     for (int k : keys) Set(out, index_[k], 0.0);
   }
+  // The planar keys' velocities.
+  void SetVelocity(const Slot& out, double x_velocity, double y_velocity) const {
+    Set(out, index_[kXVelocity], x_velocity);
+    Set(out, index_[kYVelocity], y_velocity);
+  }
 
  private:
   std::array<int, N> index_{};

@@ -79,8 +79,7 @@ class SwimmerEnv final : public MujocoEnv {
     Slot out = Allocate();
     WriteObs(out);
     WritePositions(out);
-    Set(out, info_[kXVelocity], x_velocity);
-    Set(out, info_[kYVelocity], y_velocity);
+    info_.SetVelocity(out, x_velocity, y_velocity);
     Set(out, info_[kRewardForward], forward_reward);
     Set(out, info_[kRewardFwd], forward_reward);
     Set(out, info_[kForwardReward], forward_reward);
