@@ -262,22 +262,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
   }
 
   b2Body* CreateLeg(double x, double y, int i, double half_width) {
-    using P = BipedalWalkerParams;
-    b2BodyDef bd;
-    bd.type = b2_dynamicBody;
-    bd.position = Vec(x, y);
-    bd.angle = static_cast<float>(i * 0.05);
-    b2Body* body = world_->CreateBody(&bd);
-    b2PolygonShape box;
-    box.SetAsBox(static_cast<float>(half_width), static_cast<float>(P::kLegH / 2));
-    b2FixtureDef fd;
-    fd.shape = &box;
-    fd.density = 1.0f;
-    fd.restitution = 0.0f;
-    fd.filter.categoryBits = 0x0020;
-    fd.filter.maskBits = 0x001;
-    body->CreateFixture(&fd);
-    return body;
+    return AddLegBody(*world_, Vec(x, y), static_cast<float>(i * 0.05), half_width, BipedalWalkerParams::kLegH / 2);
   }
 
   b2RevoluteJoint* CreateJoint(b2Body* a, b2Body* b, double anchor_a_y, double anchor_b_y, int motor_speed,

@@ -1,5 +1,5 @@
 // What the Box2D envs share: Gymnasium's Python floats handed to Box2D as float32 vectors, and the
-// one-polygon body of BipedalWalker's hull and LunarLander's lander.
+// one-polygon body of BipedalWalker's hull and LunarLander's lander, and their legs.
 #pragma once
 
 #include <Box2D/Box2D.h>
@@ -32,6 +32,27 @@ b2Body* AddPolygonBody(b2World& world, b2Vec2 position, const std::array<std::ar
   fd.filter.categoryBits = category_bits;
   fd.filter.maskBits = 0x001;
   fd.restitution = 0.0f;
+  body->CreateFixture(&fd);
+  return body;
+}
+
+// A leg of BipedalWalker or LunarLander: a dynamic body at `position` turned by `angle`, with one
+// box fixture of half extents (half_w, half_h), density 1, no restitution, of category 0x0020,
+// colliding only with the ground, as both Gymnasium envs make theirs.
+inline b2Body* AddLegBody(b2World& world, b2Vec2 position, float angle, double half_w, double half_h) {
+  b2BodyDef bd;
+  bd.type = b2_dynamicBody;
+  bd.position = position;
+  bd.angle = angle;
+  b2Body* body = world.CreateBody(&bd);
+  b2PolygonShape box;
+  box.SetAsBox(static_cast<float>(half_w), static_cast<float>(half_h));
+  b2FixtureDef fd;
+  fd.shape = &box;
+  fd.density = 1.0f;
+  fd.restitution = 0.0f;
+  fd.filter.categoryBits = 0x0020;
+  fd.filter.maskBits = 0x001;
   body->CreateFixture(&fd);
   return body;
 }

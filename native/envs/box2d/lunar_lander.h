@@ -164,20 +164,8 @@ class LunarLanderEnv final : public Env, private b2ContactListener {
 
     for (int side = 0; side < 2; ++side) {
       const int i = side == 0 ? -1 : +1;
-      b2BodyDef bd;
-      bd.type = b2_dynamicBody;
-      bd.position = Vec(initial_x - static_cast<double>(i * P::kLegAway) / P::kScale, initial_y);
-      bd.angle = static_cast<float>(i * 0.05);
-      b2Body* leg = world_->CreateBody(&bd);
-      b2PolygonShape box;
-      box.SetAsBox(static_cast<float>(P::kLegW / P::kScale), static_cast<float>(P::kLegH / P::kScale));
-      b2FixtureDef fd;
-      fd.shape = &box;
-      fd.density = 1.0f;
-      fd.restitution = 0.0f;
-      fd.filter.categoryBits = 0x0020;
-      fd.filter.maskBits = 0x001;
-      leg->CreateFixture(&fd);
+      b2Body* leg = AddLegBody(*world_, Vec(initial_x - static_cast<double>(i * P::kLegAway) / P::kScale, initial_y),
+                               static_cast<float>(i * 0.05), P::kLegW / P::kScale, P::kLegH / P::kScale);
 
       b2RevoluteJointDef rjd;
       rjd.bodyA = lander_;
