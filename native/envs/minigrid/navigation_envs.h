@@ -87,10 +87,7 @@ class FourRoomsEnv final : public MiniGridEnv {
 
  protected:
   void GenGrid() override {
-    world_.HorzWall(0, 0);
-    world_.HorzWall(0, height_ - 1);
-    world_.VertWall(0, 0);
-    world_.VertWall(width_ - 1, 0);
+    OuterWalls(world_);
     const int room_w = width_ / 2, room_h = height_ / 2;
     for (int j = 0; j < 2; ++j) {
       for (int i = 0; i < 2; ++i) {
@@ -374,10 +371,7 @@ class MemoryEnv final : public MiniGridEnv, public SquareTask<5> {
 
  protected:
   void GenGrid() override {
-    world_.HorzWall(0, 0);
-    world_.HorzWall(0, height_ - 1);
-    world_.VertWall(0, 0);
-    world_.VertWall(width_ - 1, 0);
+    OuterWalls(world_);
     const int mid = height_ / 2, upper = mid - 2, lower = mid + 2;
     const int hallway_end = random_length_ ? RandInt(4, width_ - 2) : width_ - 3;
     for (int i = 1; i < 5; ++i) {

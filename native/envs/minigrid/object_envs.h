@@ -16,14 +16,6 @@ namespace pp::minigrid {
 
 inline std::string Describe(Color color, ObjType type) { return std::string(ColorName(color)) + " " + TypeName(type); }
 
-// The four outer walls drawn as minigrid's horz_wall/vert_wall calls (not wall_rect).
-inline void OuterWalls(World& world) {
-  world.HorzWall(0, 0);
-  world.HorzWall(0, world.height() - 1);
-  world.VertWall(0, 0);
-  world.VertWall(world.width() - 1, 0);
-}
-
 // GoToDoor / GoToObject end on `done` (reward if next to the target) or on `toggle` (no reward).
 inline StepOutcome GoToOutcome(StepOutcome out, int action, Pos agent, Pos target, double success_reward) {
   if (action == kToggle) out.terminated = true;

@@ -150,4 +150,12 @@ class World {
   std::vector<Obj> objs_;
 };
 
+// The four outer walls drawn as minigrid's horz_wall/vert_wall calls (not wall_rect).
+inline void OuterWalls(World& world) {
+  world.HorzWall(0, 0);
+  world.HorzWall(0, world.height() - 1);
+  world.VertWall(0, 0);
+  world.VertWall(world.width() - 1, 0);
+}
+
 }  // namespace pp::minigrid
