@@ -27,6 +27,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from parallel_pool.base import PoolContext
 from parallel_pool.errors import EnvError, PoolClosedError
 from parallel_pool.integrations.common import reject_kwargs, take_rows
 from parallel_pool.integrations.ray import wire
@@ -212,7 +213,7 @@ class _Gather:
     lost: dict[int, Exception] = field(default_factory=dict)  # node index -> why its stream broke
 
 
-class DistributedPool:
+class DistributedPool(PoolContext):
     """``num_envs_per_node`` envs on each alive Ray node, one native pool (one actor) per node.
 
     Sync mode (``batch_size_per_node == num_envs_per_node``): ``step(actions)`` takes one row per
@@ -615,15 +616,6 @@ class DistributedPool:
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def __enter__(self) -> DistributedPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __len__(self) -> int:
-        return self.num_envs
 
     def __repr__(self) -> str:
         mode = f"async, batch_size_per_node={self.batch_size_per_node}" if self.is_async else "sync"

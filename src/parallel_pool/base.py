@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -16,7 +16,27 @@ from parallel_pool.spec import EnvSpec
 from parallel_pool.unpack import Unpacker
 
 
-class BasePoolEnv:
+class PoolContext:
+    """What a pool of ``num_envs`` envs with a ``close()`` is besides: a context manager that closes
+    it on exit, and ``len(pool) == pool.num_envs``. Shared by ``BasePoolEnv`` and the Ray layer's
+    ``DistributedPool``."""
+
+    num_envs: int
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self.num_envs
+
+
+class BasePoolEnv(PoolContext):
     """A batch of ``num_envs`` envs of one task, stepped by a native thread pool.
 
     Sync mode (``batch_size == num_envs``): ``step`` steps every env; row ``i`` is env ``i``.
@@ -369,15 +389,6 @@ class BasePoolEnv:
         if self.workers is not None:
             self.workers.close()
         self._native.close()
-
-    def __enter__(self) -> BasePoolEnv:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __len__(self) -> int:
-        return self.num_envs
 
     def __repr__(self) -> str:
         mode = f"async, batch_size={self.batch_size}" if self.is_async else "sync"
