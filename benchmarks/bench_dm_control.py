@@ -24,12 +24,12 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any, Callable
 
 import limit_check  # benchmarks/limit_check.py, next to this script
+import raw_loop_report  # benchmarks/raw_loop_report.py: what this script shares with bench_mujoco.py
 
 import parallel_pool_bench as bench
 
@@ -40,14 +40,12 @@ METHODS = ("pp-sync", "pp-async", "envpool-sync", "envpool-async")
 # mode at this fraction of the 2-core limit (two raw loops pinned to the two CPUs).
 ENVPOOL_RATIO = 1.2
 LIMIT_FRACTION = 0.9
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RAW_BUILD_DIR = os.path.join(REPO, "build", "bench-dm-control")
-RAW_RATE_PATTERN = r"steps_per_s=([0-9.]+)"
+RAW_RATE_PATTERN = raw_loop_report.RATE_PATTERN
 
 
 def build_raw_binary() -> str:
-    """Configures and builds the dm_control_raw target; returns its path."""
-    return limit_check.build_raw_target(REPO, RAW_BUILD_DIR, "dm_control_raw", ["-DPP_WITH_ATARI=OFF"])
+    """Configures and builds the dm_control_raw target into build/bench-dm-control; returns its path."""
+    return raw_loop_report.build("dm_control_raw", "bench-dm-control")
 
 
 def suite_dir() -> str:
@@ -97,34 +95,22 @@ def format_raw(raw: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def check_targets(
-    result: bench.BenchResult | None, limits: dict[str, dict[str, Any]] | None
-) -> list[tuple[str, bool, str]]:
-    checks: list[tuple[str, bool, str]] = []
-    measurements = result.measurements if result is not None else []
-    tasks = list(dict.fromkeys([m.task_id for m in measurements] + list(limits or {})))
-    for task_id in tasks:
-        pairs = (("pp-sync", "envpool-sync", ENVPOOL_RATIO), ("pp-async", "envpool-async", ENVPOOL_RATIO))
-        checks += bench.check_ratios(result, pairs, task_id=task_id)
-        share = limits.get(task_id) if limits else None
-        if share:
-            async_only = {k: v for k, v in share["configs"].items() if "async" in k}
-            name, c = limit_check.best({**share, "configs": async_only})
-            checks.append((
-                f"{task_id}: our async mode >= {LIMIT_FRACTION:.0%} of the 2-core limit (interleaved)",
-                c["median_ratio"] >= LIMIT_FRACTION,
-                f"{name}: {c['median']:,.0f} steps/s, {c['median_ratio']:.0%} of the limit "
-                f"(limit median {share['limit_median']:,.0f})",
-            ))
-    return checks
+def check_share(task_id: str, share: dict[str, Any]) -> bench.Check:
+    """Our best async config's share of the 2-core limit against LIMIT_FRACTION."""
+    async_only = {k: v for k, v in share["configs"].items() if "async" in k}
+    name, c = limit_check.best({**share, "configs": async_only})
+    return (
+        f"{task_id}: our async mode >= {LIMIT_FRACTION:.0%} of the 2-core limit (interleaved)",
+        c["median_ratio"] >= LIMIT_FRACTION,
+        f"{name}: {c['median']:,.0f} steps/s, {c['median_ratio']:.0%} of the limit "
+        f"(limit median {share['limit_median']:,.0f})",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS, repeats=3)
-    bench.add_limit_args(parser, "a built dm_control_raw (default: build it into build/bench-dm-control)")
-    parser.add_argument("--skip-throughput", action="store_true")
+    parser = raw_loop_report.arg_parser(
+        __doc__.splitlines()[0], TASKS, NUM_ENVS, METHODS, "dm_control_raw", "bench-dm-control"
+    )
     parser.add_argument("--envpool-path", help="a site-packages directory holding envpool 1.2.5 (appended to sys.path)")
     args = parser.parse_args(argv)
     if args.json:
@@ -134,34 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     bench.work_in_scratch_dir("bench_dm_control_")  # MuJoCo's MUJOCO_LOG.TXT, if any, goes there
 
     record = bench.start_report(f"dm_control ({', '.join(args.tasks)}): parallel_pool vs EnvPool", gymnasium=False)
-
-    binary = None
-    if not args.skip_raw:
-        binary = args.raw_binary or build_raw_binary()
-        raw = measure_raw(binary, args.tasks, args.raw_seconds, args.raw_repeats)
-        print()
-        print(f"## Raw single-thread C++ loop, steps/s (median of {args.raw_repeats} runs of {args.raw_seconds:g} s)")
-        print()
-        print(format_raw(raw))
-        record["raw"] = raw
-
-    limits: dict[str, dict[str, Any]] = {}
-    if binary is not None and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
-        cpus = sorted(os.sched_getaffinity(0))[:2]
-        print()
-        print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
-        for task_id in args.tasks:
-            limit_cmd = limit_raw_cmd(binary, task_id, args.limit_seconds)
-            limits[task_id] = limit_check.interleaved(
-                task_id, bench.limit_configs(args.num_envs), limit_cmd, RAW_RATE_PATTERN, cpus,
-                rounds=args.limit_rounds, seconds=args.limit_seconds,
-            )
-            print()
-            print(limit_check.format_interleaved(task_id, limits[task_id], "steps/s"))
-        record["limit_interleaved"] = limits
-
+    limits = raw_loop_report.raw_sections(
+        args,
+        record,
+        build_raw_binary,
+        lambda binary: measure_raw(binary, args.tasks, args.raw_seconds, args.raw_repeats),
+        format_raw,
+        limit_raw_cmd,
+    )
     result = None if args.skip_throughput else bench.throughput_section(args.tasks, args, record)
-    return bench.finish_report(record, check_targets(result, limits), args.json)
+    targets = raw_loop_report.check_targets(result, limits, ENVPOOL_RATIO, check_share)
+    return bench.finish_report(record, targets, args.json)
 
 
 if __name__ == "__main__":

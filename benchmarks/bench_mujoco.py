@@ -37,12 +37,12 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Any, Callable
 
 import gymnasium
 import limit_check  # benchmarks/limit_check.py, next to this script
+import raw_loop_report  # benchmarks/raw_loop_report.py: what this script shares with bench_dm_control.py
 
 import parallel_pool_bench as bench
 
@@ -52,16 +52,12 @@ METHODS = ("pp-sync", "pp-async", "gym-async", "sb3-subproc", "envpool-sync", "e
 # The issue's targets: our modes at or above EnvPool's, and our best steps/s at this fraction of
 # the 2-core limit (two raw loops pinned to the two CPUs).
 LIMIT_FRACTION = 0.9
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RAW_BUILD_DIR = os.path.join(REPO, "build", "bench-mujoco")
-# The raw loop's last line: its rate.
-RAW_RATE_PATTERN = r"steps_per_s=([0-9.]+)"
+RAW_RATE_PATTERN = raw_loop_report.RATE_PATTERN
 
 
 def build_raw_binary() -> str:
-    """Configures and builds the mujoco_raw target; returns its path."""
-    # The raw MuJoCo loop needs no ALE (nor its download).
-    return limit_check.build_raw_target(REPO, RAW_BUILD_DIR, "mujoco_raw", ["-DPP_WITH_ATARI=OFF"])
+    """Configures and builds the mujoco_raw target into build/bench-mujoco; returns its path."""
+    return raw_loop_report.build("mujoco_raw", "bench-mujoco")
 
 
 def gymnasium_assets_dir() -> str:
@@ -123,26 +119,16 @@ def format_raw(raw: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def check_targets(
-    result: bench.BenchResult | None, limits: dict[str, dict[str, Any]] | None
-) -> list[tuple[str, bool, str]]:
-    checks: list[tuple[str, bool, str]] = []
-    measurements = result.measurements if result is not None else []
-    tasks = list(dict.fromkeys([m.task_id for m in measurements] + list(limits or {})))
-    for task_id in tasks:
-        pairs = (("pp-sync", "envpool-sync", 1.0), ("pp-async", "envpool-async", 1.0))
-        checks += bench.check_ratios(result, pairs, task_id=task_id)
-        share = limits.get(task_id) if limits else None
-        if share:
-            name, c = limit_check.best(share)
-            checks.append((
-                f"{task_id}: our best >= {LIMIT_FRACTION:.0%} of the 2-core limit (interleaved)",
-                c["median_ratio"] >= LIMIT_FRACTION,
-                f"{name} at num_envs={c['num_envs']}: {c['median']:,.0f} steps/s, {c['median_ratio']:.0%} of "
-                f"the limit ({c['median_ratio_steal_corrected']:.0%} steal-corrected; medians of the ratio to the "
-                f"adjacent limits; limit median {share['limit_median']:,.0f})",
-            ))
-    return checks
+def check_share(task_id: str, share: dict[str, Any]) -> bench.Check:
+    """Our best config's share of the 2-core limit against LIMIT_FRACTION."""
+    name, c = limit_check.best(share)
+    return (
+        f"{task_id}: our best >= {LIMIT_FRACTION:.0%} of the 2-core limit (interleaved)",
+        c["median_ratio"] >= LIMIT_FRACTION,
+        f"{name} at num_envs={c['num_envs']}: {c['median']:,.0f} steps/s, {c['median_ratio']:.0%} of "
+        f"the limit ({c['median_ratio_steal_corrected']:.0%} steal-corrected; medians of the ratio to the "
+        f"adjacent limits; limit median {share['limit_median']:,.0f})",
+    )
 
 
 def set_mujoco_timer(keep: bool) -> str:
@@ -157,11 +143,7 @@ def set_mujoco_timer(keep: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
-    bench.add_common_args(parser, num_envs=NUM_ENVS, methods=METHODS, repeats=3)
-    bench.add_limit_args(parser, "a built mujoco_raw (default: build it into build/bench-mujoco)")
-    parser.add_argument("--skip-throughput", action="store_true")
+    parser = raw_loop_report.arg_parser(__doc__.splitlines()[0], TASKS, NUM_ENVS, METHODS, "mujoco_raw", "bench-mujoco")
     parser.add_argument("--keep-mujoco-timer", action="store_true",
                         help="measure the throughput rows with the timer callback that `import mujoco` installs")
     args = parser.parse_args(argv)
@@ -175,33 +157,18 @@ def main(argv: list[str] | None = None) -> int:
         f"MuJoCo ({', '.join(args.tasks)}): parallel_pool vs Gymnasium {gymnasium.__version__}, SB3, EnvPool"
     )
 
-    raw = None
-    if not args.skip_raw:
-        binary = args.raw_binary or build_raw_binary()
-        raw = measure_raw(binary, args.tasks, args.raw_seconds, args.raw_repeats, max(args.num_envs))
-        print()
-        print(f"## Raw single-thread C++ loop, steps/s (median of {args.raw_repeats} runs of {args.raw_seconds:g} s)")
-        print()
-        print(format_raw(raw))
-        record["raw"] = raw
-
     # The limit share first, while nothing in this process has imported the `mujoco` Python package:
     # importing it installs MuJoCo's global timer callback (mjcb_time), which every mj_step of our
     # envs then calls too, and the raw loops never pay it (BENCHMARKS.md). The throughput rows below
     # create Gymnasium's MuJoCo envs, which import it.
-    limits: dict[str, dict[str, Any]] = {}
-    if not args.skip_raw and not args.skip_limit and len(os.sched_getaffinity(0)) >= 2:
-        cpus = sorted(os.sched_getaffinity(0))[:2]
-        print()
-        print(f"## Share of the 2-core limit, interleaved ({args.limit_rounds} rounds of {args.limit_seconds:g} s)")
-        for task_id in args.tasks:
-            limits[task_id] = limit_check.interleaved(
-                task_id, bench.limit_configs(args.num_envs), limit_raw_cmd(binary, task_id, args.limit_seconds),
-                RAW_RATE_PATTERN, cpus, rounds=args.limit_rounds, seconds=args.limit_seconds,
-            )
-            print()
-            print(limit_check.format_interleaved(task_id, limits[task_id], "steps/s"))
-        record["limit_interleaved"] = limits
+    limits = raw_loop_report.raw_sections(
+        args,
+        record,
+        build_raw_binary,
+        lambda binary: measure_raw(binary, args.tasks, args.raw_seconds, args.raw_repeats, max(args.num_envs)),
+        format_raw,
+        limit_raw_cmd,
+    )
 
     result = None
     if not args.skip_throughput:
@@ -209,8 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(f"MuJoCo timer callback during the throughput rows: {record['mujoco_timer_callback']}")
         result = bench.throughput_section(args.tasks, args, record)
-    checks = check_targets(result, limits) if result is not None or limits else []
-    return bench.finish_report(record, checks, args.json)
+    return bench.finish_report(record, raw_loop_report.check_targets(result, limits, 1.0, check_share), args.json)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ fraction of the segment's CPU time that was not stolen. It is context, not the t
 a pool that lets a vCPU halt (sync mode between batches) can be charged steal for the host's delay
 in waking it, so correcting would excuse some of its own cost. The targets use the uncorrected share.
 
-Used by bench_mujoco.py, bench_dm_control.py and bench_atari.py, which also build and run their
-raw loops through ``build_raw_target`` and ``run_loops``.
+Used by bench_atari.py and, through raw_loop_report.py, bench_mujoco.py and bench_dm_control.py;
+they also build and run their raw loops through ``build_raw_target`` and ``run_loops``.
 """
 
 from __future__ import annotations
