@@ -37,6 +37,7 @@ import numpy as np
 from pixel_bench import SIZE, append_json, measure, pp_runner, print_table  # benchmarks/pixel_bench.py
 
 import parallel_pool
+import parallel_pool_bench as bench
 
 DOMAINS = {"CheetahRun-v1": ("cheetah", "run"), "WalkerWalk-v1": ("walker", "walk"),
            "HumanoidRun-v1": ("humanoid", "run")}
@@ -118,11 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="CheetahRun-v1", choices=sorted(DOMAINS))
     parser.add_argument("--camera", type=int, default=0, help="camera_id (DrQ's and EnvPool's pixel setups use 0)")
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[2, 8])
-    parser.add_argument("--num-threads", type=int, default=0, help="our worker threads (0: one per CPU)")
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--json", help="append the results to this JSON file")
+    bench.add_pixel_args(parser)
     args = parser.parse_args()
 
     cpus = os.cpu_count() or 1

@@ -34,6 +34,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import gymnasium
@@ -150,49 +151,28 @@ def available(method: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed segment (default 1)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed segments per method (default 5)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", metavar="PATH", help="write this run's results as JSON here")
+    bench.add_runner_args(parser, num_envs=NUM_ENVS, methods=METHODS, seconds=1.0, repeats=5)
     args = parser.parse_args(argv)
 
     import mpe2
 
     bench.start_report(f"{TASK}: parallel_pool's PettingZoo front-end vs mpe2 {mpe2.__version__}")
-    methods = []
-    for method in args.methods:
-        reason = available(method)
-        if reason:
-            print(f"\n(skipped {method}: {reason})")
-        else:
-            methods.append(method)
+    methods = bench.available_methods(args.methods, available)
     rates: dict[tuple[str, int], float] = {}
     for n in args.num_envs:
-        runners = {m: Runner(m, n, args.seed) for m in methods}
-        try:
-            medians = bench.interleaved_medians(runners, args.seconds, args.repeats, warmup=min(0.3, args.seconds))
-        finally:
-            for r in runners.values():
-                r.close()
+        make = partial(Runner, num_envs=n, seed=args.seed)
+        medians = bench.interleaved_methods(
+            methods, make, args.seconds, args.repeats, warmup=min(0.3, args.seconds), label=f"num_envs={n}"
+        )
         rates.update({(m, n): rate for m, rate in medians.items()})
-        print(f"num_envs={n}: " + ", ".join(f"{m} {rates[(m, n)]:,.0f}" for m in methods), file=sys.stderr)
-    print()
-    print(f"## env steps/s (median of {args.repeats} interleaved segments of ~{args.seconds} s)")
-    print()
-    print("| method | " + " | ".join(f"{n} envs" for n in args.num_envs) + " |")
-    print("|---|" + "---:|" * len(args.num_envs))
-    for m in methods:
-        print(f"| {m} | " + " | ".join(f"{rates[(m, n)]:,.0f}" for n in args.num_envs) + " |")
-    checks = []
-    for ours in ("pp-sync", "pp-async"):
-        for ref in PYTHON_REFERENCES:
-            if ours not in methods or ref not in methods:
-                continue
-            cells = [rates[(ours, n)] / rates[(ref, n)] for n in args.num_envs]
-            print(f"| {ours} / {ref} | " + " | ".join(f"{c:.1f}x" for c in cells) + " |")
-            checks += [(f"{ours} >= {TARGET:g}x {ref}, {n} envs", c >= TARGET, c) for n, c in zip(args.num_envs, cells)]
+    table = {m: [rates[(m, n)] for n in args.num_envs] for m in methods}
+    pairs = [(ours, ref) for ours in ("pp-sync", "pp-async") for ref in PYTHON_REFERENCES]
+    heading = f"env steps/s (median of {args.repeats} interleaved segments of ~{args.seconds} s)"
+    checks = [
+        (f"{ours} >= {TARGET:g}x {ref}, {n} envs", c >= TARGET, c)
+        for (ours, ref), cells in bench.print_rates(heading, args.num_envs, table, pairs, digits=1).items()
+        for n, c in zip(args.num_envs, cells)
+    ]
     if checks:
         print()
         met = sum(ok for _, ok, _ in checks)

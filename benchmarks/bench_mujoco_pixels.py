@@ -36,6 +36,7 @@ from gymnasium.wrappers import AddRenderObservation
 from pixel_bench import SIZE, append_json, measure, pp_runner, print_table  # benchmarks/pixel_bench.py
 
 import parallel_pool
+import parallel_pool_bench as bench
 
 
 def gym_env(task: str) -> gymnasium.Env:
@@ -78,11 +79,7 @@ def gym_async_runner(task: str, num_envs: int) -> tuple[Callable[[float], int], 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="HalfCheetah-v5")
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[2, 8])
-    parser.add_argument("--num-threads", type=int, default=0, help="our worker threads (0: one per CPU)")
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--json", help="append the results to this JSON file")
+    bench.add_pixel_args(parser)
     args = parser.parse_args()
 
     # Gymnasium's AsyncVectorEnv first, then a collection: it makes and closes a rendering env in

@@ -39,6 +39,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import gymnasium
@@ -185,51 +186,29 @@ def available(method: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
-    parser.add_argument("--num-envs", type=int, nargs="+", default=list(NUM_ENVS))
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per timed segment (default 2)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed segments per method (default 3)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", metavar="PATH", help="write this run's results as JSON here")
+    bench.add_runner_args(parser, num_envs=NUM_ENVS, methods=METHODS, seconds=2.0, repeats=3)
     args = parser.parse_args(argv)
 
     bench.start_report("ViZDoom: parallel_pool vs EnvPool 1.2.5 and vizdoom under AsyncVectorEnv")
-    methods = []
-    for method in args.methods:
-        reason = available(method)
-        if reason:
-            print(f"\n(skipped {method}: {reason})")
-        else:
-            methods.append(method)
+    methods = bench.available_methods(args.methods, available)
     rates: dict[tuple[str, str, int], float] = {}
     for task in args.tasks:
         for n in args.num_envs:
-            runners = {m: Runner(m, task, n, args.seed) for m in methods}
-            try:
-                medians = bench.interleaved_medians(runners, args.seconds, args.repeats, warmup=min(0.5, args.seconds))
-            finally:
-                for r in runners.values():
-                    r.close()
+            make = partial(Runner, task=task, num_envs=n, seed=args.seed)
+            medians = bench.interleaved_methods(
+                methods, make, args.seconds, args.repeats, warmup=min(0.5, args.seconds), label=f"{task} num_envs={n}"
+            )
             rates.update({(task, m, n): rate for m, rate in medians.items()})
-            print(f"{task} num_envs={n}: " + ", ".join(f"{m} {rates[(task, m, n)]:,.0f}" for m in methods),
-                  file=sys.stderr)
+    pairs = [(ours, ref) for ours in ("pp-sync", "pp-async") for ref in REFERENCES]
     ratios = []
     for task in args.tasks:
-        print()
-        print(f"## {task}: frames/s (median of {args.repeats} interleaved segments of ~{args.seconds} s)")
-        print()
-        print("| method | " + " | ".join(f"{n} envs" for n in args.num_envs) + " |")
-        print("|---|" + "---:|" * len(args.num_envs))
-        for m in methods:
-            print(f"| {m} | " + " | ".join(f"{rates[(task, m, n)]:,.0f}" for n in args.num_envs) + " |")
-        for ours in ("pp-sync", "pp-async"):
-            for ref in REFERENCES:
-                if ours not in methods or ref not in methods:
-                    continue
-                cells = [rates[(task, ours, n)] / rates[(task, ref, n)] for n in args.num_envs]
-                print(f"| {ours} / {ref} | " + " | ".join(f"{c:.2f}x" for c in cells) + " |")
-                ratios += [{"task": task, "ours": ours, "reference": ref, "num_envs": n, "ratio": c}
-                           for n, c in zip(args.num_envs, cells)]
+        table = {m: [rates[(task, m, n)] for n in args.num_envs] for m in methods}
+        heading = f"{task}: frames/s (median of {args.repeats} interleaved segments of ~{args.seconds} s)"
+        for (ours, ref), cells in bench.print_rates(heading, args.num_envs, table, pairs, digits=2).items():
+            ratios += [
+                {"task": task, "ours": ours, "reference": ref, "num_envs": n, "ratio": c}
+                for n, c in zip(args.num_envs, cells)
+            ]
     if args.json:
         record = {
             "command": " ".join(["python", *sys.argv]),

@@ -20,7 +20,9 @@ no benchmark code. Its modules, one idea each:
 - ``progress``: ``Progress``, the bar on stderr.
 - ``scratch``: ``work_in_scratch_dir``, a benchmark's working directory, removed at exit.
 - ``script``: what every ``benchmarks/bench_*.py`` does around its measurements (common options,
-  the report's header, the throughput section, the targets and the JSON record).
+  the report's header, the throughput section, the targets and the JSON record), and what the
+  scripts that time runners of their own share (options, skipped methods, interleaved medians,
+  rate tables).
 
 Example:
     >>> from parallel_pool_bench import format_table, run_benchmarks
@@ -65,9 +67,14 @@ from parallel_pool_bench.script import (
     Check,
     add_common_args,
     add_limit_args,
+    add_pixel_args,
+    add_runner_args,
+    available_methods,
     finish_report,
     interleaved_medians,
+    interleaved_methods,
     limit_configs,
+    print_rates,
     ratio_benchmark,
     start_report,
     throughput_section,
@@ -98,7 +105,10 @@ __all__ = [
     "SyncRunner",
     "add_common_args",
     "add_limit_args",
+    "add_pixel_args",
+    "add_runner_args",
     "async_batch_size",
+    "available_methods",
     "check_available",
     "check_ratios",
     "draw_actions",
@@ -107,10 +117,12 @@ __all__ = [
     "format_ratios",
     "format_table",
     "interleaved_medians",
+    "interleaved_methods",
     "machine_info",
     "limit_configs",
     "make_runner",
     "plot",
+    "print_rates",
     "ratio_benchmark",
     "rates_by_cell",
     "run_benchmarks",

@@ -1,6 +1,9 @@
 """What every ``benchmarks/bench_*.py`` script does around its own measurements: the common
 options, the report's title and machine line, the throughput section, the targets and the JSON
-record. A script adds its own options and sections between ``start_report`` and ``finish_report``."""
+record. A script adds its own options and sections between ``start_report`` and ``finish_report``.
+A script that times runners of its own (bench_mpe.py, bench_vizdoom.py) takes its options, the
+methods it can run, their interleaved medians and its rate tables from here too; the pixel
+benchmarks take their options."""
 
 from __future__ import annotations
 
@@ -20,9 +23,14 @@ __all__ = [
     "Check",
     "add_common_args",
     "add_limit_args",
+    "add_pixel_args",
+    "add_runner_args",
+    "available_methods",
     "finish_report",
     "interleaved_medians",
+    "interleaved_methods",
     "limit_configs",
+    "print_rates",
     "ratio_benchmark",
     "start_report",
     "throughput_section",
@@ -46,12 +54,41 @@ def add_common_args(
         parser.add_argument("--num-envs", type=int, nargs="+", default=list(num_envs))
     if methods is not None:
         parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(methods))
+    _add_segment_args(parser, seconds, repeats)
+    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def _add_segment_args(parser: argparse.ArgumentParser, seconds: float, repeats: int) -> None:
+    """Adds ``--seconds`` and ``--repeats``, the length and number of each method's timed segments."""
     parser.add_argument(
         "--seconds", type=float, default=seconds, help=f"seconds per timed segment (default {seconds:g})"
     )
     parser.add_argument("--repeats", type=int, default=repeats, help=f"timed segments per method (default {repeats})")
-    parser.add_argument("--json", metavar="PATH", help="append this run's results to a JSON list here")
-    parser.add_argument("--no-progress", action="store_true")
+
+
+def add_runner_args(
+    parser: argparse.ArgumentParser, *, num_envs: Sequence[int], methods: Sequence[str], seconds: float, repeats: int
+) -> None:
+    """The options of a script that times runners of its own (``interleaved_methods``) rather than
+    ``METHODS``: ``--num-envs``, ``--methods`` (any of ``methods``, all by default), ``--seconds``,
+    ``--repeats``, ``--seed`` and ``--json`` (a file the results are written to)."""
+    parser.add_argument("--num-envs", type=int, nargs="+", default=list(num_envs))
+    parser.add_argument("--methods", nargs="+", choices=methods, default=list(methods))
+    _add_segment_args(parser, seconds, repeats)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", metavar="PATH", help="write this run's results as JSON here")
+
+
+def add_pixel_args(parser: argparse.ArgumentParser) -> None:
+    """The options the pixel benchmarks (bench_mujoco_pixels.py, bench_dm_control_pixels.py) share:
+    ``--num-envs``, ``--num-threads`` (our worker threads), ``--seconds`` (per segment),
+    ``--rounds`` and ``--json`` (a JSON list the results are appended to)."""
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[2, 8])
+    parser.add_argument("--num-threads", type=int, default=0, help="our worker threads (0: one per CPU)")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", help="append the results to this JSON file")
 
 
 def start_report(title: str, *, gymnasium: bool = True) -> dict[str, Any]:
@@ -139,6 +176,60 @@ def interleaved_medians(runners: Mapping[str, Any], seconds: float, repeats: int
         for m in names[k % len(names):] + names[: k % len(names)]:
             samples[m].append(runners[m].run(seconds))
     return {m: statistics.median(samples[m]) for m in names}
+
+
+def available_methods(methods: Sequence[str], unavailable: Callable[[str], str | None]) -> list[str]:
+    """The ``methods`` for which ``unavailable(method)`` gives no reason; prints the reason of each
+    other one, which is skipped."""
+    kept = []
+    for method in methods:
+        reason = unavailable(method)
+        if reason:
+            print(f"\n(skipped {method}: {reason})")
+        else:
+            kept.append(method)
+    return kept
+
+
+def interleaved_methods(
+    methods: Sequence[str], make: Callable[[str], Any], seconds: float, repeats: int, warmup: float, label: str
+) -> dict[str, float]:
+    """``interleaved_medians`` of one runner per method, ``make(method)`` (anything with ``run`` and
+    ``close``), closed afterwards; prints the medians to stderr after ``label`` (what the cell is)."""
+    runners = {m: make(m) for m in methods}
+    try:
+        medians = interleaved_medians(runners, seconds, repeats, warmup)
+    finally:
+        for r in runners.values():
+            r.close()
+    print(f"{label}: " + ", ".join(f"{m} {medians[m]:,.0f}" for m in methods), file=sys.stderr)
+    return medians
+
+
+def print_rates(
+    heading: str,
+    num_envs: Sequence[int],
+    rates: Mapping[str, Sequence[float]],
+    pairs: Sequence[tuple[str, str]],
+    digits: int,
+) -> dict[tuple[str, str], list[float]]:
+    """Prints ``heading``, then a markdown table of each method's rate at each of ``num_envs``
+    (``rates[method]``, in that order) and, for each (ours, theirs) of ``pairs`` that ``rates`` has
+    both of, a row of ours / theirs with ``digits`` decimals. Returns those rows' ratios by pair."""
+    print()
+    print(f"## {heading}")
+    print()
+    print("| method | " + " | ".join(f"{n} envs" for n in num_envs) + " |")
+    print("|---|" + "---:|" * len(num_envs))
+    for method, row in rates.items():
+        print(f"| {method} | " + " | ".join(f"{r:,.0f}" for r in row) + " |")
+    ratios = {}
+    for ours, theirs in pairs:
+        if ours in rates and theirs in rates:
+            cells = [a / b for a, b in zip(rates[ours], rates[theirs])]
+            print(f"| {ours} / {theirs} | " + " | ".join(f"{c:.{digits}f}x" for c in cells) + " |")
+            ratios[(ours, theirs)] = cells
+    return ratios
 
 
 def ratio_benchmark(
