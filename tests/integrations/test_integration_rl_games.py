@@ -5,40 +5,42 @@ from __future__ import annotations
 import copy
 import os
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "`torch.jit.script_method` is deprecated", DeprecationWarning)
+    import rl_games
     from rl_games.common import env_configurations, vecenv
     from rl_games.torch_runner import Runner
 
 import parallel_pool
 from parallel_pool.integrations.rl_games import RlGamesVecEnv, register
 
-# rl_games' own ppo_cartpole.yaml, shrunk; device cpu and no torch.compile (minutes of compiling).
-CARTPOLE_CONFIG = {
-    "params": {
-        "seed": 0,
-        "algo": {"name": "a2c_discrete"},
-        "model": {"name": "discrete_a2c"},
-        "network": {
-            "name": "actor_critic", "separate": True, "space": {"discrete": None},
-            "mlp": {"units": [32, 32], "activation": "relu", "initializer": {"name": "default"},
-                    "regularizer": {"name": "None"}},
-        },
-        "config": {
-            "name": "pp_cartpole", "env_name": "parallel_pool/CartPole-v1", "env_config": {"seed": 0},
-            "reward_shaper": {"scale_value": 0.1}, "normalize_advantage": True, "gamma": 0.99, "tau": 0.9,
-            "learning_rate": 2e-4, "score_to_win": 400, "grad_norm": 1.0, "entropy_coef": 0.01,
-            "truncate_grads": True, "e_clip": 0.2, "clip_value": True, "num_actors": 8, "horizon_length": 16,
-            "minibatch_size": 64, "mini_epochs": 2, "critic_coef": 1, "lr_schedule": None, "kl_threshold": 0.008,
-            "normalize_input": False, "save_best_after": 100, "save_frequency": 0, "device": "cpu",
-            "multi_gpu": False, "max_epochs": 4, "value_bootstrap": True, "torch_compile": False,
-        },
-    }
-}
+
+def shrunk_ppo_cartpole() -> dict[str, Any]:
+    """rl_games' own ppo_cartpole.yaml (its wheel ships it), shrunk to 4 short epochs on
+    parallel_pool/CartPole-v1; device cpu and no torch.compile (minutes of compiling)."""
+    with open(os.path.join(os.path.dirname(rl_games.__file__), "configs", "ppo_cartpole.yaml")) as f:
+        params = yaml.safe_load(f)["params"]
+    # Torch's threads (auto: one per CPU, up to 4) and no checkpoint to load: rl_games' defaults.
+    for key in ("torch_threads", "load_checkpoint", "load_path"):
+        del params[key]
+    params["seed"] = 0
+    params["config"].update(
+        name="pp_cartpole", env_name="parallel_pool/CartPole-v1", env_config={"seed": 0}, device="cpu",
+        num_actors=8, horizon_length=16, mini_epochs=2, max_epochs=4, save_best_after=100, save_frequency=0,
+        value_bootstrap=True, torch_compile=False,
+        # PyYAML reads the file's 2e-4 and None as strings.
+        learning_rate=2e-4, lr_schedule=None,
+    )
+    return {"params": params}
+
+
+CARTPOLE_CONFIG = shrunk_ppo_cartpole()
 
 
 def test_register_names_every_task() -> None:
