@@ -42,8 +42,8 @@ and closing two pools); ``PP_PROPERTY_EXAMPLES`` raises the count for a longer h
 from __future__ import annotations
 
 import collections
+import functools
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -267,10 +267,28 @@ class _Watchdog:
 WATCHDOG = _Watchdog()
 
 
-def _trace() -> None:
-    """Counts the calling rule in Hypothesis' statistics (``pytest --hypothesis-show-statistics``
-    shows how many examples reached each rule)."""
-    event("rule " + sys._getframe(1).f_code.co_name)
+def _trace(rule_name: str) -> None:
+    """Counts a rule in Hypothesis' statistics (``pytest --hypothesis-show-statistics`` shows how
+    many examples reached each rule)."""
+    event("rule " + rule_name)
+
+
+def _pool_rule(**arguments: Any) -> Callable[[Callable[..., None]], Any]:
+    """``@rule(**arguments)`` for a call on the pool: once the pool is closed the rule makes one of
+    the calls after close instead (``PoolMachine._call_after_close``); otherwise it is counted
+    (``_trace``) and runs."""
+
+    def wrap(method: Callable[..., None]) -> Any:
+        @functools.wraps(method)
+        def run(self: PoolMachine, **kwargs: Any) -> None:
+            if self.closed:
+                return self._call_after_close()
+            _trace(method.__name__)
+            return method(self, **kwargs)
+
+        return rule(**arguments)(run)
+
+    return wrap
 
 
 SEEDS = st.integers(0, 2**32 - 1)
@@ -636,12 +654,9 @@ class PoolMachine(RuleBasedStateMachine):
         return r.permutation(np.array([i for i in ok if i != bad_one] + [bad_one])), ValueError
 
     # --- valid calls (each falls back to the refusal its state calls for) -------------------------
-    @rule(seed=SEEDS)
+    @_pool_rule(seed=SEEDS)
     def reset_all(self, seed: int) -> None:
         """reset() of every env: refused while any env is in flight."""
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         env_seed: Any = [None, int(r.integers(2**32)), [int(x) for x in r.integers(2**32, size=self.n)]][
             int(r.integers(3))
@@ -662,12 +677,9 @@ class PoolMachine(RuleBasedStateMachine):
             self.sync_order = []
             self._received(result, expect_ids=ids)
 
-    @rule(seed=SEEDS, as_mask=st.booleans())
+    @_pool_rule(seed=SEEDS, as_mask=st.booleans())
     def reset_some(self, seed: int, as_mask: bool) -> None:
         """reset(env_id) or reset(options={"reset_mask"}): those envs now, their rows in that order."""
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         env_seed = None if r.random() < 0.5 else int(r.integers(2**32))
         free = self._free()
@@ -686,11 +698,8 @@ class PoolMachine(RuleBasedStateMachine):
         zeros = np.zeros(len(ids))
         self._received((obs, zeros, zeros.astype(bool), zeros.astype(bool), info), expect_ids=ids)
 
-    @rule(seed=SEEDS, every=st.booleans())
+    @_pool_rule(seed=SEEDS, every=st.booleans())
     def async_reset(self, seed: int, every: bool) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         env_seed = None if r.random() < 0.5 else int(r.integers(2**32))
         free = self._free()
@@ -703,11 +712,8 @@ class PoolMachine(RuleBasedStateMachine):
         self.env.async_reset(seed=env_seed, env_id=None if every else _id_array(r, ids))
         self._queued(ids, "reset")
 
-    @rule(seed=SEEDS, every=st.booleans())
+    @_pool_rule(seed=SEEDS, every=st.booleans())
     def send(self, seed: int, every: bool) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         steppable = self._steppable()
         every = every and steppable == list(range(self.n))
@@ -719,15 +725,12 @@ class PoolMachine(RuleBasedStateMachine):
         self.env.send(given, None if every else _id_array(r, ids))
         self._queued(ids, "step")
 
-    @rule(seed=SEEDS, every=st.booleans())
+    @_pool_rule(seed=SEEDS, every=st.booleans())
     def step(self, seed: int, every: bool) -> None:
         """step(): send and recv in one call. Too few envs to fill a batch is refused before anything
         is queued (they would stay in flight with nobody to receive them), in both modes, except
         EnvPool's step of some envs in sync mode with nothing in flight (one player per env): their
         rows alone come back, in the order given."""
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         steppable = self._steppable()
         need = self.batch_size - len(self._pending())  # envs this step must add to make a batch
@@ -755,13 +758,10 @@ class PoolMachine(RuleBasedStateMachine):
         self._queued(ids, "step")
         self._after_recv(result)
 
-    @rule(timeout=st.sampled_from([None, 0, WAIT_S]))
+    @_pool_rule(timeout=st.sampled_from([None, 0, WAIT_S]))
     def recv(self, timeout: float | None) -> None:
         """recv(): a batch, or, with fewer envs in flight than batch_size, RuntimeError at once
         (never a wait, for ever or until the timeout)."""
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         if len(self._pending()) < self.batch_size:
             self._raises(RuntimeError, lambda: self.env.recv(timeout=timeout))
             return
@@ -777,11 +777,8 @@ class PoolMachine(RuleBasedStateMachine):
             result = self._guarded(lambda: self.env.recv(timeout=timeout))
         self._after_recv(result)
 
-    @rule(seed=SEEDS, every=st.booleans())
+    @_pool_rule(seed=SEEDS, every=st.booleans())
     def render(self, seed: int, every: bool) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         if not self.task.renders:
             self._raises(ValueError, lambda: self.env.render(None if every else np.array([0])))
@@ -813,7 +810,7 @@ class PoolMachine(RuleBasedStateMachine):
             return self._call_after_close()
         if seed % 8:
             return
-        _trace()
+        _trace("close")
         threads_open = _settled_threads(None)
         self.env.close()
         self.closed = True
@@ -828,11 +825,8 @@ class PoolMachine(RuleBasedStateMachine):
         self._check_held()  # arrays returned before close stay valid
 
     # --- invalid calls -------------------------------------------------------------------------
-    @rule(seed=SEEDS, call=st.sampled_from(["send", "step"]))
+    @_pool_rule(seed=SEEDS, call=st.sampled_from(["send", "step"]))
     def bad_action(self, seed: int, call: str) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         steppable = self._steppable()
         if not steppable:
@@ -848,11 +842,8 @@ class PoolMachine(RuleBasedStateMachine):
         method = getattr(self.env, call)
         self._raises(error, lambda: method(action, _id_array(r, ids)))
 
-    @rule(seed=SEEDS, call=st.sampled_from(["send", "step", "reset", "async_reset", "render"]))
+    @_pool_rule(seed=SEEDS, call=st.sampled_from(["send", "step", "reset", "async_reset", "render"]))
     def bad_env_ids(self, seed: int, call: str) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         r = np.random.default_rng(seed)
         ids, error = self._bad_ids(r, for_step=call in ("send", "step"), for_render=call == "render")
         if call == "render" and not self.task.renders:
@@ -869,29 +860,20 @@ class PoolMachine(RuleBasedStateMachine):
         }
         self._raises(error, calls[call])
 
-    @rule(call=st.sampled_from(["send", "step"]))
+    @_pool_rule(call=st.sampled_from(["send", "step"]))
     def every_env_while_some_cannot_step(self, call: str) -> None:
         """send/step of every env (env_id=None) while one is in flight or cannot step."""
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         if self._steppable() == list(range(self.n)):
             return
         action = np.zeros(self._action_shape(self.n), dtype=self.field.dtype)
         self._raises(ValueError, lambda: getattr(self.env, call)(action))
 
-    @rule(timeout=st.sampled_from([-1, -0.5, "1", [1]]))
+    @_pool_rule(timeout=st.sampled_from([-1, -0.5, "1", [1]]))
     def recv_with_a_bad_timeout(self, timeout: Any) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         self._raises(ValueError, lambda: self.env.recv(timeout=timeout))
 
-    @rule(case=st.integers(0, 11))
+    @_pool_rule(case=st.integers(0, 11))
     def bad_reset_arguments(self, case: int) -> None:
-        if self.closed:
-            return self._call_after_close()
-        _trace()
         n = self.n
         cases: list[tuple[Callable[[], Any], type[BaseException]]] = [
             (lambda: self.env.reset(seed=-1), ValueError),
