@@ -20,45 +20,22 @@ from typing import Any
 import envpool  # type: ignore[import-not-found]
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_soak import _soak  # noqa: E402  (the measurement of tests/reliability/test_soak.py, not a copy)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "reliability"))
+# The measurement and the stepping loops of tests/reliability/test_soak.py, not copies.
+from test_soak import _soak_async, _soak_pools  # noqa: E402
 
 
 def cartpole_async(steps: int) -> dict[str, Any]:
     env = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=16, batch_size=8, seed=0)
     actions = np.random.default_rng(0).integers(0, 2, size=(64, 8))
-    env.async_reset()
-    calls = 0
-
-    def step(n: int) -> None:
-        nonlocal calls
-        for _ in range(n // 8):
-            _, _, _, _, info = env.recv()
-            env.send(actions[calls % 64], info["env_id"])
-            calls += 1
-
-    result = _soak(step, steps, warmup=200_000)
-    env.close()
-    return result
+    return _soak_async(env, actions, steps, 8, 200_000)
 
 
 def pong_async(frames: int) -> dict[str, Any]:
     env = envpool.make("Pong-v5", env_type="gymnasium", num_envs=8, batch_size=4, seed=0)
     actions = np.random.default_rng(0).integers(0, 6, size=(64, 4))
     frames_per_recv = 4 * env.spec.config.frame_skip
-    env.async_reset()
-    calls = 0
-
-    def step(n: int) -> None:
-        nonlocal calls
-        for _ in range(n // frames_per_recv):
-            _, _, _, _, info = env.recv()
-            env.send(actions[calls % 64], info["env_id"])
-            calls += 1
-
-    result = _soak(step, frames, warmup=20_000)
-    env.close()
-    return result
+    return _soak_async(env, actions, frames, frames_per_recv, 20_000)
 
 
 def _one_pool(i: int) -> None:
@@ -85,15 +62,7 @@ def _one_pool(i: int) -> None:
 
 
 def pools(count: int) -> dict[str, Any]:
-    made = 0
-
-    def step(n: int) -> None:
-        nonlocal made
-        for _ in range(n):
-            _one_pool(made)
-            made += 1
-
-    return _soak(step, count, warmup=100)
+    return _soak_pools(_one_pool, count)
 
 
 if __name__ == "__main__":

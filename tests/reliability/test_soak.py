@@ -127,6 +127,34 @@ def _soak(
     }
 
 
+def _soak_async(
+    env: Any,
+    actions: np.ndarray,
+    units: int,
+    units_per_recv: int,
+    warmup: int,
+    recv_timeout: float | None = None,
+    count_blocks: bool = False,
+) -> dict[str, Any]:
+    """Soaks an async pool, then closes it: after ``async_reset``, each batch received (with
+    `recv_timeout`, where the pool takes one) is sent the next row of `actions` (in turn), and
+    counts as `units_per_recv` units of work. `count_blocks`: hand ``_soak`` the pool's output
+    blocks (ours only: EnvPool does not count them)."""
+    env.async_reset()
+    calls = 0
+
+    def step(n: int) -> None:
+        nonlocal calls
+        for _ in range(n // units_per_recv):
+            _, _, _, _, info = env.recv() if recv_timeout is None else env.recv(timeout=recv_timeout)
+            env.send(actions[calls % len(actions)], info["env_id"])
+            calls += 1
+
+    result = _soak(step, units, warmup, blocks=(lambda: env._native.blocks_allocated) if count_blocks else None)
+    env.close()
+    return result
+
+
 # --- the workloads (run in a fresh process by _run) ------------------------------------------
 
 
@@ -137,19 +165,7 @@ def cartpole_async(steps: int) -> dict[str, Any]:
 
     env = parallel_pool.make("CartPole-v1", num_envs=16, batch_size=8, seed=0, episode_stats=True)
     actions = np.random.default_rng(0).integers(0, 2, size=(64, 8))
-    env.async_reset()
-    calls = 0
-
-    def step(n: int) -> None:
-        nonlocal calls
-        for _ in range(n // 8):
-            _, _, _, _, info = env.recv(timeout=60)
-            env.send(actions[calls % 64], info["env_id"])
-            calls += 1
-
-    result = _soak(step, steps, warmup=200_000, blocks=lambda: env._native.blocks_allocated)
-    env.close()
-    return result
+    return _soak_async(env, actions, steps, 8, 200_000, recv_timeout=60, count_blocks=True)
 
 
 def pong_async(frames: int) -> dict[str, Any]:
@@ -160,19 +176,7 @@ def pong_async(frames: int) -> dict[str, Any]:
     env = parallel_pool.make("Pong-v5", num_envs=8, batch_size=4, seed=0)
     actions = np.random.default_rng(0).integers(0, 6, size=(64, 4))
     frames_per_recv = 4 * env.spec.config["frame_skip"]
-    env.async_reset()
-    calls = 0
-
-    def step(n: int) -> None:
-        nonlocal calls
-        for _ in range(n // frames_per_recv):
-            _, _, _, _, info = env.recv(timeout=60)
-            env.send(actions[calls % 64], info["env_id"])
-            calls += 1
-
-    result = _soak(step, frames, warmup=20_000, blocks=lambda: env._native.blocks_allocated)
-    env.close()
-    return result
+    return _soak_async(env, actions, frames, frames_per_recv, 20_000, recv_timeout=60, count_blocks=True)
 
 
 def _one_pool(i: int) -> None:
@@ -202,16 +206,21 @@ def _one_pool(i: int) -> None:
     env.close()
 
 
-def pools(count: int) -> dict[str, Any]:
+def _soak_pools(one_pool: Callable[[int], None], count: int) -> dict[str, Any]:
+    """Soaks `one_pool(i)` (make, use and close pool i): a unit of work is one pool."""
     made = 0
 
     def step(n: int) -> None:
         nonlocal made
         for _ in range(n):
-            _one_pool(made)
+            one_pool(made)
             made += 1
 
     return _soak(step, count, warmup=100)
+
+
+def pools(count: int) -> dict[str, Any]:
+    return _soak_pools(_one_pool, count)
 
 
 WORKLOADS: dict[str, Callable[[int], dict[str, Any]]] = {
