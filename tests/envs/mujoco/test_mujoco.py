@@ -67,6 +67,19 @@ class MujocoTask:
         return self.task_id
 
 
+def _v4_and_v5(
+    name: str, *cases: dict[str, Any], qvel_noise: str = "normal", v5_cases: tuple[dict[str, Any], ...] = ()
+) -> list[MujocoTask]:
+    """A task's v4 and v5 where both take the same kwargs ``cases``: v5's first case also sets
+    ``frame_skip=2`` (a v5 kwarg), ``v5_cases`` are v5's alone, and v4's Gymnasium constructor
+    takes no ``xml_file``."""
+    first, *rest = cases
+    return [
+        MujocoTask(f"{name}-v4", qvel_noise=qvel_noise, has_xml_file=False, kwargs_cases=cases),
+        MujocoTask(f"{name}-v5", qvel_noise=qvel_noise, kwargs_cases=(dict(frame_skip=2, **first), *rest, *v5_cases)),
+    ]
+
+
 TASKS = [
     MujocoTask(
         "Ant-v4",
@@ -87,85 +100,36 @@ TASKS = [
             dict(terminate_when_unhealthy=False, healthy_z_range=(0.3, 0.9), healthy_reward=0.5),
         ),
     ),
-    MujocoTask(
-        "HalfCheetah-v4",
-        has_xml_file=False,
-        kwargs_cases=(
-            dict(forward_reward_weight=0.5, ctrl_cost_weight=0.3, reset_noise_scale=0.05,
-                 exclude_current_positions_from_observation=False),
-        ),
+    *_v4_and_v5(
+        "HalfCheetah",
+        dict(forward_reward_weight=0.5, ctrl_cost_weight=0.3, reset_noise_scale=0.05,
+             exclude_current_positions_from_observation=False),
     ),
-    MujocoTask(
-        "HalfCheetah-v5",
-        kwargs_cases=(
-            dict(frame_skip=2, forward_reward_weight=0.5, ctrl_cost_weight=0.3, reset_noise_scale=0.05,
-                 exclude_current_positions_from_observation=False),
-        ),
-    ),
-    MujocoTask(
-        "Hopper-v4",
+    *_v4_and_v5(
+        "Hopper",
+        dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
+             healthy_state_range=(-50.0, 50.0), healthy_z_range=(0.75, 2.0), healthy_angle_range=(-0.3, 0.3),
+             reset_noise_scale=0.01, exclude_current_positions_from_observation=False),
+        dict(terminate_when_unhealthy=False, healthy_z_range=(0.9, float("inf")), healthy_reward=2.0),
+        # A narrow state range: state_vector()[2:] leaves it before z or the angle do.
+        dict(healthy_state_range=(-2.0, 2.0), healthy_angle_range=(-1.0, 1.0)),
         qvel_noise="uniform",
-        has_xml_file=False,
-        kwargs_cases=(
-            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
-                 healthy_state_range=(-50.0, 50.0), healthy_z_range=(0.75, 2.0), healthy_angle_range=(-0.3, 0.3),
-                 reset_noise_scale=0.01, exclude_current_positions_from_observation=False),
-            dict(terminate_when_unhealthy=False, healthy_z_range=(0.9, float("inf")), healthy_reward=2.0),
-            # A narrow state range: state_vector()[2:] leaves it before z or the angle do.
-            dict(healthy_state_range=(-2.0, 2.0), healthy_angle_range=(-1.0, 1.0)),
-        ),
     ),
-    MujocoTask(
-        "Hopper-v5",
+    *_v4_and_v5(
+        "Walker2d",
+        dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5, healthy_z_range=(0.9, 1.8),
+             healthy_angle_range=(-0.5, 0.5), reset_noise_scale=0.01,
+             exclude_current_positions_from_observation=False),
+        dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 2.0), healthy_reward=2.0),
         qvel_noise="uniform",
-        kwargs_cases=(
-            dict(frame_skip=2, forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
-                 healthy_state_range=(-50.0, 50.0), healthy_z_range=(0.75, 2.0), healthy_angle_range=(-0.3, 0.3),
-                 reset_noise_scale=0.01, exclude_current_positions_from_observation=False),
-            dict(terminate_when_unhealthy=False, healthy_z_range=(0.9, float("inf")), healthy_reward=2.0),
-            # A narrow state range: state_vector()[2:] leaves it before z or the angle do.
-            dict(healthy_state_range=(-2.0, 2.0), healthy_angle_range=(-1.0, 1.0)),
-        ),
+        # Gymnasium's v4 model (left foot friction 0.9) under v5.
+        v5_cases=(dict(xml_file="walker2d.xml"),),
     ),
-    MujocoTask(
-        "Walker2d-v4",
+    *_v4_and_v5(
+        "Swimmer",
+        dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, reset_noise_scale=0.2,
+             exclude_current_positions_from_observation=False),
         qvel_noise="uniform",
-        has_xml_file=False,
-        kwargs_cases=(
-            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5, healthy_z_range=(0.9, 1.8),
-                 healthy_angle_range=(-0.5, 0.5), reset_noise_scale=0.01,
-                 exclude_current_positions_from_observation=False),
-            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 2.0), healthy_reward=2.0),
-        ),
-    ),
-    MujocoTask(
-        "Walker2d-v5",
-        qvel_noise="uniform",
-        kwargs_cases=(
-            dict(frame_skip=2, forward_reward_weight=2.0, ctrl_cost_weight=0.01, healthy_reward=0.5,
-                 healthy_z_range=(0.9, 1.8), healthy_angle_range=(-0.5, 0.5), reset_noise_scale=0.01,
-                 exclude_current_positions_from_observation=False),
-            dict(terminate_when_unhealthy=False, healthy_z_range=(1.1, 2.0), healthy_reward=2.0),
-            # Gymnasium's v4 model (left foot friction 0.9) under v5.
-            dict(xml_file="walker2d.xml"),
-        ),
-    ),
-    MujocoTask(
-        "Swimmer-v4",
-        qvel_noise="uniform",
-        has_xml_file=False,
-        kwargs_cases=(
-            dict(forward_reward_weight=2.0, ctrl_cost_weight=0.01, reset_noise_scale=0.2,
-                 exclude_current_positions_from_observation=False),
-        ),
-    ),
-    MujocoTask(
-        "Swimmer-v5",
-        qvel_noise="uniform",
-        kwargs_cases=(
-            dict(frame_skip=2, forward_reward_weight=2.0, ctrl_cost_weight=0.01, reset_noise_scale=0.2,
-                 exclude_current_positions_from_observation=False),
-        ),
     ),
     MujocoTask(
         "Humanoid-v4",
