@@ -72,6 +72,45 @@ def valid_actions() -> Callable[[Any, int, int], Any]:
     return _valid_actions
 
 
+def _async_round_trips(task_id: str, num_envs: int, batch_size: int, sends: int) -> None:
+    """``task_id``'s async pool (seed 0): after ``async_reset``, ``sends`` batches of ``batch_size``
+    envs received, each sent valid actions, and one batch more received; then closed."""
+    import parallel_pool
+
+    env = parallel_pool.make(task_id, num_envs=num_envs, batch_size=batch_size, seed=0)
+    try:
+        env.async_reset()
+        for i in range(sends):
+            _, _, _, _, info = env.recv()
+            assert len(info["env_id"]) == batch_size
+            env.send(_valid_actions(env, batch_size, i), info["env_id"])
+        env.recv()
+    finally:
+        env.close()
+
+
+@pytest.fixture
+def async_round_trips() -> Callable[[str, int, int, int], None]:
+    """``async_round_trips(task_id, num_envs, batch_size, sends)`` (``_async_round_trips``)."""
+    return _async_round_trips
+
+
+def _step_alike(ours: Any, theirs: Any, action: Any, obs: bool = True) -> tuple[Any, Any]:
+    """Steps two vector envs with the same ``action`` and checks that they return the same
+    observations (unless ``obs`` is False: the caller compares them), rewards, terminations and
+    truncations, array for array. Returns both step results."""
+    got, want = ours.step(action), theirs.step(action)
+    for k in range(0 if obs else 1, 4):
+        np.testing.assert_array_equal(got[k], want[k])
+    return got, want
+
+
+@pytest.fixture
+def step_alike() -> Callable[..., tuple[Any, Any]]:
+    """``step_alike(ours, theirs, action, obs=True)``: both stepped and compared (``_step_alike``)."""
+    return _step_alike
+
+
 # An async batch as ``recv`` returns it, and per row the action that produced it (None for a reset row).
 AsyncBatch = tuple[tuple[Any, Any, Any, Any, dict[str, Any]], list[Any]]
 AsyncRows = Callable[..., Iterator[AsyncBatch]]

@@ -92,7 +92,9 @@ class CountingEnv(gym.Env):
 
 @pytest.mark.parametrize("stats", [False, True])
 @pytest.mark.parametrize("mode", ["next_step", "same_step", "disabled"])
-def test_matches_sync_vector_env_transition_by_transition(mode: str, stats: bool, rng: np.random.Generator) -> None:
+def test_matches_sync_vector_env_transition_by_transition(
+    mode: str, stats: bool, rng: np.random.Generator, step_alike: Any
+) -> None:
     gym_mode = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP,
                 "disabled": AutoresetMode.DISABLED}[mode]
     gvec: gym.vector.VectorEnv = SyncVectorEnv([cartpole] * NUM_ENVS, autoreset_mode=gym_mode)
@@ -109,13 +111,7 @@ def test_matches_sync_vector_env_transition_by_transition(mode: str, stats: bool
         returns, lengths = np.zeros(NUM_ENVS), np.zeros(NUM_ENVS, dtype=np.int64)
         was_reset = np.zeros(NUM_ENVS, dtype=bool)
         for _ in range(300):
-            action = rng.integers(0, 2, NUM_ENVS)
-            obs, rew, term, trunc, info = env.step(action)
-            gobs, grew, gterm, gtrunc, ginfo = gvec.step(action)
-            np.testing.assert_array_equal(obs, gobs)
-            np.testing.assert_array_equal(rew, grew)
-            np.testing.assert_array_equal(term, gterm)
-            np.testing.assert_array_equal(trunc, gtrunc)
+            (_, rew, term, trunc, info), (*_, ginfo) = step_alike(env, gvec, rng.integers(0, 2, NUM_ENVS))
             assert ("final_obs" in info) == ("final_obs" in ginfo)
             if "final_obs" in ginfo:
                 np.testing.assert_array_equal(info["_final_obs"], ginfo["_final_obs"])

@@ -575,7 +575,7 @@ def test_one_pool_actor_per_node(cluster: Cluster) -> None:
         pool.step(np.zeros(pool.num_envs, dtype=np.int64))
 
 
-def test_python_env_pools_on_every_node_match_one_local_pool(cluster: Cluster) -> None:
+def test_python_env_pools_on_every_node_match_one_local_pool(cluster: Cluster, step_alike: Any) -> None:
     """``gymnasium:<id>``: each node's actor runs Gymnasium's own envs in worker processes (the
     Python backend); global env i is seeded seed + i, so the cluster gives one local pool's rows."""
     n = 2
@@ -587,13 +587,7 @@ def test_python_env_pools_on_every_node_match_one_local_pool(cluster: Cluster) -
         np.testing.assert_array_equal(pool.reset()[0], local.reset()[0])
         ends = 0
         for _ in range(100):
-            action = rng.integers(0, 2, pool.num_envs)
-            obs, rew, term, trunc, info = pool.step(action)
-            local_obs, local_rew, local_term, local_trunc, _ = local.step(action)
-            np.testing.assert_array_equal(obs, local_obs)
-            np.testing.assert_array_equal(rew, local_rew)
-            np.testing.assert_array_equal(term, local_term)
-            np.testing.assert_array_equal(trunc, local_trunc)
+            (_, _, term, trunc, info), _ = step_alike(pool, local, rng.integers(0, 2, pool.num_envs))
             np.testing.assert_array_equal(info["env_id"], np.arange(pool.num_envs))
             ends += int((term | trunc).sum())
         assert ends > 5
@@ -658,6 +652,18 @@ def _run_async(pool, rng, num_batches, prev_elapsed, prev_done, sent, received, 
         np.add.at(sent, ids, 1)
 
 
+def _start_async(pool, rng, num_batches):
+    """``async_reset``, then ``_run_async`` for ``num_batches`` batches from fresh counts: returns
+    them, ``(prev_elapsed, prev_done, sent, received)``."""
+    prev_elapsed = np.full(pool.num_envs, -1)
+    prev_done = np.ones(pool.num_envs, dtype=bool)  # the first row of every env is a reset row
+    sent = np.zeros(pool.num_envs, dtype=np.int64)
+    received = np.zeros(pool.num_envs, dtype=np.int64)
+    pool.async_reset()
+    _run_async(pool, rng, num_batches, prev_elapsed, prev_done, sent, received)
+    return prev_elapsed, prev_done, sent, received
+
+
 def _drain(pool, received, prev_done) -> None:
     while True:
         try:
@@ -674,12 +680,7 @@ def test_async_10k_batches_nothing_lost(cluster: Cluster) -> None:
     rng = np.random.default_rng(1)
     try:
         assert pool.is_async and pool.num_envs == n * NUM_NODES
-        prev_elapsed = np.full(pool.num_envs, -1)
-        prev_done = np.ones(pool.num_envs, dtype=bool)  # the first row of every env is a reset row
-        sent = np.zeros(pool.num_envs, dtype=np.int64)
-        received = np.zeros(pool.num_envs, dtype=np.int64)
-        pool.async_reset()
-        _run_async(pool, rng, NUM_BATCHES, prev_elapsed, prev_done, sent, received)
+        _, prev_done, sent, received = _start_async(pool, rng, NUM_BATCHES)
         _drain(pool, received, prev_done)
         # Every env: one reset row plus one row per step sent, and every node took part.
         np.testing.assert_array_equal(received, sent + 1)
@@ -707,12 +708,7 @@ def test_async_whole_node_batches_nothing_lost(cluster: Cluster) -> None:
         assert pool.is_async and pool.batch_size == pool.batch_size_per_node == n
         with pytest.raises(ValueError, match="sync pool"):
             pool.set_policy(lambda obs: obs)
-        prev_elapsed = np.full(pool.num_envs, -1)
-        prev_done = np.ones(pool.num_envs, dtype=bool)
-        sent = np.zeros(pool.num_envs, dtype=np.int64)
-        received = np.zeros(pool.num_envs, dtype=np.int64)
-        pool.async_reset()
-        _run_async(pool, rng, 300, prev_elapsed, prev_done, sent, received)
+        _, prev_done, sent, received = _start_async(pool, rng, 300)
         _drain(pool, received, prev_done)
         np.testing.assert_array_equal(received, sent + 1)
         assert (received.reshape(NUM_NODES, n).sum(axis=1) > 0).all()
@@ -790,12 +786,7 @@ def test_restart_async_continues_nothing_lost(cluster: Cluster) -> None:
     pool = make_distributed("CartPole-v1", num_envs_per_node=n, batch_size_per_node=batch, seed=0, restart=True)
     rng = np.random.default_rng(2)
     try:
-        prev_elapsed = np.full(pool.num_envs, -1)
-        prev_done = np.ones(pool.num_envs, dtype=bool)
-        sent = np.zeros(pool.num_envs, dtype=np.int64)
-        received = np.zeros(pool.num_envs, dtype=np.int64)
-        pool.async_reset()
-        _run_async(pool, rng, 300, prev_elapsed, prev_done, sent, received)
+        prev_elapsed, prev_done, sent, received = _start_async(pool, rng, 300)
         _kill(pool.actors[0])
         resets_allowed = np.zeros(pool.num_envs, dtype=bool)
         resets_allowed[:n] = True

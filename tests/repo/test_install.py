@@ -33,7 +33,7 @@ SKIPPABLE = {"atari": "zlib", "box2d": "FreeType", "toy_text": "zlib and FreeTyp
 
 
 @pytest.mark.parametrize("task_id", parallel_pool.list_all_envs())
-def test_every_listed_id_works_with_its_defaults(task_id: str, valid_actions: Any) -> None:
+def test_every_listed_id_works_with_its_defaults(task_id: str, valid_actions: Any, async_round_trips: Any) -> None:
     env = parallel_pool.make(task_id, num_envs=2, seed=0)
     try:
         obs, info = env.reset()
@@ -43,16 +43,7 @@ def test_every_listed_id_works_with_its_defaults(task_id: str, valid_actions: An
             assert reward.shape[0] == 2 and terminated.shape == truncated.shape == (2,)
     finally:
         env.close()
-    env = parallel_pool.make(task_id, num_envs=2, batch_size=1, seed=0)
-    try:
-        env.async_reset()
-        for i in range(4):
-            obs, reward, terminated, truncated, info = env.recv()
-            assert len(info["env_id"]) == 1
-            env.send(valid_actions(env, 1, i), info["env_id"])
-        env.recv()
-    finally:
-        env.close()
+    async_round_trips(task_id, num_envs=2, batch_size=1, sends=4)
 
 
 def test_task_id_lists_match_the_families() -> None:

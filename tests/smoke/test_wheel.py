@@ -51,7 +51,7 @@ def test_every_family_is_there() -> None:
 
 
 @pytest.mark.parametrize("task_id", [t for ids in TASKS.values() for t in ids])
-def test_sync_async_and_render(task_id: str, valid_actions: Any) -> None:
+def test_sync_async_and_render(task_id: str, valid_actions: Any, async_round_trips: Any) -> None:
     if NO_DM_CONTROL and task_id in TASKS["dm_control"]:
         with pytest.raises(parallel_pool.UnavailableTaskError, match=r"pip install 'parallel-pool\[dm_control\]'"):
             parallel_pool.make(task_id)
@@ -65,16 +65,7 @@ def test_sync_async_and_render(task_id: str, valid_actions: Any) -> None:
         assert reward.shape[0] == 4
     finally:
         env.close()
-    env = parallel_pool.make(task_id, num_envs=4, batch_size=2, seed=0)
-    try:
-        env.async_reset()
-        for i in range(6):
-            obs, reward, terminated, truncated, info = env.recv()
-            assert len(info["env_id"]) == 2
-            env.send(valid_actions(env, 2, i), info["env_id"])
-        env.recv()
-    finally:
-        env.close()
+    async_round_trips(task_id, num_envs=4, batch_size=2, sends=6)
     if parallel_pool.make_spec(task_id).render_shape is None:
         return
     env = parallel_pool.make(task_id, num_envs=2, seed=0, render_mode="rgb_array")
