@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from async_batches import run_async_batches
 from gymnasium.envs.box2d.bipedal_walker import BipedalWalkerHeuristics
 from gymnasium.envs.box2d.lunar_lander import heuristic as lander_heuristic
 
@@ -134,25 +135,22 @@ def run_async(task_id: str, policies: list[Policy], batches: int, seed: int, **k
     mirrors = [Mirror(task_id, seed + i, **kwargs) for i in range(n)]
     rng = np.random.default_rng(seed)
     stats = new_stats()
-    try:
-        pool.async_reset()
-        for _ in range(batches):
-            obs, reward, terminated, truncated, info = pool.recv()
-            env_ids = info["env_id"]
-            actions = []
-            for k, i in enumerate(env_ids):
-                m = mirrors[i]
-                if m.first:
-                    assert np.array_equal(obs[k], m.reset()), (task_id, "reset", i)
-                else:
-                    theirs = m.step(as_gym_action(m.last_action))
-                    compare((task_id, kwargs, seed, i), (obs[k], reward[k], terminated[k], truncated[k]), theirs, stats)
-                m.last_action = policies[i](obs[k], rng)
-                actions.append(m.last_action)
-            pool.send(np.stack(actions), env_ids)
-        pool.recv()
-    finally:
-        pool.close()
+
+    def next_actions(_: int, batch: tuple) -> np.ndarray:
+        obs, reward, terminated, truncated, info = batch
+        actions = []
+        for k, i in enumerate(info["env_id"]):
+            m = mirrors[i]
+            if m.first:
+                assert np.array_equal(obs[k], m.reset()), (task_id, "reset", i)
+            else:
+                theirs = m.step(as_gym_action(m.last_action))
+                compare((task_id, kwargs, seed, i), (obs[k], reward[k], terminated[k], truncated[k]), theirs, stats)
+            m.last_action = policies[i](obs[k], rng)
+            actions.append(m.last_action)
+        return np.stack(actions)
+
+    run_async_batches(pool, batches, next_actions)
     print(f"{task_id} async {kwargs}: {stats}")
     return stats
 

@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from async_batches import run_async_batches
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 from gymnasium.envs.box2d.bipedal_walker import BipedalWalkerHeuristics  # noqa: E402
@@ -114,25 +115,23 @@ def run_async(task_id: str, policies: list[Policy], batches: int, seed: int, **k
     mirrors = [Mirror(task_id, seed + i, **kwargs) for i in range(n)]
     rng = np.random.default_rng(seed)
     frames = 0
-    try:
-        pool.async_reset()
-        for _ in range(batches):
-            obs, _, _, _, info = pool.recv()
-            env_ids = info["env_id"]
-            ours = pool.render(env_ids)
-            actions = []
-            for k, i in enumerate(env_ids):
-                m = mirrors[i]
-                last = None if m.last_action is None else as_gym_action(np.asarray(m.last_action))
-                assert np.array_equal(obs[k], m.step(last)), (task_id, i)
-                assert_same_frame(ours[k], m.env.render(), (task_id, kwargs, "async", i))
-                frames += 1
-                m.last_action = policies[i](obs[k], rng)
-                actions.append(m.last_action)
-            pool.send(np.stack(actions), env_ids)
-        pool.recv()
-    finally:
-        pool.close()
+
+    def next_actions(_: int, batch: tuple) -> np.ndarray:
+        nonlocal frames
+        obs, env_ids = batch[0], batch[4]["env_id"]
+        ours = pool.render(env_ids)
+        actions = []
+        for k, i in enumerate(env_ids):
+            m = mirrors[i]
+            last = None if m.last_action is None else as_gym_action(np.asarray(m.last_action))
+            assert np.array_equal(obs[k], m.step(last)), (task_id, i)
+            assert_same_frame(ours[k], m.env.render(), (task_id, kwargs, "async", i))
+            frames += 1
+            m.last_action = policies[i](obs[k], rng)
+            actions.append(m.last_action)
+        return np.stack(actions)
+
+    run_async_batches(pool, batches, next_actions)
     return frames
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from async_batches import run_async_batches
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import parallel_pool  # noqa: E402
@@ -312,38 +313,35 @@ def run_async(policies: list[Policy], batches: int, seed: int, obs_every: int, *
     mirrors = [Mirror(seed + i, **kwargs) for i in range(n)]
     rng = np.random.default_rng(seed)
     stats = {"transitions": 0, "ends": 0, "obs": 0, "render": 0}
-    try:
-        pool.async_reset()
-        for b in range(batches):
-            obs, reward, terminated, truncated, info = pool.recv()
-            env_ids = info["env_id"]
-            actions = []
-            for k, i in enumerate(env_ids):
-                m = mirrors[i]
-                done = bool(terminated[k] or truncated[k])
-                draw = m.done or m.episode_steps < ZOOM_IN_STEPS or m.episode_steps % obs_every == 0 or done
-                g_obs, g_reward, g_terminated, g_truncated, _ = m.step(m.last_action, draw)
-                tag = ("async", kwargs, b, int(i))
-                assert (float(reward[k]), bool(terminated[k]), bool(truncated[k])) == (g_reward, g_terminated,
-                                                                                        g_truncated), tag
-                compare_car(tag, info, k, m.u)
-                if draw:
-                    assert_same_frame(obs[k], g_obs, ("obs", *tag))
-                    frame = pool.render(np.array([i]))[0]
-                    assert_same_frame(frame, m.env.render(), ("render", *tag))
-                    stats["obs"] += 1
-                    stats["render"] += 1
-                stats["transitions"] += 1
-                stats["ends"] += int(done)
-                row = {key: info[key][k] for key in ("hull", "track", "track_length")}
-                m.last_action = policies[i](row, rng)
-                if m.last_action.ndim == 0:
-                    m.last_action = int(m.last_action)
-                actions.append(m.last_action)
-            pool.send(np.stack(actions), env_ids)
-        pool.recv()
-    finally:
-        pool.close()
+
+    def next_actions(b: int, batch: tuple) -> np.ndarray:
+        obs, reward, terminated, truncated, info = batch
+        actions = []
+        for k, i in enumerate(info["env_id"]):
+            m = mirrors[i]
+            done = bool(terminated[k] or truncated[k])
+            draw = m.done or m.episode_steps < ZOOM_IN_STEPS or m.episode_steps % obs_every == 0 or done
+            g_obs, g_reward, g_terminated, g_truncated, _ = m.step(m.last_action, draw)
+            tag = ("async", kwargs, b, int(i))
+            assert (float(reward[k]), bool(terminated[k]), bool(truncated[k])) == (g_reward, g_terminated,
+                                                                                    g_truncated), tag
+            compare_car(tag, info, k, m.u)
+            if draw:
+                assert_same_frame(obs[k], g_obs, ("obs", *tag))
+                frame = pool.render(np.array([i]))[0]
+                assert_same_frame(frame, m.env.render(), ("render", *tag))
+                stats["obs"] += 1
+                stats["render"] += 1
+            stats["transitions"] += 1
+            stats["ends"] += int(done)
+            row = {key: info[key][k] for key in ("hull", "track", "track_length")}
+            m.last_action = policies[i](row, rng)
+            if m.last_action.ndim == 0:
+                m.last_action = int(m.last_action)
+            actions.append(m.last_action)
+        return np.stack(actions)
+
+    run_async_batches(pool, batches, next_actions)
     print(f"async {kwargs}: {stats}")
     return stats
 

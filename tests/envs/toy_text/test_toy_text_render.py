@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from async_batches import run_async_batches
 from gymnasium.envs.toy_text.frozen_lake import generate_random_map
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -190,23 +191,21 @@ def test_frames_match_gymnasium_async(task_id: str, kwargs: dict[str, Any], batc
     mirrors = [Mirror(task_id, kwargs, 21 + i) for i in range(n)]
     rng = np.random.default_rng(1)
     frames = 0
-    try:
-        pool.async_reset()
-        for _ in range(batches):
-            obs, _, _, _, info = pool.recv()
-            env_ids = info["env_id"]
-            ours = pool.render(env_ids)
-            actions = rng.integers(0, int(pool.action_space.n), len(env_ids))
-            for k, i in enumerate(env_ids):
-                m = mirrors[int(i)]
-                assert row(obs, k) == as_row(m.step(m.last_action)), (task_id, int(i))
-                assert_same_frame(ours[k], m.env.render(), (task_id, "async", int(i)))
-                frames += 1
-                m.last_action = int(actions[k])
-            pool.send(actions, env_ids)
-        pool.recv()
-    finally:
-        pool.close()
+
+    def next_actions(_: int, batch: tuple) -> np.ndarray:
+        nonlocal frames
+        obs, env_ids = batch[0], batch[4]["env_id"]
+        ours = pool.render(env_ids)
+        actions = rng.integers(0, int(pool.action_space.n), len(env_ids))
+        for k, i in enumerate(env_ids):
+            m = mirrors[int(i)]
+            assert row(obs, k) == as_row(m.step(m.last_action)), (task_id, int(i))
+            assert_same_frame(ours[k], m.env.render(), (task_id, "async", int(i)))
+            frames += 1
+            m.last_action = int(actions[k])
+        return actions
+
+    run_async_batches(pool, batches, next_actions)
     assert frames == batches * n // 2
 
 
