@@ -11,10 +11,12 @@ skipping a missing one).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,30 @@ def make(task: str, env_type: str, **kwargs: Any) -> Any:
     return parallel_pool.make(task, env_type=env_type, seed=3, **kwargs)
 
 
+@contextlib.contextmanager
+def reset_for_xla(env: Any) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """``env`` reset (``async_reset`` in async mode), then its ``xla()``: ``(handle, recv, send,
+    step)``; ``env`` is closed after."""
+    try:
+        if env.is_async:
+            env.async_reset()
+        else:
+            env.reset()
+        yield env.xla()
+    finally:
+        env.close()
+
+
+def scanned_steps(ours: Any, plain: Any, actions: np.ndarray) -> Any:
+    """Both pools reset, then ``ours``' xla() step in a jitted ``lax.scan`` over ``actions``: its
+    results, a row per step (``row``), for the caller to compare with ``plain``'s steps."""
+    ours.reset()
+    plain.reset()
+    handle, recv, send, step = ours.xla()
+    _, results = jax.jit(lambda h, a: jax.lax.scan(step, h, a))(handle, jnp.asarray(actions))
+    return results
+
+
 @pytest.mark.parametrize("env_type", ["gymnasium", "gym", "dm"])
 @pytest.mark.parametrize("task", ["CartPole-v1", "Pong-v5"])
 def test_a_jitted_scan_over_step_equals_the_plain_rollout(task: str, env_type: str) -> None:
@@ -99,10 +125,7 @@ def test_dm_discount_is_zero_on_a_lost_life() -> None:
     ours, plain = parallel_pool.make_dm("Breakout-v5", **kwargs), parallel_pool.make_dm("Breakout-v5", **kwargs)
     try:
         actions = np.random.default_rng(0).integers(0, 4, (steps, 1))
-        ours.reset()
-        plain.reset()
-        handle, recv, send, step = ours.xla()
-        handle, results = jax.jit(lambda h, a: jax.lax.scan(step, h, a))(handle, jnp.asarray(actions))
+        results = scanned_steps(ours, plain, actions)
         lost = 0
         for t in range(steps):
             expected = plain.step(actions[t])
@@ -238,9 +261,7 @@ def test_async_recv_send_in_a_scan_equals_the_plain_rollout_env_by_env(task: str
 def test_async_step_with_env_ids() -> None:
     """step(handle, action, env_id) in async mode: send those envs, return the next batch."""
     ours = make("CartPole-v1", "gymnasium", num_envs=4, batch_size=2)
-    try:
-        ours.async_reset()
-        handle, recv, send, step = ours.xla()
+    with reset_for_xla(ours) as (handle, recv, send, step):
         handle, (obs, _, _, _, info) = jax.jit(recv)(handle)
         ids = info["env_id"]
         handle, (obs, reward, terminated, truncated, info) = jax.jit(step)(handle, jnp.zeros(2, jnp.int32), ids)
@@ -251,17 +272,13 @@ def test_async_step_with_env_ids() -> None:
         handle, (obs, reward, terminated, truncated, info) = recv(handle)
         assert obs.shape == (2, 4) and set(np.asarray(info["env_id"]).tolist()) <= set(range(4))
         assert ours._native.outstanding == 2  # the two envs not received
-    finally:
-        ours.close()
 
 
 def test_calls_are_neither_dropped_nor_merged() -> None:
     """Side effects: a send whose returned handle is unused still runs, and two recvs given the
     same handle both run (XLA would otherwise drop the one and merge the other two)."""
     env = make("CartPole-v1", "gymnasium", num_envs=4, batch_size=2)
-    try:
-        env.async_reset()
-        handle, recv, send, step = env.xla()
+    with reset_for_xla(env) as (handle, recv, send, step):
 
         @jax.jit
         def two_recvs(handle: Any) -> Any:
@@ -279,8 +296,6 @@ def test_calls_are_neither_dropped_nor_merged() -> None:
 
         send_and_forget(handle).block_until_ready()
         assert env._native.outstanding == 4
-    finally:
-        env.close()
 
 
 def test_episode_stats_are_always_in_info() -> None:
@@ -290,10 +305,7 @@ def test_episode_stats_are_always_in_info() -> None:
     plain = make("CartPole-v1", "gymnasium", num_envs=2, episode_stats=True)
     try:
         actions = np.random.default_rng(4).integers(0, 2, (STEPS, 2))
-        ours.reset()
-        plain.reset()
-        handle, recv, send, step = ours.xla()
-        handle, results = jax.jit(lambda h, a: jax.lax.scan(step, h, a))(handle, jnp.asarray(actions))
+        results = scanned_steps(ours, plain, actions)
         seen = 0
         for t in range(STEPS):
             obs, reward, terminated, truncated, info = plain.step(actions[t])
@@ -319,9 +331,7 @@ def test_episode_stats_are_always_in_info() -> None:
 
 def test_bad_input_is_refused_when_traced() -> None:
     env = make("CartPole-v1", "gymnasium", num_envs=3)
-    try:
-        env.reset()
-        handle, recv, send, step = env.xla()
+    with reset_for_xla(env) as (handle, recv, send, step):
         with pytest.raises(ValueError, match=r"action 'action' must have shape \(3,\) for 3 env\(s\), got \(2,\)"):
             jax.jit(step)(handle, jnp.zeros(2, jnp.int32))
         with pytest.raises(TypeError, match="action 'action' must have dtype int64 .* got float32"):
@@ -334,15 +344,11 @@ def test_bad_input_is_refused_when_traced() -> None:
             send(handle, jnp.zeros(3, jnp.int32), jnp.zeros(3, jnp.float32))
         with pytest.raises(ValueError, match=r"expected action keys \['action'\]"):
             step(handle, {"move": jnp.zeros(3, jnp.int32)})
-    finally:
-        env.close()
 
 
 def test_bad_values_are_raised_when_run() -> None:
     env = make("CartPole-v1", "gymnasium", num_envs=2, batch_size=1)
-    try:
-        env.async_reset()
-        handle, recv, send, step = env.xla()
+    with reset_for_xla(env) as (handle, recv, send, step):
         send_jit, recv_jit = jax.jit(send), jax.jit(recv)
         handle, (_, _, _, _, info) = recv_jit(handle)
         env_id = np.asarray(info["env_id"])
@@ -362,16 +368,12 @@ def test_bad_values_are_raised_when_run() -> None:
         # Nothing in flight: recv raises instead of waiting for ever.
         with pytest.raises(jax.errors.JaxRuntimeError, match="parallel_pool: .*wait for ever"):
             recv_jit(handle)[0].block_until_ready()
-    finally:
-        env.close()
 
 
 def test_an_env_that_raises_is_raised_by_jax_and_the_pool_goes_on() -> None:
     """The plain API's EnvError, here the call's error: naming the env and its message."""
     env = parallel_pool.make("Faulty-v0", num_envs=2, fault_env_id=1, raise_on_step=3)
-    try:
-        env.reset()
-        handle, recv, send, step = env.xla()
+    with reset_for_xla(env) as (handle, recv, send, step):
         step_jit = jax.jit(step)
         for _ in range(2):
             handle, _ = step_jit(handle, jnp.zeros(2, jnp.int32))
@@ -380,8 +382,6 @@ def test_an_env_that_raises_is_raised_by_jax_and_the_pool_goes_on() -> None:
         # The batch was received (as the plain API's): the next step goes on, env 1 reset.
         handle, (obs, reward, terminated, truncated, info) = step_jit(handle, jnp.zeros(2, jnp.int32))
         assert np.asarray(info["elapsed_step"]).tolist() == [4, 0]
-    finally:
-        env.close()
 
 
 def test_a_closed_pool_gives_a_clear_error() -> None:
