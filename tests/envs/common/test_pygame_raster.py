@@ -102,8 +102,12 @@ def random_points(rng: np.random.Generator, n: int, width: int, height: int) -> 
     return pts
 
 
+def random_color(rng: np.random.Generator) -> tuple[int, int, int]:
+    return (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+
+
 def random_op(rng: np.random.Generator, name: str, width: int, height: int) -> Op:
-    color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+    color = random_color(rng)
     if name in ("line", "aaline"):
         return (name, color, random_points(rng, 2, width, height), int(rng.choice([1, 1, 2, 3, 6])))
     if name in ("circle", "circle_outline"):
@@ -115,19 +119,29 @@ def random_op(rng: np.random.Generator, name: str, width: int, height: int) -> O
     return (name, color, random_points(rng, int(rng.integers(3, 9)), width, height), width_arg)
 
 
+def random_canvas(rng: np.random.Generator, max_width: int, max_height: int) -> tuple[int, int, list[Op]]:
+    """A random size below (max_width, max_height), and its first op: a fill of a random color."""
+    width, height = int(rng.integers(1, max_width)), int(rng.integers(1, max_height))
+    return width, height, [("fill", random_color(rng), [], 0)]
+
+
+def assert_raster_is_pygames(case: int, width: int, height: int, ops: list[Op]) -> None:
+    """Our raster of ``ops`` is pygame's frame, pixel for pixel; else the test fails, naming the case,
+    how many pixels differ and the first."""
+    expected = pygame_frame(width, height, ops)
+    actual = _testing.pygame_raster(width, height, ops)
+    if not np.array_equal(actual, expected):
+        where = np.argwhere((actual != expected).any(axis=-1))
+        pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
+
+
 @pytest.mark.parametrize("name", PRIMITIVES)
 def test_primitive_matches_pygame(name: str) -> None:
     rng = np.random.default_rng(PRIMITIVES.index(name))
     for case in range(80):
-        width, height = int(rng.integers(1, 70)), int(rng.integers(1, 50))
-        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
-        ops: list[Op] = [("fill", background, [], 0)]
+        width, height, ops = random_canvas(rng, 70, 50)
         ops += [random_op(rng, name, width, height) for _ in range(6)]
-        expected = pygame_frame(width, height, ops)
-        actual = _testing.pygame_raster(width, height, ops)
-        if not np.array_equal(actual, expected):
-            where = np.argwhere((actual != expected).any(axis=-1))
-            pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
+        assert_raster_is_pygames(case, width, height, ops)
 
 
 def test_mixed_scene_flipped_and_cropped_matches_pygame() -> None:
@@ -151,19 +165,13 @@ def test_aa_filled_polygon_is_aapolygon_then_filled_polygon() -> None:
     with more vertices than the fill keeps on the stack (16)."""
     rng = np.random.default_rng(7)
     for case in range(300):
-        width, height = int(rng.integers(1, 90)), int(rng.integers(1, 70))
-        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
-        ops: list[Op] = [("fill", background, [], 0)]
+        width, height, ops = random_canvas(rng, 90, 70)
         for _ in range(int(rng.integers(1, 7))):
-            color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+            color = random_color(rng)
             n = int(rng.choice([3, 4, 4, 4, 5, 8, 17, 30]))
             name = str(rng.choice(["aa_filled_polygon", "aa_filled_polygon", "filled_polygon", "aapolygon"]))
             ops.append((name, color, random_points(rng, n, width, height), 0))
-        expected = pygame_frame(width, height, ops)
-        actual = _testing.pygame_raster(width, height, ops)
-        if not np.array_equal(actual, expected):
-            where = np.argwhere((actual != expected).any(axis=-1))
-            pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
+        assert_raster_is_pygames(case, width, height, ops)
 
 
 def test_writes_kept_to_rows_draw_those_rows_as_pygame() -> None:
@@ -175,7 +183,7 @@ def test_writes_kept_to_rows_draw_those_rows_as_pygame() -> None:
         width, height = int(rng.integers(1, 80)), int(rng.integers(2, 60))
         first = int(rng.integers(-2, height))
         end = int(rng.integers(first + 1, height + 3))
-        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+        background = random_color(rng)
         ops: list[Op] = [random_op(rng, str(rng.choice(names)), width, height) for _ in range(6)]
         expected = pygame_frame(width, height, [("fill", background, [], 0), *ops])
         keep: Op = ("keep_rows", (0, 0, 0), [], (first, end))
@@ -205,11 +213,9 @@ def test_gfxdraw_circles_and_lines_match_pygame() -> None:
     rng = np.random.default_rng(41)
     names = ["aacircle", "filled_circle", "aa_then_filled", "hline", "vline"]
     for case in range(300):
-        width, height = int(rng.integers(1, 90)), int(rng.integers(1, 70))
-        background = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
-        ops: list[Op] = [("fill", background, [], 0)]
+        width, height, ops = random_canvas(rng, 90, 70)
         for _ in range(int(rng.integers(1, 8))):
-            color = (int(rng.integers(256)), int(rng.integers(256)), int(rng.integers(256)))
+            color = random_color(rng)
             ends = [(float(rng.integers(-width, 2 * width + 1)), float(rng.integers(-height, 2 * height + 1)))
                     for _ in range(2)]
             radius = int(rng.choice([0, 1, 2, 5, 8, 11, int(rng.integers(0, 2 * max(width, height) + 2))]))
@@ -218,11 +224,7 @@ def test_gfxdraw_circles_and_lines_match_pygame() -> None:
                 ops += [("aacircle", color, ends[:1], radius), ("filled_circle", color, ends[:1], radius)]
             else:
                 ops.append((name, color, ends, radius))
-        expected = pygame_frame(width, height, ops)
-        actual = _testing.pygame_raster(width, height, ops)
-        if not np.array_equal(actual, expected):
-            where = np.argwhere((actual != expected).any(axis=-1))
-            pytest.fail(f"case {case}: {len(where)} pixels differ, first at (row, col) {where[0].tolist()}: {ops}")
+        assert_raster_is_pygames(case, width, height, ops)
 
 
 def test_unknown_primitive_is_an_error() -> None:
