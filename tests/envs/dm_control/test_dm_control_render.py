@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import gc
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -170,12 +171,7 @@ def test_escape_from_pixels_is_the_pixels_wrapper() -> None:
         env = parallel_pool.make_dm(task.task_id, num_envs=2, num_threads=2, seed=21, from_pixels=True, width=WIDTH,
                                     height=HEIGHT, camera_id=camera, time_limit=0.06)
         try:
-            ours = env.reset()
-            zero = np.zeros(env.action_spec().shape)
-            for t in range(7):
-                if t > 0:
-                    actions = [theirs[i][1][t - 1] for i in range(2)]
-                    ours = env.step(np.stack([zero if a is None else a for a in actions]))
+            for t, ours in replay(env, theirs, 7):
                 for i in range(2):
                     ts = theirs[i][0][t]
                     assert int(ours.step_type[i]) == int(ts.step_type), (camera, t)
@@ -256,6 +252,19 @@ def wrapper_frames(task: DmTask, seed: int, steps: int, render_kwargs: dict[str,
     return steps_taken, sent
 
 
+def replay(env: Any, oracles: list[tuple[list[Any], list[Any]]], steps: int) -> Iterator[tuple[int, Any]]:
+    """Our pool stepped with the actions of its envs' oracles (``wrapper_frames``' TimeSteps and
+    actions; zeros where an oracle reset): ``(t, our TimeStep)`` for each t < ``steps``, t = 0 the
+    reset's."""
+    ours = env.reset()
+    zero = np.zeros(env.action_spec().shape)
+    for t in range(steps):
+        if t > 0:
+            actions = [sent[t - 1] for _, sent in oracles]
+            ours = env.step(np.stack([zero if a is None else a for a in actions]))
+        yield t, ours
+
+
 @pytest.mark.parametrize(("task_id", "camera"), [("CheetahRun-v1", 0), ("CartpoleSwingup-v1", -1),
                                                  ("ReacherEasy-v1", 1)])
 @pytest.mark.parametrize("pixels_only", [True, False])
@@ -310,12 +319,7 @@ def test_from_pixels_gray_and_stacked(gray_scale: bool, frame_stack: int) -> Non
         oracles = [wrapper_frames(task, 8 + i, 12, render_kwargs, True, time_limit=0.1) for i in range(2)]
         convert = gray if gray_scale else (lambda f: f)
         stacks = [collections.deque(maxlen=frame_stack) for _ in range(2)]
-        ours = env.reset()
-        zero = np.zeros(env.action_spec().shape)
-        for t in range(13):
-            if t > 0:
-                actions = [oracles[i][1][t - 1] for i in range(2)]
-                ours = env.step(np.stack([zero if a is None else a for a in actions]))
+        for t, ours in replay(env, oracles, 13):
             for i in range(2):
                 ts = oracles[i][0][t]
                 frame = convert(ts.observation["pixels"])
