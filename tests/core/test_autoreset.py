@@ -45,6 +45,15 @@ def _ours(make_pool, mode: str, stats: bool) -> parallel_pool.GymnasiumEnv:
     )
 
 
+def _reset_both(make_pool, mode: str, stats: bool) -> tuple[parallel_pool.GymnasiumEnv, gym.vector.VectorEnv]:
+    """Ours and Gymnasium's vector env in autoreset ``mode``, reset to the same states."""
+    env, gvec = _ours(make_pool, mode, stats), _gym_vec(AutoresetMode[mode.upper()], stats)
+    obs, _ = env.reset()
+    gvec.reset(seed=0)
+    _sync_state(gvec, obs, range(NUM_ENVS))
+    return env, gvec
+
+
 # Gymnasium's vector RecordEpisodeStatistics learned same-step autoreset after 1.1; before that it
 # counted the first step of the next episode into the last one. Ours follows the fixed semantics,
 # checked below against an independent count, and against Gymnasium's wrapper where it has them.
@@ -61,10 +70,7 @@ def _compare_episode_stats(info: dict, ginfo: dict) -> None:
 
 @pytest.mark.parametrize("stats", [False, True])
 def test_next_step_matches_gymnasium(stats: bool, rng: np.random.Generator, make_pool) -> None:
-    env, gvec = _ours(make_pool, "next_step", stats), _gym_vec(AutoresetMode.NEXT_STEP, stats)
-    obs, _ = env.reset()
-    gvec.reset(seed=0)
-    _sync_state(gvec, obs, range(NUM_ENVS))
+    env, gvec = _reset_both(make_pool, "next_step", stats)
     prev_done = np.zeros(NUM_ENVS, dtype=bool)
     ends = autoresets = 0
     for _ in range(600):
@@ -89,10 +95,7 @@ def test_next_step_matches_gymnasium(stats: bool, rng: np.random.Generator, make
 
 @pytest.mark.parametrize("stats", [False, True])
 def test_same_step_matches_gymnasium(stats: bool, rng: np.random.Generator, make_pool) -> None:
-    env, gvec = _ours(make_pool, "same_step", stats), _gym_vec(AutoresetMode.SAME_STEP, stats)
-    obs, _ = env.reset()
-    gvec.reset(seed=0)
-    _sync_state(gvec, obs, range(NUM_ENVS))
+    env, gvec = _reset_both(make_pool, "same_step", stats)
     ends = 0
     returns = np.zeros(NUM_ENVS)
     lengths = np.zeros(NUM_ENVS, dtype=np.int64)
@@ -136,10 +139,7 @@ def test_same_step_matches_gymnasium(stats: bool, rng: np.random.Generator, make
 
 
 def test_disabled_matches_gymnasium(rng: np.random.Generator, make_pool) -> None:
-    env, gvec = _ours(make_pool, "disabled", False), _gym_vec(AutoresetMode.DISABLED, False)
-    obs, _ = env.reset()
-    gvec.reset(seed=0)
-    _sync_state(gvec, obs, range(NUM_ENVS))
+    env, gvec = _reset_both(make_pool, "disabled", False)
     ends = 0
     for _ in range(400):
         action = rng.integers(0, 2, NUM_ENVS)
