@@ -111,11 +111,16 @@ pp::EnvSpec Spec() {
   return spec;
 }
 
-TEST(EpisodeStatsOfTheStepThatEndsIt) {
+// The layout of Spec() in blocks of `batch_size` rows, with one output option on.
+pp::OutputLayout LayoutWith(int batch_size, bool pp::OutputOptions::* option) {
   pp::OutputOptions o;
-  o.batch_size = 2;
-  o.episode_stats = true;
-  const pp::OutputLayout l = pp::MakeOutputLayout(Spec(), o);
+  o.batch_size = batch_size;
+  o.*option = true;
+  return pp::MakeOutputLayout(Spec(), o);
+}
+
+TEST(EpisodeStatsOfTheStepThatEndsIt) {
+  const pp::OutputLayout l = LayoutWith(2, &pp::OutputOptions::episode_stats);
   const pp::OutputFields& f = l.fields;
   Block block(l);
   Episode e;
@@ -144,10 +149,7 @@ TEST(EpisodeStatsOfTheStepThatEndsIt) {
 }
 
 TEST(FinalCopyOfOneRow) {
-  pp::OutputOptions o;
-  o.batch_size = 3;
-  o.same_step = true;
-  const pp::OutputLayout l = pp::MakeOutputLayout(Spec(), o);
+  const pp::OutputLayout l = LayoutWith(3, &pp::OutputOptions::same_step);
   const pp::OutputFields& f = l.fields;
   Block block(l);
   float* obs = &pp::At<float>(*block.b, f.state[0], 0);

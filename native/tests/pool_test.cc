@@ -1664,6 +1664,20 @@ TEST(SameStepResetThatRaisesMakesAFailedRow) {
 
 }  // namespace
 
+// Polls Recv in 20 ms slices, each call returning within 150 ms, until a batch arrives or 10 s
+// pass; counts the calls that returned nothing. Returns the batch, or nullptr.
+pp::OutputBlock* PollForBatch(Pool& pool, int* empty_returns = nullptr) {
+  pp::OutputBlock* block = nullptr;
+  const auto start = Clock::now();
+  while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) {
+    const auto call = Clock::now();
+    block = pool.Recv(-1.0, 0.02);
+    CHECK_LT(Clock::now() - call, std::chrono::milliseconds(150));
+    if (block == nullptr && empty_returns != nullptr) ++*empty_returns;
+  }
+  return block;
+}
+
 // Recv with poll_s (the Python main thread's wait, so that Ctrl-C is seen): while the envs' steps
 // are slow, each call returns nullptr after about poll_s with the batch still in flight, the caller
 // runs none of them (it would be held for a whole step), and the stand-in worker steps them; the
@@ -1676,14 +1690,8 @@ TEST(PolledRecvReturnsWhileTheStandInRunsSlowSteps) {
   Recv(*pool);
   SendRandom(*pool, Iota(2), rng);
   int empty_returns = 0;
-  pp::OutputBlock* block = nullptr;
   const auto start = Clock::now();
-  while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) {
-    const auto call = Clock::now();
-    block = pool->Recv(-1.0, 0.02);
-    CHECK_LT(Clock::now() - call, std::chrono::milliseconds(150));
-    if (block == nullptr) ++empty_returns;
-  }
+  pp::OutputBlock* block = PollForBatch(*pool, &empty_returns);
   CHECK(block != nullptr);
   CHECK_GE(empty_returns, 2);                                      // 0.6 s of steps in 20 ms slices: many
   CHECK_GE(Clock::now() - start, std::chrono::milliseconds(550));  // the steps really ran, serially
@@ -2039,13 +2047,7 @@ TEST(PostedJobsTimeoutsAndClose) {
     Reset(*pool, Iota(2));
     Recv(*pool);
     SendRandom(*pool, Iota(2), rng);
-    pp::OutputBlock* block = nullptr;
-    const auto start = Clock::now();
-    while (block == nullptr && Clock::now() - start < std::chrono::seconds(10)) {
-      const auto call = Clock::now();
-      block = pool->Recv(-1.0, 0.02);
-      CHECK_LT(Clock::now() - call, std::chrono::milliseconds(150));
-    }
+    pp::OutputBlock* block = PollForBatch(*pool);
     if (CHECK(block != nullptr)) {
       View v(*pool, block, 2);
       CHECK(v.env_ids() == Iota(2));

@@ -35,6 +35,20 @@ ChannelShape TwoEnvs() {
   return shape;
 }
 
+// Four envs of the same rows, all on worker 0.
+ChannelShape FourEnvsOnOneWorker() {
+  ChannelShape shape = TwoEnvs();
+  shape.num_envs = 4;
+  shape.worker_of_env = {0, 0, 0, 0};
+  return shape;
+}
+
+// Shuts the channel down and reaps its worker.
+void ShutDown(ProcessChannel& channel, pid_t pid) {
+  channel.Shutdown();
+  waitpid(pid, nullptr, 0);
+}
+
 // The worker's loop in a forked child (it uses the mapping it inherited): state[0] = 2 * action,
 // reward = action, terminated when action == 3; an action of 7 is an env error, 9 kills the worker
 // without an answer. Exits when the channel is shut down.
@@ -139,17 +153,13 @@ TEST(AWorkerThatDiesIsReportedAndCanBeReplaced) {
   std::memcpy(channel->action_area(0), &two, 4);
   CHECK(channel->Request(0, ChannelCommand::kStep));
   CHECK_EQ(StateInt(*channel, 0), 4);
-  channel->Shutdown();
-  waitpid(pid, nullptr, 0);
+  ShutDown(*channel, pid);
 }
 
 // A batch-level hand-off: requests posted to several envs and rung once are served together (one
 // WaitRequests call returns them all, in env order), and each is collected with its own result.
 TEST(PostedRequestsAreServedInOneWakeUp) {
-  ChannelShape shape = TwoEnvs();
-  shape.num_envs = 4;
-  shape.worker_of_env = {0, 0, 0, 0};
-  auto channel = ProcessChannel::Create(shape);
+  auto channel = ProcessChannel::Create(FourEnvsOnOneWorker());
   const pid_t pid = fork();
   if (pid == 0) {
     // Serves like ServeInChild, and writes into each env's state[1][0] how many requests the
@@ -200,18 +210,14 @@ TEST(PostedRequestsAreServedInOneWakeUp) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // asleep again
   }
-  channel->Shutdown();
-  waitpid(pid, nullptr, 0);
+  ShutDown(*channel, pid);
 }
 
 // A worker that dies in the middle of a posted batch: the requests it finished keep their results,
 // every other one is reported as its death, the later ones at once (the death was seen), and a
 // restarted worker serves the same envs again.
 TEST(AWorkerThatDiesMidBatchFailsTheRestOfIt) {
-  ChannelShape shape = TwoEnvs();
-  shape.num_envs = 4;
-  shape.worker_of_env = {0, 0, 0, 0};
-  auto channel = ProcessChannel::Create(shape);
+  auto channel = ProcessChannel::Create(FourEnvsOnOneWorker());
   // Asleep until rung, so that it finds the whole batch at once (env 0 first).
   pid_t pid = StartWorker(*channel, 5.0);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -243,8 +249,7 @@ TEST(AWorkerThatDiesMidBatchFailsTheRestOfIt) {
     CHECK(channel->Collect(e));
     CHECK_EQ(StateInt(*channel, e), 2 * (10 + e));
   }
-  channel->Shutdown();
-  waitpid(pid, nullptr, 0);
+  ShutDown(*channel, pid);
 }
 
 // Both sides spinning (SetSpin): back-to-back requests are served without a ring finding the worker
@@ -282,8 +287,7 @@ TEST(SpinningWaitsServeEveryRequestAndStillSeeADeath) {
   CHECK_EQ(StateInt(*channel, 1), 22);
   channel->SetSpin(0, 0);  // off again: the plain sleeping waits
   CHECK(channel->Request(0, ChannelCommand::kStep));
-  channel->Shutdown();
-  waitpid(pid, nullptr, 0);
+  ShutDown(*channel, pid);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // checked against Gymnasium's in tests/envs/box2d/test_box2d_render.py and tests/envs/box2d/test_car_racing.py), and
 // worlds stepped on several threads at once, as the pool's workers step them.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -43,16 +44,22 @@ class Runner : public pp::test::EnvRunner {
   std::vector<float> Obs() const { return Values<float>("obs"); }
 };
 
+// Two runners of seed 7, which must agree throughout, and one of seed 8, which must differ; reset.
+struct Trio {
+  Trio(const pp::Registry& registry, const std::string& task_id, const std::map<std::string, pp::ConfigValue>& config)
+      : runners{Runner(registry, task_id, 7, config), Runner(registry, task_id, 7, config),
+                Runner(registry, task_id, 8, config)} {
+    for (Runner& r : runners) r.Reset();
+  }
+  std::array<Runner, 3> runners;
+};
+
 void CheckTask(const pp::Registry& registry, const std::string& task_id, int steps) {
   // LunarLander's flame particles exist only when rendering is asked for, as in Gymnasium.
   std::map<std::string, pp::ConfigValue> config;
   if (task_id.rfind("LunarLander", 0) == 0) config["render_mode"] = std::string("rgb_array");
-  Runner a(registry, task_id, 7, config);
-  Runner b(registry, task_id, 7, config);
-  Runner other(registry, task_id, 8, config);
-  a.Reset();
-  b.Reset();
-  other.Reset();
+  Trio trio(registry, task_id, config);
+  auto& [a, b, other] = trio.runners;
   CHECK(a.Obs() == b.Obs());
   CHECK(a.Obs() != other.Obs() || task_id.rfind("BipedalWalker", 0) == 0);  // the walker starts level
   int episodes = 0;
@@ -94,12 +101,8 @@ void CheckCarRacing(const pp::Registry& registry, bool continuous, bool domain_r
                                                          {"continuous", continuous},
                                                          {"domain_randomize", domain_randomize},
                                                          {"max_episode_steps", int64_t{60}}};
-  Runner a(registry, kCarRacing, 7, config);
-  Runner b(registry, kCarRacing, 7, config);
-  Runner other(registry, kCarRacing, 8, config);
-  a.Reset();
-  b.Reset();
-  other.Reset();
+  Trio trio(registry, kCarRacing, config);
+  auto& [a, b, other] = trio.runners;
   // The track is NaN-padded: compared bit for bit.
   const std::vector<double> track_a = a.Field("info:track");
   const std::vector<double> track_b = b.Field("info:track");
