@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/masked_interval.h"
+
 namespace pp {
 
 // The draws of np.random.default_rng(seed) / gymnasium.utils.seeding.np_random(seed), method by
@@ -169,20 +171,7 @@ class NumpyGenerator {
   // random_interval(bitgen, max) of NumPy's distributions: a uniform integer in [0, max] from the
   // smallest all-ones mask >= max, redrawn while above it; 32-bit draws (sharing the buffered half)
   // when max fits in 32 bits. Shuffle's draws (not Integers': a different algorithm).
-  uint64_t RandomInterval(uint64_t max) {
-    if (max == 0) return 0;
-    uint64_t mask = max;
-    for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
-    uint64_t value;
-    if (max <= 0xffffffffULL) {
-      while ((value = (NextU32() & mask)) > max) {
-      }
-    } else {
-      while ((value = (NextU64() & mask)) > max) {
-      }
-    }
-    return value;
-  }
+  uint64_t RandomInterval(uint64_t max) { return MaskedInterval(*this, max); }
 
   // The ziggurat's tables, exposed for the test that compares them with NumPy's compiled ones.
   static const uint64_t* ZigguratK() { return Ziggurat::Get().k; }

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/masked_interval.h"
+
 namespace pp {
 
 // The draws of np.random.RandomState(seed), method by method, written from NumPy 2.x's legacy
@@ -32,6 +34,8 @@ class NumpyRandomState {
     gauss_ = 0.0;
   }
 
+  // mt19937_next64: two outputs, the first high.
+  uint64_t NextU64() { return (static_cast<uint64_t>(NextU32()) << 32) | NextU32(); }
   // mt19937_next: the next tempered 32-bit output.
   uint32_t NextU32() {
     if (pos_ == kN) Generate();
@@ -154,24 +158,8 @@ class NumpyRandomState {
   }
 
   // A uniform value in [0, range] by masking and rejection (RandomState's "masked" method).
-  uint64_t Bounded(uint64_t range) {
-    if (range == 0) return 0;
-    uint64_t mask = range;
-    for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
-    uint64_t value;
-    if (range <= 0xffffffffULL) {
-      if (range == 0xffffffffULL) return NextU32();
-      while ((value = (NextU32() & mask)) > range) {
-      }
-    } else {
-      if (range == ~0ULL) return NextU64();
-      while ((value = (NextU64() & mask)) > range) {
-      }
-    }
-    return value;
-  }
-  // mt19937_next64: two outputs, the first high.
-  uint64_t NextU64() { return (static_cast<uint64_t>(NextU32()) << 32) | NextU32(); }
+  // (RandomState's special cases, range 2**32 - 1 and 2**64 - 1, take one draw as the mask does.)
+  uint64_t Bounded(uint64_t range) { return MaskedInterval(*this, range); }
 
   uint32_t key_[kN];
   int pos_ = kN;
