@@ -13,18 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "envs/common/argb_image.h"
+
 namespace pp::png {
 
-// A decoded image, row by row, each pixel a << 24 | r << 16 | g << 8 | b.
-// `alpha`: the surface pygame.image.load makes has per-pixel alpha (SDL_image makes a 32-bit RGBA
-// surface for colour types 4 and 6, and for a palette whose tRNS is not "one index fully transparent,
-// the rest opaque"); otherwise every pixel is opaque (a = 255) and pygame blits it as a plain copy.
-struct Image {
-  int width = 0;
-  int height = 0;
-  bool alpha = false;
-  std::vector<uint32_t> argb;
-};
+// A decoded image.
+using Image = ArgbImage;
 
 namespace detail {
 

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "envs/common/argb_image.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -1099,15 +1101,8 @@ inline void GfxFilledCircle(Surface& s, Rgb color, int16_t x, int16_t y, int16_t
 
 // ---- Sprites: pygame.image.load, pygame.transform.scale, Surface.blit, pygame.draw.rect ----
 
-// A surface loaded from an image file (pygame.image.load): pixels a << 24 | r << 16 | g << 8 | b,
-// row by row. `alpha`: it has per-pixel alpha (blits blend); otherwise it is opaque (blits copy,
-// whatever its pixel format: an 8-bit palette surface copies its palette's colours).
-struct Sprite {
-  int width = 0;
-  int height = 0;
-  bool alpha = false;
-  std::vector<uint32_t> argb;
-};
+// A surface loaded from an image file (pygame.image.load).
+using Sprite = ArgbImage;
 
 namespace detail {
 

@@ -76,9 +76,7 @@ class SpriteSheet {
   SpritePtr LoadLocked(const std::string& name) {
     auto loaded = loaded_.find(name);
     if (loaded == loaded_.end()) {
-      png::Image image = png::Load(Require(img_dir_ + "/" + name));
-      auto sprite = std::make_shared<const raster::Sprite>(
-          raster::Sprite{image.width, image.height, image.alpha, std::move(image.argb)});
+      auto sprite = std::make_shared<const raster::Sprite>(png::Load(Require(img_dir_ + "/" + name)));
       loaded = loaded_.emplace(name, std::move(sprite)).first;
     }
     return loaded->second;
