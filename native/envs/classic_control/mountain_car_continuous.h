@@ -14,18 +14,15 @@
 
 namespace pp::classic_control {
 
-struct MountainCarContinuousParams {
+// The discrete car's track, speed limit, gravity, reset range and screen; its own goal, force and
+// reward, as Continuous_MountainCarEnv.
+struct MountainCarContinuousParams : MountainCarParams {
   static constexpr double kMinAction = -1.0;
   static constexpr double kMaxAction = 1.0;
-  static constexpr double kMinPosition = -1.2;
-  static constexpr double kMaxPosition = 0.6;
-  static constexpr double kMaxSpeed = 0.07;
   static constexpr double kGoalPosition = 0.45;
   static constexpr double kPower = 0.0015;
-  static constexpr double kGravity = 0.0025;
   static constexpr double kGoalReward = 100.0;
   static constexpr double kActionCost = 0.1;  // reward -= action^2 * 0.1
-  // Initial position ~ U(-0.6, -0.4), velocity 0.
 };
 
 // Config: goal_velocity (float); max_episode_steps is set per task id by the registration.
