@@ -119,6 +119,12 @@ inline int PlanShrink(int n, int m, ShrinkStep* plan) {
   return m;
 }
 
+// The vector paths' fixed-point reciprocal of an output's width in source pixels (0x4000 * n / m,
+// in 1/0x4000 units), as 16 bits: 0x40000000 / width.
+inline uint16_t ShrinkRecip(int n, int m) {
+  return static_cast<uint16_t>(0x40000000u / static_cast<uint32_t>(0x4000 * n / m));
+}
+
 // One output of the vector ShrinkRowPair paths, from the sums of the pixels wholly inside it (`ha`:
 // line a's two half-sums per channel, `hb` line b's): the boundary pixels (`pa`, `pb`) split into
 // this output (head) and the next (tail, left in `acc`), as the SSE2 code does. Inlined into the
@@ -146,8 +152,7 @@ inline void FinishShrinkPair(__m128i ha, __m128i hb, uint32_t pa, uint32_t pb, c
 __attribute__((target("avx2"))) inline void ShrinkRowPairAvx2(const uint32_t* a, const uint32_t* b, int n, uint32_t* da,
                                                               uint32_t* db, int m, const ShrinkStep* plan,
                                                               int outputs) {
-  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
-  const __m128i recip_v = _mm_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m128i recip_v = _mm_set1_epi16(static_cast<int16_t>(ShrinkRecip(n, m)));
   const __m128i zero = _mm_setzero_si128();
   const __m128i index = _mm_setr_epi32(0, 1, 2, 3);
   const __m256i index4 = _mm256_setr_epi64x(0, 1, 2, 3);  // a pixel widened: four 16-bit lanes
@@ -194,8 +199,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ShrinkRowPairAv
                                                                                      uint32_t* da, uint32_t* db, int m,
                                                                                      const ShrinkStep* plan,
                                                                                      int outputs) {
-  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
-  const __m128i recip_v = _mm_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m128i recip_v = _mm_set1_epi16(static_cast<int16_t>(ShrinkRecip(n, m)));
   const __m128i zero = _mm_setzero_si128();
   __m128i acc = zero;
   for (int out = 0; out < outputs; ++out) {
@@ -226,8 +230,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ShrinkRowQuadAv
                                                                                      uint32_t* const* dst, int n, int m,
                                                                                      const ShrinkStep* plan,
                                                                                      int outputs) {
-  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
-  const __m256i recip_v = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m256i recip_v = _mm256_set1_epi16(static_cast<int16_t>(ShrinkRecip(n, m)));
   const __m512i compact = _mm512_setr_epi64(0, 2, 4, 6, 0, 2, 4, 6);
   const uint32_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
   __m256i acc = _mm256_setzero_si256();
@@ -272,8 +275,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ShrinkRowQuadAv
 __attribute__((target("avx2"))) inline void ShrinkColumnsAvx2(const uint32_t* src, int columns, int n, int stride,
                                                               uint32_t* dst, int m, int dst_stride,
                                                               const ShrinkStep* plan, int outputs) {
-  const uint32_t space = static_cast<uint32_t>(0x4000 * n / m);
-  const __m256i recip_v = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(0x40000000u / space)));
+  const __m256i recip_v = _mm256_set1_epi16(static_cast<int16_t>(ShrinkRecip(n, m)));
 #define PP_WIDEN(row, column) \
   _mm256_cvtepu8_epi16(       \
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + static_cast<std::ptrdiff_t>(row) * stride + (column))))
