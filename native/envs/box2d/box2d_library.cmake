@@ -6,55 +6,20 @@ set(PP_BOX2D_VERSION 2.3.8)
 set(PP_BOX2D_SHA256 bdacfbbc56079bb317548efe49d3d5a86646885cc27f4a2ee97e4b2960921ab7)
 set(PP_BOX2D_ROOT "${CMAKE_BINARY_DIR}/_deps/box2d" CACHE PATH "Download directory of the box2d-py sdist")
 set(_pp_b2_root "${PP_BOX2D_ROOT}")
-set(_pp_b2_sdist "${_pp_b2_root}/box2d-py-${PP_BOX2D_VERSION}.tar.gz")
-set(_pp_b2_src "${_pp_b2_root}/box2d-py-${PP_BOX2D_VERSION}")
-if(NOT EXISTS "${_pp_b2_sdist}")
-  message(STATUS "Box2D: downloading the box2d-py ${PP_BOX2D_VERSION} sdist")
-  # pip reads the sdist's metadata with its setup.py: without build isolation when the build's
-  # Python has setuptools and wheel, else in an isolated env that pip installs them into.
-  execute_process(COMMAND "${Python_EXECUTABLE}" -m pip download --no-binary box2d-py --no-deps
-                          --no-build-isolation -d "${_pp_b2_root}" "box2d-py==${PP_BOX2D_VERSION}"
-                  RESULT_VARIABLE _pp_b2_rc OUTPUT_QUIET ERROR_QUIET)
-  if(NOT _pp_b2_rc EQUAL 0)
-    execute_process(COMMAND "${Python_EXECUTABLE}" -m pip download --no-binary box2d-py --no-deps
-                            -d "${_pp_b2_root}" "box2d-py==${PP_BOX2D_VERSION}"
-                    RESULT_VARIABLE _pp_b2_rc OUTPUT_QUIET)
-  endif()
-  if(NOT _pp_b2_rc EQUAL 0 OR NOT EXISTS "${_pp_b2_sdist}")
-    message(FATAL_ERROR "PP_WITH_BOX2D: cannot download the box2d-py ${PP_BOX2D_VERSION} sdist with "
-                        "'${Python_EXECUTABLE} -m pip download'; configure with -DPP_WITH_BOX2D=OFF to skip Box2D")
-  endif()
-endif()
-file(SHA256 "${_pp_b2_sdist}" _pp_b2_hash)
-if(NOT _pp_b2_hash STREQUAL PP_BOX2D_SHA256)
-  file(REMOVE "${_pp_b2_sdist}")
-  message(FATAL_ERROR "Box2D: ${_pp_b2_sdist} has SHA256 ${_pp_b2_hash}, expected ${PP_BOX2D_SHA256} (removed it)")
-endif()
-if(NOT EXISTS "${_pp_b2_src}/Box2D/Box2D.h")
-  file(ARCHIVE_EXTRACT INPUT "${_pp_b2_sdist}" DESTINATION "${_pp_b2_root}")
-endif()
+include(${PROJECT_SOURCE_DIR}/cmake/patch_source.cmake)
+include(${PROJECT_SOURCE_DIR}/cmake/pypi_sdist.cmake)
+pp_fetch_sdist(PACKAGE box2d-py VERSION ${PP_BOX2D_VERSION} SHA256 ${PP_BOX2D_SHA256} DIR "${_pp_b2_root}"
+               ARCHIVE box2d-py OPTION PP_WITH_BOX2D LABEL Box2D EXTRACTED Box2D/Box2D.h SOURCE_VAR _pp_b2_src)
 
 # One patch: box2d-py's b2Settings.h makes a failed b2Assert set a Python AssertionError (it
 # includes Python.h) and throw an empty b2AssertException. Without Python, the exception carries the
 # message instead, so the pool reports it as the env's error. Every other line is box2d-py's.
 set(_pp_b2_settings "${_pp_b2_src}/Box2D/Common/b2Settings.h")
-file(READ "${_pp_b2_settings}" _pp_b2_text)
-string(FIND "${_pp_b2_text}" "parallel_pool: no Python" _pp_b2_patched)
-if(_pp_b2_patched EQUAL -1)
-  set(_pp_b2_old_include "#include <Python.h>\nclass b2AssertException {};\n")
-  set(_pp_b2_old_assert "{ PyErr_SetString(PyExc_AssertionError, #A); throw b2AssertException(); }")
-  string(FIND "${_pp_b2_text}" "${_pp_b2_old_include}" _pp_b2_at1)
-  string(FIND "${_pp_b2_text}" "${_pp_b2_old_assert}" _pp_b2_at2)
-  if(_pp_b2_at1 EQUAL -1 OR _pp_b2_at2 EQUAL -1)
-    message(FATAL_ERROR "Box2D patch: b2Settings.h of box2d-py ${PP_BOX2D_VERSION} is not as expected")
-  endif()
-  string(REPLACE "${_pp_b2_old_include}"
-    "#include <stdexcept>  // parallel_pool: no Python\nclass b2AssertException : public std::logic_error {\n public:\n  using std::logic_error::logic_error;\n};\n"
-    _pp_b2_text "${_pp_b2_text}")
-  string(REPLACE "${_pp_b2_old_assert}" "{ throw b2AssertException(\"Box2D assertion failed: \" #A); }"
-    _pp_b2_text "${_pp_b2_text}")
-  file(WRITE "${_pp_b2_settings}" "${_pp_b2_text}")
-endif()
+pp_replace_once(Box2D "${_pp_b2_settings}" "parallel_pool: no Python" "#include <Python.h>\nclass b2AssertException {};\n"
+  "#include <stdexcept>  // parallel_pool: no Python\nclass b2AssertException : public std::logic_error {\n public:\n  using std::logic_error::logic_error;\n};\n")
+pp_replace_once(Box2D "${_pp_b2_settings}" "Box2D assertion failed"
+  "{ PyErr_SetString(PyExc_AssertionError, #A); throw b2AssertException(); }"
+  "{ throw b2AssertException(\"Box2D assertion failed: \" #A); }")
 
 # A second patch: Box2D counts its GJK and time-of-impact calls (statistics nobody here reads) in
 # plain globals, which the pool's threads, each stepping its own world, would write at once: a data
@@ -85,7 +50,6 @@ _pp_b2_thread_local(Collision/b2TimeOfImpact.cpp "float32 b2_toiTime, b2_toiMaxT
 # b2World::Step times its phases for b2World::GetProfile() with gettimeofday, about ten calls a
 # step (2% of BipedalWalker's step in perf); nothing here reads the profile, so b2Timer.cpp takes
 # its own clockless branch (the one Box2D compiles on other platforms). Simulation is unchanged.
-include(${PROJECT_SOURCE_DIR}/cmake/patch_source.cmake)
 pp_replace_once(Box2D "${_pp_b2_src}/Box2D/Common/b2Timer.cpp" "parallel_pool: no clock"
                 "#elif defined(__linux__) || defined (__APPLE__)" "#elif 0  // parallel_pool: no clock")
 
