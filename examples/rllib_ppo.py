@@ -16,9 +16,26 @@ import tempfile
 import time
 
 import ray
+from ray.rllib.algorithms import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 
 from parallel_pool.integrations.rllib import VECTORIZE_MODE, register
+
+
+def train(algo: Algorithm, max_iterations: int, target: float) -> None:
+    """Calls ``algo.train()`` until the mean episode return reaches ``target``, at most
+    ``max_iterations`` times, printing a line per iteration."""
+    start = time.time()
+    for iteration in range(1, max_iterations + 1):
+        stats = algo.train()["env_runners"]
+        mean_return = stats.get("episode_return_mean", float("nan"))
+        print(
+            f"iter {iteration:3d}  return {mean_return:7.1f}  "
+            f"env steps {int(stats['num_env_steps_sampled_lifetime']):7d}  {time.time() - start:6.1f} s"
+        )
+        if mean_return >= target:
+            print(f"reached a mean return of {mean_return:.1f} >= {target}")
+            break
 
 
 def main() -> None:
@@ -48,18 +65,8 @@ def main() -> None:
         .debugging(seed=args.seed)
     )
     algo = config.build_algo()
-    start = time.time()
     try:
-        for iteration in range(1, args.max_iterations + 1):
-            stats = algo.train()["env_runners"]
-            mean_return = stats.get("episode_return_mean", float("nan"))
-            print(
-                f"iter {iteration:3d}  return {mean_return:7.1f}  "
-                f"env steps {stats['num_env_steps_sampled_lifetime']:7d}  {time.time() - start:6.1f} s"
-            )
-            if mean_return >= args.target:
-                print(f"reached a mean return of {mean_return:.1f} >= {args.target}")
-                break
+        train(algo, args.max_iterations, args.target)
     finally:
         algo.stop()
         ray.shutdown()

@@ -18,10 +18,10 @@ import argparse
 import os
 import shutil
 import tempfile
-import time
 
 import ray
 from ray.rllib.algorithms.ppo import PPOConfig
+from rllib_ppo import train
 
 from parallel_pool.integrations.rllib import env_runners_on_every_node, register
 
@@ -57,16 +57,8 @@ def main() -> None:
     nodes = algo.env_runner_group.foreach_env_runner(
         lambda runner: ray.get_runtime_context().get_node_id(), local_env_runner=False)
     print(f"{len(nodes)} env runners on {len(set(nodes))} of {len(ray.nodes())} nodes")
-    start = time.time()
     try:
-        for iteration in range(1, args.max_iterations + 1):
-            stats = algo.train()["env_runners"]
-            mean_return = stats.get("episode_return_mean", float("nan"))
-            print(f"iter {iteration:3d}  return {mean_return:7.1f}  "
-                  f"env steps {stats['num_env_steps_sampled_lifetime']:7d}  {time.time() - start:6.1f} s")
-            if mean_return >= args.target:
-                print(f"reached a mean return of {mean_return:.1f} >= {args.target}")
-                break
+        train(algo, args.max_iterations, args.target)
     finally:
         algo.stop()
         ray.shutdown()
