@@ -10,8 +10,9 @@ done of a ``recv`` answer that env's previous action; the action just sent stays
 value bootstraps the env's trajectory at an update. Same-step autoreset: after a ``done`` the
 observation already starts the next episode.
 
-Any discrete-action task runs (``--env-id CartPole-v1`` uses an MLP instead of the Nature CNN and
-counts episodes as games), which is how the smoke test exercises it before Atari is built.
+As with ppo_atari.py, any discrete-action task runs (``--env-id CartPole-v1``: an MLP instead of
+the Nature CNN, episodes counted as games). The agent, GAE and the PPO update come from
+ppo_core.py.
 """
 
 from __future__ import annotations
@@ -21,74 +22,24 @@ import time
 
 import numpy as np
 import torch
-from torch import nn
-from torch.distributions.categorical import Categorical
+from ppo_args import add_ppo_args, add_task_args, ppo_sizes
+from ppo_core import AtariAgent, gae, ppo_update, print_progress
 
 import parallel_pool
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env-id", default="Pong-v5")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--total-timesteps", type=int, default=10_000_000)
-    p.add_argument("--num-envs", type=int, default=16)
+    add_task_args(p, env_id="Pong-v5", seed=1, total_timesteps=10_000_000, num_envs=16)
     p.add_argument("--batch-size", type=int, default=8, help="envs per recv (< num-envs: async)")
     p.add_argument("--num-threads", type=int, default=0, help="native threads stepping the envs (0: one per CPU)")
-    p.add_argument("--num-steps", type=int, default=128, help="transitions per env per rollout, on average")
-    p.add_argument("--learning-rate", type=float, default=2.5e-4)
-    p.add_argument("--gamma", type=float, default=0.99)
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--num-minibatches", type=int, default=4)
-    p.add_argument("--update-epochs", type=int, default=4)
-    p.add_argument("--clip-coef", type=float, default=0.1)
-    p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--vf-coef", type=float, default=0.5)
-    p.add_argument("--max-grad-norm", type=float, default=0.5)
+    add_ppo_args(p, num_steps_help="transitions per env per rollout, on average", anneal_lr=False)
     return p.parse_args()
-
-
-def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
-class Agent(nn.Module):
-    def __init__(self, obs_shape: tuple[int, ...], num_actions: int) -> None:
-        super().__init__()
-        if len(obs_shape) == 3:  # (stack, height, width) frames: the Nature CNN, as CleanRL
-            self.scale = 1.0 / 255.0
-            self.network = nn.Sequential(
-                layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)), nn.ReLU(),
-                layer_init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
-                layer_init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten(),
-                layer_init(nn.Linear(64 * 7 * 7, 512)), nn.ReLU(),
-            )
-            hidden = 512
-        else:  # vector observations (e.g. CartPole-v1): an MLP
-            self.scale = 1.0
-            self.network = nn.Sequential(
-                nn.Flatten(), layer_init(nn.Linear(int(np.prod(obs_shape)), 64)), nn.Tanh(),
-                layer_init(nn.Linear(64, 64)), nn.Tanh(),
-            )
-            hidden = 64
-        self.actor = layer_init(nn.Linear(hidden, num_actions), std=0.01)
-        self.critic = layer_init(nn.Linear(hidden, 1), std=1)
-
-    def get_action_and_value(self, x: torch.Tensor, action: torch.Tensor | None = None):
-        hidden = self.network(x * self.scale)
-        probs = Categorical(logits=self.actor(hidden))
-        if action is None:
-            action = probs.sample()
-        return action, probs.log_prob(action), probs.entropy(), self.critic(hidden)
 
 
 def main() -> None:
     args = parse_args()
-    rollout_size = args.num_envs * args.num_steps
-    minibatch_size = max(1, rollout_size // args.num_minibatches)
-    torch.manual_seed(args.seed)
+    rollout_size, minibatch_size, _ = ppo_sizes(args, args.num_envs)
 
     atari_options = {"episodic_life": True, "reward_clip": True}
     task_config = parallel_pool.make_spec(args.env_id).config
@@ -98,7 +49,8 @@ def main() -> None:
         **{k: v for k, v in atari_options.items() if k in task_config},
     )
     obs_shape = envs.observation_space.shape
-    agent = Agent(obs_shape, envs.action_space.n)
+    torch.manual_seed(args.seed)  # the agent's initial weights, then its sampled actions
+    agent = AtariAgent(obs_shape, envs.action_space.n)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
     # One trajectory per env id: obs/action/logprob/value per transition, and the reward and
@@ -150,53 +102,32 @@ def main() -> None:
             n = len(t_env["rewards"])  # finished transitions; index n is pending
             if n == 0:
                 continue
-            values = np.asarray(t_env["values"][: n + 1])  # the pending one's value bootstraps
-            rewards, ended = np.asarray(t_env["rewards"]), np.asarray(t_env["ended"], dtype=np.float64)
-            advantages = np.zeros(n)
-            lastgaelam = 0.0
-            for t in reversed(range(n)):
-                nonterminal = 1.0 - ended[t]  # ended: obs t+1 starts a new episode
-                delta = rewards[t] + args.gamma * values[t + 1] * nonterminal - values[t]
-                advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nonterminal * lastgaelam
+            # In float64, as the floats stored; values[n], the pending transition's, bootstraps.
+            values = torch.tensor(t_env["values"][: n + 1], dtype=torch.float64)
+            rewards = torch.tensor(t_env["rewards"], dtype=torch.float64)
+            ended = torch.tensor(t_env["ended"], dtype=torch.float64)  # ended: obs t+1 starts a new episode
+            advantages, returns = gae(rewards, values[:n], values[n], ended, args.gamma, args.gae_lambda)
             b_obs += t_env["obs"][:n]
             b_actions += t_env["actions"][:n]
             b_logprobs += t_env["logprobs"][:n]
             b_advantages.append(advantages)
-            b_returns.append(advantages + values[:n])
+            b_returns.append(returns)
             for key in keys:  # keep only the pending transition
                 t_env[key] = t_env[key][n:]
 
-        b_obs_t = torch.stack(b_obs)
-        b_actions_t = torch.as_tensor(b_actions)
-        b_logprobs_t = torch.as_tensor(b_logprobs, dtype=torch.float32)
-        b_adv_t = torch.as_tensor(np.concatenate(b_advantages), dtype=torch.float32)
-        b_ret_t = torch.as_tensor(np.concatenate(b_returns), dtype=torch.float32)
+        batch = (
+            torch.stack(b_obs),
+            torch.as_tensor(b_actions),
+            torch.as_tensor(b_logprobs, dtype=torch.float32),
+            torch.cat(b_advantages).float(),
+            torch.cat(b_returns).float(),
+        )
 
         # --- PPO update (the envs in flight keep stepping meanwhile) ---
-        batch = len(b_obs_t)
-        b_inds = np.arange(batch)
-        for _ in range(args.update_epochs):
-            np.random.shuffle(b_inds)
-            for start_i in range(0, batch, minibatch_size):
-                mb = b_inds[start_i:start_i + minibatch_size]
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs_t[mb], b_actions_t[mb])
-                ratio = (newlogprob - b_logprobs_t[mb]).exp()
-                mb_adv = b_adv_t[mb]
-                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8) if len(mb) > 1 else mb_adv
-                clipped = ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
-                pg_loss = torch.max(-mb_adv * ratio, -mb_adv * clipped).mean()
-                v_loss = 0.5 * ((newvalue.view(-1) - b_ret_t[mb]) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + v_loss * args.vf_coef
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
+        ppo_update(agent, optimizer, batch, minibatch_size, args)
 
         iteration += 1
-        if iteration % 10 == 0 or global_step >= args.total_timesteps:
-            mean_return = np.mean(game_returns[-20:]) if game_returns else float("nan")
-            sps = int(global_step / (time.time() - start))
-            print(f"step {global_step}: mean game return {mean_return:.1f}, SPS {sps}")
+        print_progress(iteration, global_step, start, game_returns, "game", last=global_step >= args.total_timesteps)
 
     envs.close()  # joins the worker threads, with steps still in flight
 

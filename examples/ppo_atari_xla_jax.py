@@ -30,29 +30,17 @@ import numpy as np
 import optax
 from flax import linen as nn
 from flax.training.train_state import TrainState
+from ppo_args import add_ppo_args, add_task_args, ppo_sizes
 
 import parallel_pool
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env-id", default="Pong-v5")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--total-timesteps", type=int, default=10_000_000)
-    p.add_argument("--num-envs", type=int, default=8)
+    add_task_args(p, env_id="Pong-v5", seed=1, total_timesteps=10_000_000, num_envs=8)
     p.add_argument("--num-threads", type=int, default=0, help="native threads stepping the envs (0: one per CPU)")
     p.add_argument("--max-episode-steps", type=int, default=None, help="time limit in agent steps (task default)")
-    p.add_argument("--num-steps", type=int, default=128, help="steps per env per rollout")
-    p.add_argument("--learning-rate", type=float, default=2.5e-4)
-    p.add_argument("--anneal-lr", type=int, default=1)
-    p.add_argument("--gamma", type=float, default=0.99)
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--num-minibatches", type=int, default=4)
-    p.add_argument("--update-epochs", type=int, default=4)
-    p.add_argument("--clip-coef", type=float, default=0.1)
-    p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--vf-coef", type=float, default=0.5)
-    p.add_argument("--max-grad-norm", type=float, default=0.5)
+    add_ppo_args(p)
     return p.parse_args()
 
 
@@ -101,9 +89,7 @@ class GameStats:
 
 def main() -> None:
     args = parse_args()
-    batch_size = args.num_envs * args.num_steps
-    minibatch_size = max(1, batch_size // args.num_minibatches)
-    num_iterations = max(1, args.total_timesteps // batch_size)
+    batch_size, minibatch_size, num_iterations = ppo_sizes(args, args.num_envs)
     key = jax.random.PRNGKey(args.seed)
     key, init_key = jax.random.split(key)
 

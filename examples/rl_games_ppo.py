@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ppo_args import add_task_args
 from rl_games.torch_runner import Runner
 
 from parallel_pool.integrations.rl_games import register
@@ -20,10 +21,7 @@ from parallel_pool.integrations.rl_games import register
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env-id", default="CartPole-v1")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--total-timesteps", type=int, default=200_000)
-    p.add_argument("--num-envs", type=int, default=16)
+    add_task_args(p, env_id="CartPole-v1", seed=0, total_timesteps=200_000, num_envs=16)
     p.add_argument("--horizon", type=int, default=32, help="steps per env per epoch")
     p.add_argument("--minibatch-size", type=int, default=64)
     p.add_argument("--mini-epochs", type=int, default=4)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ppo_args import add_task_args
 from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecNormalize
@@ -25,10 +26,7 @@ from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env-id", default="CartPole-v1")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--total-timesteps", type=int, default=100_000)
-    p.add_argument("--num-envs", type=int, default=8)
+    add_task_args(p, env_id="CartPole-v1", seed=0, total_timesteps=100_000, num_envs=8)
     p.add_argument("--n-steps", type=int, default=32, help="steps per env per rollout")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--n-epochs", type=int, default=20)

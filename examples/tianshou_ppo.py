@@ -14,16 +14,14 @@ import time
 
 import numpy as np
 import torch
+from ppo_args import add_task_args
 
 from parallel_pool.integrations.tianshou import ParallelPoolEnvFactory, TianshouVectorEnv
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env-id", default="CartPole-v1")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--total-timesteps", type=int, default=100_000)
-    p.add_argument("--num-envs", type=int, default=8)
+    add_task_args(p, env_id="CartPole-v1", seed=0, total_timesteps=100_000, num_envs=8)
     p.add_argument("--num-test-envs", type=int, default=10)
     p.add_argument("--epoch-steps", type=int, default=10_000, help="env steps per epoch (one test per epoch)")
     p.add_argument("--collect-steps", type=int, default=2_000, help="env steps per collect/update")
