@@ -1,7 +1,9 @@
-// The dm_control task table: per task id (EnvPool's `<Domain><Task>-v1`), its domain class and
-// suite task. A new domain is one header and its lines here.
+// The dm_control task table: each domain class and its suite tasks; a task's id is EnvPool's
+// `<Domain><Task>-v1`, from the suite's names. A new domain is one header and its line here.
 #include "envs/dm_control/register.h"
 
+#include <cctype>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,69 +32,65 @@
 namespace pp::dm_control {
 namespace {
 
-// dm_control registers no reward thresholds.
+// EnvPool's id of a suite task: its domain's and task's names in CamelCase, then "-v1"
+// ("ball_in_cup", "catch": BallInCupCatch-v1; "lqr", "lqr_2_1": LqrLqr21-v1).
+std::string TaskId(const TaskInfo& info) {
+  std::string id;
+  for (const std::string& name : {info.domain, info.task}) {
+    bool word_start = true;
+    for (char c : name) {
+      if (c == '_') {
+        word_start = true;
+        continue;
+      }
+      id += word_start ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      word_start = false;
+    }
+  }
+  return id + "-v1";
+}
+
+// Registers `tasks` of domain EnvT, in order. dm_control registers no reward thresholds.
 template <typename EnvT>
-TaskEntry DmTask(std::string task_id, typename EnvT::Task task, const std::string& suite_dir) {
-  return pp::MakeTask<EnvT>(
-      std::move(task_id), "dm_control", CommonDefaults(EnvT::Info(task), suite_dir),
-      [task](const std::string& /*id*/, const Config& config) { return EnvT::MakeSpec(config, task); }, std::nullopt,
-      task);
+void AddDomain(Registry& registry, const std::string& suite_dir, std::initializer_list<typename EnvT::Task> tasks) {
+  for (const typename EnvT::Task task : tasks) {
+    const TaskInfo info = EnvT::Info(task);
+    registry.Add(pp::MakeTask<EnvT>(
+        TaskId(info), "dm_control", CommonDefaults(info, suite_dir),
+        [task](const std::string& /*id*/, const Config& config) { return EnvT::MakeSpec(config, task); }, std::nullopt,
+        task));
+  }
 }
 
 }  // namespace
 
 void RegisterDmControl(Registry& registry, const std::string& suite_dir) {
-  registry.Add(DmTask<AcrobotEnv>("AcrobotSwingup-v1", AcrobotTask::kSwingup, suite_dir));
-  registry.Add(DmTask<AcrobotEnv>("AcrobotSwingupSparse-v1", AcrobotTask::kSwingupSparse, suite_dir));
-  registry.Add(DmTask<BallInCupEnv>("BallInCupCatch-v1", 0, suite_dir));
-  registry.Add(DmTask<CartpoleEnv>("CartpoleBalance-v1", CartpoleTask::kBalance, suite_dir));
-  registry.Add(DmTask<CartpoleEnv>("CartpoleBalanceSparse-v1", CartpoleTask::kBalanceSparse, suite_dir));
-  registry.Add(DmTask<CartpoleEnv>("CartpoleSwingup-v1", CartpoleTask::kSwingup, suite_dir));
-  registry.Add(DmTask<CartpoleEnv>("CartpoleSwingupSparse-v1", CartpoleTask::kSwingupSparse, suite_dir));
-  registry.Add(DmTask<CartpoleEnv>("CartpoleTwoPoles-v1", CartpoleTask::kTwoPoles, suite_dir));
-  registry.Add(DmTask<CartpoleEnv>("CartpoleThreePoles-v1", CartpoleTask::kThreePoles, suite_dir));
-  registry.Add(DmTask<CheetahEnv>("CheetahRun-v1", 0, suite_dir));
-  registry.Add(DmTask<DogEnv>("DogStand-v1", DogTask::kStand, suite_dir));
-  registry.Add(DmTask<DogEnv>("DogWalk-v1", DogTask::kWalk, suite_dir));
-  registry.Add(DmTask<DogEnv>("DogTrot-v1", DogTask::kTrot, suite_dir));
-  registry.Add(DmTask<DogEnv>("DogRun-v1", DogTask::kRun, suite_dir));
-  registry.Add(DmTask<DogEnv>("DogFetch-v1", DogTask::kFetch, suite_dir));
-  registry.Add(DmTask<FingerEnv>("FingerSpin-v1", FingerTask::kSpin, suite_dir));
-  registry.Add(DmTask<FingerEnv>("FingerTurnEasy-v1", FingerTask::kTurnEasy, suite_dir));
-  registry.Add(DmTask<FingerEnv>("FingerTurnHard-v1", FingerTask::kTurnHard, suite_dir));
-  registry.Add(DmTask<FishEnv>("FishUpright-v1", FishTask::kUpright, suite_dir));
-  registry.Add(DmTask<FishEnv>("FishSwim-v1", FishTask::kSwim, suite_dir));
-  registry.Add(DmTask<HopperEnv>("HopperStand-v1", HopperTask::kStand, suite_dir));
-  registry.Add(DmTask<HopperEnv>("HopperHop-v1", HopperTask::kHop, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidStand-v1", HumanoidTask::kStand, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidWalk-v1", HumanoidTask::kWalk, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidRun-v1", HumanoidTask::kRun, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidRunPureState-v1", HumanoidTask::kRunPureState, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidCMUStand-v1", HumanoidTask::kCMUStand, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidCMUWalk-v1", HumanoidTask::kCMUWalk, suite_dir));
-  registry.Add(DmTask<HumanoidEnv>("HumanoidCMURun-v1", HumanoidTask::kCMURun, suite_dir));
-  registry.Add(DmTask<LqrEnv>("LqrLqr21-v1", LqrTask::kLqr21, suite_dir));
-  registry.Add(DmTask<LqrEnv>("LqrLqr62-v1", LqrTask::kLqr62, suite_dir));
-  registry.Add(DmTask<ManipulatorEnv>("ManipulatorBringBall-v1", ManipulatorTask::kBringBall, suite_dir));
-  registry.Add(DmTask<ManipulatorEnv>("ManipulatorBringPeg-v1", ManipulatorTask::kBringPeg, suite_dir));
-  registry.Add(DmTask<ManipulatorEnv>("ManipulatorInsertBall-v1", ManipulatorTask::kInsertBall, suite_dir));
-  registry.Add(DmTask<ManipulatorEnv>("ManipulatorInsertPeg-v1", ManipulatorTask::kInsertPeg, suite_dir));
-  registry.Add(DmTask<PendulumEnv>("PendulumSwingup-v1", 0, suite_dir));
-  registry.Add(DmTask<PointMassEnv>("PointMassEasy-v1", PointMassTask::kEasy, suite_dir));
-  registry.Add(DmTask<PointMassEnv>("PointMassHard-v1", PointMassTask::kHard, suite_dir));
-  registry.Add(DmTask<QuadrupedEnv>("QuadrupedWalk-v1", QuadrupedTask::kWalk, suite_dir));
-  registry.Add(DmTask<QuadrupedEnv>("QuadrupedRun-v1", QuadrupedTask::kRun, suite_dir));
-  registry.Add(DmTask<QuadrupedEnv>("QuadrupedEscape-v1", QuadrupedTask::kEscape, suite_dir));
-  registry.Add(DmTask<QuadrupedEnv>("QuadrupedFetch-v1", QuadrupedTask::kFetch, suite_dir));
-  registry.Add(DmTask<ReacherEnv>("ReacherEasy-v1", ReacherTask::kEasy, suite_dir));
-  registry.Add(DmTask<ReacherEnv>("ReacherHard-v1", ReacherTask::kHard, suite_dir));
-  registry.Add(DmTask<StackerEnv>("StackerStack2-v1", StackerTask::kStack2, suite_dir));
-  registry.Add(DmTask<StackerEnv>("StackerStack4-v1", StackerTask::kStack4, suite_dir));
-  registry.Add(DmTask<SwimmerEnv>("SwimmerSwimmer6-v1", SwimmerTask::kSwimmer6, suite_dir));
-  registry.Add(DmTask<SwimmerEnv>("SwimmerSwimmer15-v1", SwimmerTask::kSwimmer15, suite_dir));
-  registry.Add(DmTask<WalkerEnv>("WalkerStand-v1", WalkerTask::kStand, suite_dir));
-  registry.Add(DmTask<WalkerEnv>("WalkerWalk-v1", WalkerTask::kWalk, suite_dir));
-  registry.Add(DmTask<WalkerEnv>("WalkerRun-v1", WalkerTask::kRun, suite_dir));
+  AddDomain<AcrobotEnv>(registry, suite_dir, {AcrobotTask::kSwingup, AcrobotTask::kSwingupSparse});
+  AddDomain<BallInCupEnv>(registry, suite_dir, {0});
+  AddDomain<CartpoleEnv>(registry, suite_dir,
+                         {CartpoleTask::kBalance, CartpoleTask::kBalanceSparse, CartpoleTask::kSwingup,
+                          CartpoleTask::kSwingupSparse, CartpoleTask::kTwoPoles, CartpoleTask::kThreePoles});
+  AddDomain<CheetahEnv>(registry, suite_dir, {0});
+  AddDomain<DogEnv>(registry, suite_dir,
+                    {DogTask::kStand, DogTask::kWalk, DogTask::kTrot, DogTask::kRun, DogTask::kFetch});
+  AddDomain<FingerEnv>(registry, suite_dir, {FingerTask::kSpin, FingerTask::kTurnEasy, FingerTask::kTurnHard});
+  AddDomain<FishEnv>(registry, suite_dir, {FishTask::kUpright, FishTask::kSwim});
+  AddDomain<HopperEnv>(registry, suite_dir, {HopperTask::kStand, HopperTask::kHop});
+  AddDomain<HumanoidEnv>(registry, suite_dir,
+                         {HumanoidTask::kStand, HumanoidTask::kWalk, HumanoidTask::kRun, HumanoidTask::kRunPureState,
+                          HumanoidTask::kCMUStand, HumanoidTask::kCMUWalk, HumanoidTask::kCMURun});
+  AddDomain<LqrEnv>(registry, suite_dir, {LqrTask::kLqr21, LqrTask::kLqr62});
+  AddDomain<ManipulatorEnv>(registry, suite_dir,
+                            {ManipulatorTask::kBringBall, ManipulatorTask::kBringPeg, ManipulatorTask::kInsertBall,
+                             ManipulatorTask::kInsertPeg});
+  AddDomain<PendulumEnv>(registry, suite_dir, {0});
+  AddDomain<PointMassEnv>(registry, suite_dir, {PointMassTask::kEasy, PointMassTask::kHard});
+  AddDomain<QuadrupedEnv>(registry, suite_dir,
+                          {QuadrupedTask::kWalk, QuadrupedTask::kRun, QuadrupedTask::kEscape, QuadrupedTask::kFetch});
+  AddDomain<ReacherEnv>(registry, suite_dir, {ReacherTask::kEasy, ReacherTask::kHard});
+  AddDomain<StackerEnv>(registry, suite_dir, {StackerTask::kStack2, StackerTask::kStack4});
+  AddDomain<SwimmerEnv>(registry, suite_dir, {SwimmerTask::kSwimmer6, SwimmerTask::kSwimmer15});
+  AddDomain<WalkerEnv>(registry, suite_dir, {WalkerTask::kStand, WalkerTask::kWalk, WalkerTask::kRun});
 }
 
 }  // namespace pp::dm_control
