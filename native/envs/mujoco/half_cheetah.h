@@ -29,8 +29,7 @@ class HalfCheetahEnv final : public MujocoEnv {
     c.Set("reset_noise_scale", 0.1);
     c.Set("exclude_current_positions_from_observation", true);
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", int64_t{5});
+      SetModelKwargs(c, kXmlFile, 5);
     }
     return c;
   }

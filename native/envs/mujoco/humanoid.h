@@ -115,8 +115,7 @@ class HumanoidEnv final : public MujocoEnv {
     c.Set("reset_noise_scale", 1e-2);
     c.Set("exclude_current_positions_from_observation", true);
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", int64_t{5});
+      SetModelKwargs(c, kXmlFile, 5);
       c.Set("contact_cost_weight", 5e-7);
       c.Set("contact_cost_range", std::vector<double>{-std::numeric_limits<double>::infinity(), 10.0});
       HumanoidObservation::SetDefaults(c);

@@ -35,8 +35,7 @@ class HumanoidStandupEnv final : public MujocoEnv {
   static Config Defaults(Version version) {
     Config c = CommonDefaults();
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", int64_t{5});
+      SetModelKwargs(c, kXmlFile, 5);
       // Accepted and unused, as in Gymnasium: its uph_cost is (qpos[2] - 0) / timestep, unweighted.
       c.Set("uph_cost_weight", 1.0);
       c.Set("ctrl_cost_weight", kV4CtrlCostWeight);

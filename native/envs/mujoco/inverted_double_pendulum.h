@@ -34,8 +34,7 @@ class InvertedDoublePendulumEnv final : public MujocoEnv {
   static Config Defaults(Version version) {
     Config c = CommonDefaults();
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", kV4FrameSkip);
+      SetModelKwargs(c, kXmlFile, kV4FrameSkip);
       c.Set("healthy_reward", kV4HealthyReward);
       c.Set("reset_noise_scale", kV4ResetNoiseScale);
     }

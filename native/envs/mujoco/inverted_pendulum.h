@@ -31,8 +31,7 @@ class InvertedPendulumEnv final : public MujocoEnv {
   static Config Defaults(Version version) {
     Config c = CommonDefaults();
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", kV4FrameSkip);
+      SetModelKwargs(c, kXmlFile, kV4FrameSkip);
       c.Set("reset_noise_scale", kV4ResetNoiseScale);
     }
     return c;

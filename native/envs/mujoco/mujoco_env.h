@@ -70,6 +70,12 @@ inline Config CommonDefaults(int64_t max_episode_steps = kDefaultMaxEpisodeSteps
                 {"frame_stack", int64_t{1}}};
 }
 
+// v5's model kwargs: xml_file (v4 has none) and frame_skip (v4's is fixed).
+inline void SetModelKwargs(Config& c, const char* xml_file, int64_t frame_skip) {
+  c.Set("xml_file", std::string(xml_file));
+  c.Set("frame_skip", frame_skip);
+}
+
 // What this build says when asked for a frame it cannot make.
 constexpr const char* kNoRenderBuild =
     "this build of parallel_pool has no MuJoCo rendering (configured with -DPP_WITH_MUJOCO_RENDER=OFF, or EGL's "

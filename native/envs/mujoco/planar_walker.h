@@ -69,8 +69,7 @@ class PlanarWalkerEnv : public MujocoEnv {
   static Config CommonPlanarDefaults(Version version, const char* v5_xml_file) {
     Config c = CommonDefaults();
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(v5_xml_file));
-      c.Set("frame_skip", int64_t{4});
+      SetModelKwargs(c, v5_xml_file, 4);
     }
     c.Set("forward_reward_weight", 1.0);
     c.Set("ctrl_cost_weight", 1e-3);

@@ -38,8 +38,7 @@ class PusherEnv final : public MujocoEnv {
   static Config Defaults(Version version) {
     Config c = CommonDefaults(kMaxEpisodeSteps);
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kV5XmlFile));
-      c.Set("frame_skip", kV4FrameSkip);
+      SetModelKwargs(c, kV5XmlFile, kV4FrameSkip);
       c.Set("reward_near_weight", kNearWeight);
       c.Set("reward_dist_weight", kDistWeight);
       c.Set("reward_control_weight", kControlWeight);

@@ -31,8 +31,7 @@ class ReacherEnv final : public MujocoEnv {
   static Config Defaults(Version version) {
     Config c = CommonDefaults(kMaxEpisodeSteps);
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", kV4FrameSkip);
+      SetModelKwargs(c, kXmlFile, kV4FrameSkip);
       c.Set("reward_dist_weight", 1.0);
       c.Set("reward_control_weight", 1.0);
     }

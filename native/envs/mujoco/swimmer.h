@@ -25,8 +25,7 @@ class SwimmerEnv final : public MujocoEnv {
   static Config Defaults(Version version) {
     Config c = CommonDefaults();
     if (version == Version::kV5) {
-      c.Set("xml_file", std::string(kXmlFile));
-      c.Set("frame_skip", int64_t{4});
+      SetModelKwargs(c, kXmlFile, 4);
     }
     c.Set("forward_reward_weight", 1.0);
     c.Set("ctrl_cost_weight", 1e-4);
