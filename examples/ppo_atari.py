@@ -41,6 +41,7 @@ def main() -> None:
     args = parse_args()
     _, minibatch_size, num_iterations = ppo_sizes(args, args.num_envs)
     torch.manual_seed(args.seed)
+    np.random.seed(args.seed)  # the minibatch order (ppo_core.ppo_update shuffles with it)
 
     # The whole batch of envs is one native pool; Atari's options where the task has them.
     atari_options = {"episodic_life": True, "reward_clip": True}

@@ -50,6 +50,7 @@ def main() -> None:
     )
     obs_shape = envs.observation_space.shape
     torch.manual_seed(args.seed)  # the agent's initial weights, then its sampled actions
+    np.random.seed(args.seed)  # the minibatch order (ppo_core.ppo_update shuffles with it)
     agent = AtariAgent(obs_shape, envs.action_space.n)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 

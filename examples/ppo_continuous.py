@@ -52,6 +52,7 @@ def main() -> None:
     args = parse_args()
     _, minibatch_size, num_iterations = ppo_sizes(args, args.num_envs)
     torch.manual_seed(args.seed)
+    np.random.seed(args.seed)  # the minibatch order (ppo_core.ppo_update shuffles with it)
     torch.set_num_threads(args.torch_threads)
 
     # The whole batch of envs is one native pool.

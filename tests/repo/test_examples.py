@@ -130,3 +130,19 @@ def test_every_example_script_is_run() -> None:
     run_elsewhere = {"ppo_atari_xla_jax.py", "ppo_ray.py"}
     scripts = {p.name for p in EXAMPLES.glob("*.py")} - shared - run_elsewhere
     assert scripts == {case.values[0] for case in CASES}
+
+
+def test_a_seeded_sync_run_repeats(tmp_path: Path) -> None:
+    # Same seed, same numbers: the envs, the agent's weights and actions, and the minibatch order
+    # are all seeded (SPS aside). ppo_atari_async.py's order of arrival is the machine's, not the seed's.
+    # Eight iterations of four updates: long enough for the minibatch order to show in the returns.
+    args = ["--env-id", "CartPole-v1", "--total-timesteps", "2048", "--num-envs", "4", "--num-steps", "64"]
+    args += ["--seed", "3"]
+    runs = [
+        subprocess.run([sys.executable, str(EXAMPLES / "ppo_atari.py"), *args], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300, check=True).stdout
+        for _ in range(2)
+    ]
+    returns = [[line.split(", SPS")[0] for line in run.splitlines() if line.startswith("step ")] for run in runs]
+    assert returns[0], runs[0]
+    assert returns[0] == returns[1]
