@@ -198,7 +198,7 @@ class AntEnv final : public MujocoEnv {
   const double reset_noise_scale_;
   const bool exclude_positions_, contact_forces_in_obs_, contact_cost_in_reward_;
   const int main_body_;
-  const InfoFields<kNumInfo> info_;
+  const PlanarInfoFields<kNumInfo> info_;
 };
 
 }  // namespace pp::mujoco

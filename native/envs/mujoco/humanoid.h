@@ -263,7 +263,7 @@ class HumanoidEnv final : public MujocoEnv {
   const std::pair<double, double> healthy_z_range_, contact_cost_range_;
   const double reset_noise_scale_, body_mass_sum_;
   const int tendon_length_, tendon_velocity_;
-  const InfoFields<kNumInfo> info_;
+  const PlanarInfoFields<kNumInfo> info_;
 };
 
 }  // namespace pp::mujoco

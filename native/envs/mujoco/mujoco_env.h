@@ -242,14 +242,22 @@ class InfoFields {
   void Zero(const Slot& out, std::initializer_list<int> keys) const {
     for (int k : keys) Set(out, index_[k], 0.0);
   }
-  // The planar keys' velocities.
-  void SetVelocity(const Slot& out, double x_velocity, double y_velocity) const {
-    Set(out, index_[kXVelocity], x_velocity);
-    Set(out, index_[kYVelocity], y_velocity);
-  }
 
  private:
   std::array<int, N> index_{};
+};
+
+// The info fields of a task whose key enum opens with the planar keys (Ant, Humanoid, Swimmer).
+template <int N>
+class PlanarInfoFields : public InfoFields<N> {
+  static_assert(N > kNumPlanarInfo, "the key enum opens with PlanarInfoKey's keys");
+
+ public:
+  using InfoFields<N>::InfoFields;
+  void SetVelocity(const Slot& out, double x_velocity, double y_velocity) const {
+    Set(out, (*this)[kXVelocity], x_velocity);
+    Set(out, (*this)[kYVelocity], y_velocity);
+  }
 };
 
 class MujocoEnv : public Env {

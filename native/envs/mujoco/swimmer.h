@@ -120,7 +120,7 @@ class SwimmerEnv final : public MujocoEnv {
   const int obs_;
   const double forward_reward_weight_, ctrl_cost_weight_, reset_noise_scale_;
   const bool exclude_positions_;
-  const InfoFields<kNumInfo> info_;
+  const PlanarInfoFields<kNumInfo> info_;
 };
 
 }  // namespace pp::mujoco
