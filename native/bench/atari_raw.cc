@@ -50,7 +50,6 @@ Options Parse(int argc, char** argv) {
               {"--cpu", &o.cpu}});
   if (o.mode != "emulation" && o.mode != "preprocess") kCli.Usage("--mode is emulation or preprocess");
   if (o.rom_dir.empty()) kCli.Usage("--rom-dir is required (python -c 'import ale_py.roms, os; ...')");
-  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
   return o;
 }
 
@@ -73,7 +72,7 @@ std::pair<long, double> Run(double seconds, StepFn step) {
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  return kCli.Run([&] {
+  return kCli.Run(o.cpu, [&] {
     pp::Registry registry;
     pp::atari::RegisterAtari(registry, o.rom_dir);
     auto task = registry.Find(o.task);

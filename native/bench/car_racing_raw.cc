@@ -55,7 +55,6 @@ Options Parse(int argc, char** argv) {
               {"--cpu", &o.cpu}});
   if (o.fonts_dir.empty()) kCli.Usage("--fonts-dir is required (the folder of pygame's freesansbold.ttf)");
   if (o.steps < 1 || o.repeats < 1) kCli.Usage("--steps and --repeats are at least 1");
-  if (o.cpu >= 0) pp::raw::PinToCpu(o.cpu);
   return o;
 }
 
@@ -77,7 +76,7 @@ void Hash(uint64_t& h, const uint8_t* data, std::size_t size) {
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  return kCli.Run([&] {
+  return kCli.Run(o.cpu, [&] {
     pp::Registry registry;
     pp::RegisterBox2d(registry, o.fonts_dir);
     auto task = registry.Find("CarRacing-v3");

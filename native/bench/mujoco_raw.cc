@@ -181,8 +181,8 @@ std::pair<long, double> RunThreads(const Options& o, const std::vector<std::uniq
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  if (o.cpu >= 0 && o.threads == 1) pp::raw::PinToCpu(o.cpu);
-  return kCli.Run([&] {
+  // With threads, each pins itself (RunThreads); alone, this thread takes --cpu.
+  return kCli.Run(o.threads == 1 ? o.cpu : -1, [&] {
     pp::Registry registry;
 #ifdef PP_RAW_DM_CONTROL
     pp::dm_control::RegisterDmControl(registry, o.assets_dir);

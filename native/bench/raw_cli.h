@@ -17,6 +17,17 @@
 
 namespace pp::raw {
 
+// Pins the calling thread to `cpu`, or exits with status 1.
+inline void PinToCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+    std::fprintf(stderr, "cannot pin to cpu %d\n", cpu);
+    std::exit(1);
+  }
+}
+
 // A raw loop's command line: its name, one line of what it does and its usage synopsis.
 class Cli {
  public:
@@ -65,10 +76,11 @@ class Cli {
     }
   }
 
-  // Runs a loop's body and returns its exit status; an exception it throws is printed after the
-  // loop's name, with status 1.
+  // Runs a loop's body on this thread, pinned to `cpu` first unless it is negative, and returns
+  // its exit status; an exception it throws is printed after the loop's name, with status 1.
   template <typename Body>
-  int Run(Body body) const {
+  int Run(int cpu, Body body) const {
+    if (cpu >= 0) PinToCpu(cpu);
     try {
       return body();
     } catch (const std::exception& e) {
@@ -82,16 +94,5 @@ class Cli {
   const char* about_;
   const char* synopsis_;
 };
-
-// Pins the calling thread to `cpu`, or exits with status 1.
-inline void PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-    std::fprintf(stderr, "cannot pin to cpu %d\n", cpu);
-    std::exit(1);
-  }
-}
 
 }  // namespace pp::raw

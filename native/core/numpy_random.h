@@ -168,9 +168,8 @@ class NumpyGenerator {
     }
   }
 
-  // random_interval(bitgen, max) of NumPy's distributions: a uniform integer in [0, max] from the
-  // smallest all-ones mask >= max, redrawn while above it; 32-bit draws (sharing the buffered half)
-  // when max fits in 32 bits. Shuffle's draws (not Integers': a different algorithm).
+  // random_interval(bitgen, max) of NumPy's distributions (its 32-bit draws share the buffered
+  // half): Shuffle's draws, not Integers' (a different algorithm).
   uint64_t RandomInterval(uint64_t max) { return MaskedInterval(*this, max); }
 
   // The ziggurat's tables, exposed for the test that compares them with NumPy's compiled ones.
