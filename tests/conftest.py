@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from async_batches import AsyncBatch
+from async_batches import async_rows as _async_rows
 
 # Importing rl_games' torch_runner (tests/integrations/test_integration_rl_games.py, at collection) makes
 # torch's inductor cache folder, /tmp/torchinductor_<user> by default, even though nothing is
@@ -111,50 +113,13 @@ def step_alike() -> Callable[..., tuple[Any, Any]]:
     return _step_alike
 
 
-# An async batch as ``recv`` returns it, and per row the action that produced it (None for a reset row).
-AsyncBatch = tuple[tuple[Any, Any, Any, Any, dict[str, Any]], list[Any]]
 AsyncRows = Callable[..., Iterator[AsyncBatch]]
 
 
 @pytest.fixture
 def async_rows() -> AsyncRows:
-    """Drives an async pool for the oracle tests (see ``_async_rows``)."""
+    """Drives an async pool for the oracle tests (``async_batches.async_rows``)."""
     return _async_rows
-
-
-def _async_rows(pool: Any, next_action: Callable[[int, Any], Any], batches: int, seed: int = 0,
-                timeout: float | None = 60.0) -> Iterator[AsyncBatch]:
-    """``async_reset``, then ``batches`` batches from ``recv``, then what is still in flight.
-
-    Yields each batch with the action each of its rows was produced by (None for the first reset
-    row of an env). After the caller is done with a batch, every env in it is sent its next action,
-    ``next_action(env_id, obs_row)``: each env follows its own sequence of actions, whatever order
-    the batches come in. The envs of a batch are sent in an order shuffled by ``seed``, so that
-    later batches mix envs whatever the threads' timing. Checks that every env comes back exactly
-    once per send (the reset included); every wait is bounded by ``timeout`` (None: a plain
-    ``recv()``, whose caller steps envs while it waits; one with a timeout only waits).
-    """
-    assert pool.num_envs % pool.batch_size == 0, "whole batches only: the drain receives every env"
-    order = np.random.default_rng(seed)
-    last_action: dict[int, Any] = {}
-    sent = np.zeros(pool.num_envs, dtype=np.int64)
-    received = np.zeros(pool.num_envs, dtype=np.int64)
-    pool.async_reset()
-    sent += 1
-    for n in range(batches + pool.num_envs // pool.batch_size):
-        batch = pool.recv(timeout=timeout)
-        ids = batch[4]["env_id"].copy()
-        received[ids] += 1
-        yield batch, [last_action.get(int(i)) for i in ids]
-        if n >= batches:
-            continue  # draining what is in flight
-        obs = batch[0]
-        actions = {int(i): next_action(int(i), obs[k]) for k, i in enumerate(ids)}
-        shuffled = order.permutation(ids)
-        last_action.update(actions)
-        pool.send(np.stack([actions[int(i)] for i in shuffled]), shuffled)
-        sent[shuffled] += 1
-    assert (received == sent).all(), (received, sent)
 
 
 # The API conformance tests that hold for any env run over both backends: the native envs and
