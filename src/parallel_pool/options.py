@@ -71,6 +71,7 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
     info = tasks.task_info(task_id)
     env_defaults = info["defaults"]
     kwargs = _render_size_synonyms(task_id, info.get("family"), kwargs)
+    kwargs = _fixed_envpool_keys(task_id, info.get("family"), kwargs)
     unknown = sorted(set(kwargs) - set(POOL_DEFAULTS) - set(env_defaults))
     if unknown:
         valid = ", ".join(sorted(set(POOL_DEFAULTS) | set(env_defaults)))
@@ -91,6 +92,20 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
             per_env.append(_check_env_config(task_id, dict(own), env_defaults))
         pool["env_kwargs"] = per_env
     return base_id, pool, env
+
+
+def _fixed_envpool_keys(task_id: str, family: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """EnvPool's Atari ``use_inter_area_resize``, taken and dropped where it changes nothing: our
+    Atari resizes with an area filter (OpenCV's INTER_AREA, EnvPool's True), and a frame kept at the
+    screen's 210x160 is not resized at all. EnvPool's False resizes bilinearly, which is not built."""
+    if family != "atari" or "use_inter_area_resize" not in kwargs:
+        return kwargs
+    kwargs = dict(kwargs)
+    area = kwargs.pop("use_inter_area_resize")
+    if not area and (kwargs.get("img_height", 84), kwargs.get("img_width", 84)) != (210, 160):
+        raise ValueError(f"{task_id}: use_inter_area_resize=False (a bilinear resize) is not supported; "
+                         "the frames are resized with an area filter (True), or kept at 210x160")
+    return kwargs
 
 
 def _render_size_synonyms(task_id: str, family: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:

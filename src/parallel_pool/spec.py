@@ -139,8 +139,8 @@ class ArraySpec:
 
 # The fields the engine adds to every env's declared ones, in EnvPool's names (a row each).
 _ENGINE_STATE: tuple[tuple[str, type], ...] = (
-    ("info:env_id", np.int32), ("info:elapsed_step", np.int32), ("reward", np.float64),
-    ("terminated", np.bool_), ("truncated", np.bool_),
+    ("info:env_id", np.int32), ("info:players.env_id", np.int32), ("info:elapsed_step", np.int32),
+    ("reward", np.float64), ("terminated", np.bool_), ("truncated", np.bool_),
 )
 
 
@@ -246,8 +246,13 @@ class EnvSpec:
 
     @property
     def action_array_spec(self) -> dict[str, ArraySpec]:
-        """Every action array per env, in EnvPool's form (``"action"`` or ``"action:<key>"``)."""
-        return {f.name: _array_spec(f) for f in self.action_fields}
+        """Every array a send takes, in EnvPool's form: the env ids (``"env_id"``, and
+        ``"players.env_id"``, each player's env), then the action (``"action"`` or
+        ``"action:<key>"``)."""
+        bounds = np.iinfo(np.int32)
+        ids = {name: ArraySpec(np.dtype(np.int32), shape, bounds.min, bounds.max)
+               for name, shape in (("env_id", ()), ("players.env_id", (-1,)))}
+        return {**ids, **{f.name: _array_spec(f) for f in self.action_fields}}
 
     @property
     def observation_space(self) -> gymnasium.Space:

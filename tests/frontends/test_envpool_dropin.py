@@ -200,9 +200,11 @@ def test_state_and_action_array_specs() -> None:
     assert state["obs"].shape == (4,) and state["obs"].dtype == np.float32
     np.testing.assert_array_equal(state["obs"].maximum, spec.observation_space.high)
     assert state["info:env_id"].dtype == np.int32 and state["info:env_id"].shape == ()
-    assert {"reward", "terminated", "truncated", "info:elapsed_step"} <= set(state)
+    assert {"reward", "terminated", "truncated", "info:elapsed_step", "info:players.env_id"} <= set(state)
     action = spec.action_array_spec
-    assert list(action) == ["action"]
+    # EnvPool's three: the env ids a send names, then the action.
+    assert list(action) == ["env_id", "players.env_id", "action"]
+    assert action["env_id"].dtype == np.int32 and action["players.env_id"].shape == (-1,)
     assert action["action"].dtype == np.int64 and (action["action"].minimum, action["action"].maximum) == (0, 1)
     # A Dict action (per key) and bounded Box actions.
     pendulum = parallel_pool.make_spec("Pendulum-v1").action_array_spec["action"]

@@ -38,6 +38,7 @@ ENVPOOL_SHAPES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "LunarLander-v2": ((8,), ()),
     "LunarLanderContinuous-v2": ((8,), (2,)),
     "CarRacing-v2": ((96, 96, 3), (3,)),
+    "TicTacToe3d-v5": ((4, 84, 84), ()),
 }
 # Gymnasium 0.29's reward thresholds and time limits for the old ids (None: registered without).
 GYMNASIUM_0_29 = {
@@ -46,6 +47,8 @@ GYMNASIUM_0_29 = {
     "HumanoidStandup-v2": (None, 1000), "InvertedDoublePendulum-v2": (9100.0, 1000),
     "InvertedPendulum-v2": (950.0, 1000), "Pusher-v2": (0.0, 100), "Reacher-v2": (-3.75, 50),
     "LunarLander-v2": (200.0, 1000), "LunarLanderContinuous-v2": (200.0, 1000), "CarRacing-v2": (900.0, 1000),
+    # Not an old Gymnasium id but EnvPool's spelling of TicTacToe3D-v5: its base task's values.
+    "TicTacToe3d-v5": (None, 27000),
 }
 AVAILABLE = [alias for alias in ENVPOOL_ALIASES if alias in parallel_pool.list_all_envs()]
 
