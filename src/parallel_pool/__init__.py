@@ -24,6 +24,7 @@ from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
 from parallel_pool.envpool_ids import add_envpool_aliases as _add_envpool_aliases
 from parallel_pool.envpool_ids import add_envpool_vizdoom_maps as _add_envpool_vizdoom_maps
+from parallel_pool.envpool_layout import as_envpool
 from parallel_pool.errors import EnvError, PoolClosedError, PoolForkedError
 from parallel_pool.factory import (
     make,
@@ -47,6 +48,7 @@ from parallel_pool.vector import ParallelPoolVectorEnv
 __version__ = "0.1.0"
 
 __all__ = [
+    "as_envpool",
     "BasePoolEnv",
     "DmEnv",
     "EnvError",

@@ -42,6 +42,7 @@ LAYERS: list[set[str]] = [
     {"vector", "pettingzoo_api"},  # the VectorEnv view; the PettingZoo front-end (batched)
     {"pettingzoo_env"},  # the one-env pettingzoo.ParallelEnv view
     {"factory"},  # make*, register, Gymnasium registration
+    {"envpool_layout"},  # as_envpool(): EnvPool's module layout over the package
     {"__init__"},
     {"cli"},
 ]

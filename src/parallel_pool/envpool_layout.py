@@ -1,0 +1,387 @@
+"""EnvPool's module layout over parallel_pool, for code that imports more of EnvPool than its
+top-level functions.
+
+``parallel_pool.as_envpool()`` makes ``import envpool`` (and ``envpool.<module>``) give the modules
+below, built on parallel_pool's tasks and pools; a real EnvPool installed beside it is not imported
+after that, in this process. What each module holds:
+
+- ``envpool``, ``envpool.registration``: ``make``, ``make_gym``, ``make_dm``, ``make_gymnasium``,
+  ``make_spec`` (the package's, with EnvPool's default ``seed=42``), ``list_all_envs``, and
+  ``registry`` (``registry.specs[task_id]`` is ``(import_path, spec_cls, kwargs)``, as EnvPool's).
+- One module per family EnvPool also has, under EnvPool's path (``envpool.atari``,
+  ``envpool.box2d``, ``envpool.classic_control``, ``envpool.toy_text``, ``envpool.minigrid``,
+  ``envpool.mujoco.gym``, ``envpool.mujoco.dmc``, ``envpool.vizdoom``), each with its
+  ``registration`` module holding EnvPool's family table where EnvPool has one
+  (``atari_game_list``, ``gym_mujoco_envs``, ``dmc_mujoco_envs``, ``_vizdoom_game_list()``), computed
+  from the tasks built here.
+- Atari's spec and pool classes: ``AtariEnvSpec`` (``AtariEnvSpec(AtariEnvSpec.gen_config(task="pong",
+  ...))``), ``AtariGymnasiumEnvPool``, ``AtariGymEnvPool``, ``AtariDMEnvPool``, and the raw pair in
+  ``envpool.atari.atari_envpool`` (``_AtariEnvSpec(values)``, ``_AtariEnvPool(spec)`` with
+  ``_reset``, ``_send``, ``_recv`` and ``_state_keys``).
+- ``envpool.python.protocol`` (the pool and spec types) and ``envpool.python.glfw_context``
+  (``preload_windows_gl_dlls``, which has nothing to do on Linux, as in EnvPool).
+
+Example:
+    >>> import parallel_pool
+    >>> parallel_pool.as_envpool()
+    >>> import envpool.atari.registration as reg
+    >>> "pong" in reg.atari_game_list
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import importlib.metadata
+import os
+import sys
+import types
+from collections import namedtuple
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from parallel_pool import factory, tasks
+from parallel_pool.base import BasePoolEnv
+from parallel_pool.dm_env import DmEnv
+from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
+from parallel_pool.spec import EnvSpec
+
+__all__ = ["ENVPOOL_SEED", "as_envpool", "build_modules", "make", "make_dm", "make_gym", "make_gymnasium", "make_spec"]
+
+# Our family -> EnvPool's import path of the same family.
+_FAMILY_PATHS = {
+    "atari": "envpool.atari",
+    "box2d": "envpool.box2d",
+    "classic_control": "envpool.classic_control",
+    "toy_text": "envpool.toy_text",
+    "minigrid": "envpool.minigrid",
+    "mujoco": "envpool.mujoco.gym",
+    "dm_control": "envpool.mujoco.dmc",
+    "vizdoom": "envpool.vizdoom",
+}
+# EnvPool's default seed: the layout's pools and specs take it where no seed is given (the package's
+# own make functions default to None, a random seed).
+ENVPOOL_SEED = 42
+
+
+def _seeded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def with_envpool_seed(task_id: str, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("seed", ENVPOOL_SEED)
+        return fn(task_id, *args, **kwargs)
+
+    return with_envpool_seed
+
+
+make = _seeded(factory.make)
+make_gym = _seeded(factory.make_gym)
+make_dm = _seeded(factory.make_dm)
+make_gymnasium = _seeded(factory.make_gymnasium)
+make_spec = _seeded(factory.make_spec)
+_FRONTS: dict[type[BasePoolEnv], Callable[..., Any]] = {GymnasiumEnv: make_gymnasium, GymEnv: make_gym, DmEnv: make_dm}
+
+
+def _family_tasks() -> dict[str, list[str]]:
+    """Our family -> its task ids (aliases included), for the families EnvPool also has."""
+    out: dict[str, list[str]] = {family: [] for family in _FAMILY_PATHS}
+    for task_id in tasks.list_all_envs():
+        family = tasks.task_info(task_id)["family"]
+        if family in out:
+            out[family].append(task_id)
+    return out
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def _atari_game(task_id: str) -> str:
+    """EnvPool's Atari ``task`` of an id: the ROM's name (Pong-v5 -> "pong")."""
+    return os.path.splitext(os.path.basename(tasks.task_info(task_id)["defaults"]["rom_path"]))[0]
+
+
+def _gym_mujoco_envs(ids: list[str]) -> list[tuple[str, tuple[str, ...], int]]:
+    """EnvPool's ``gym_mujoco_envs``: (task, its versions, max_episode_steps)."""
+    versions: dict[str, list[str]] = {}
+    for task_id in ids:
+        name, version = task_id.rsplit("-", 1)
+        versions.setdefault(name, []).append(version)
+    return [
+        (name, tuple(sorted(v)), int(tasks.task_info(f"{name}-{max(v)}")["defaults"]["max_episode_steps"]))
+        for name, v in sorted(versions.items())
+    ]
+
+
+def _dmc_mujoco_envs(ids: list[str]) -> list[tuple[str, str, int]]:
+    """EnvPool's ``dmc_mujoco_envs``: (domain, task, steps per episode), domain and task in
+    dm_control's snake case; the domain is the suite module the id starts with."""
+    out = []
+    for task_id in sorted(ids):
+        info = tasks.task_info(task_id)["defaults"]
+        suite = info["suite_dir"]
+        domains = sorted((f[:-3] for f in os.listdir(suite) if f.endswith(".py")), key=len, reverse=True)
+        camel = task_id.rsplit("-", 1)[0]
+        domain = next((d for d in domains if camel.startswith(_camel(d))), None)
+        if domain is None:
+            continue
+        rest = camel[len(_camel(domain)) :]
+        task = "".join(("_" + c.lower()) if c.isupper() and i else c.lower() for i, c in enumerate(rest))
+        control = info["control_timestep"] or 0.0
+        steps = int(round(info["time_limit"] / control)) if control else 1000
+        out.append((domain, task, steps))
+    return out
+
+
+class EnvRegistry:
+    """EnvPool's registry, read-only: ``specs`` maps each task id to ``(import_path, spec_cls,
+    kwargs)``, ``kwargs`` being the task's config defaults; ``make*`` and ``list_all_envs`` are the
+    package's."""
+
+    def __init__(self, family_tasks: dict[str, list[str]]) -> None:
+        self.specs: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        for family, ids in family_tasks.items():
+            path = _FAMILY_PATHS[family]
+            for task_id in ids:
+                spec_cls = f"{_camel(family)}EnvSpec" if family != "mujoco" else f"Gym{task_id.split('-')[0]}EnvSpec"
+                self.specs[task_id] = (path, spec_cls, dict(tasks.task_info(task_id)["defaults"]))
+
+    make = staticmethod(make)
+    make_gym = staticmethod(make_gym)
+    make_dm = staticmethod(make_dm)
+    make_gymnasium = staticmethod(make_gymnasium)
+    make_spec = staticmethod(make_spec)
+    list_all_envs = staticmethod(tasks.list_all_envs)
+
+
+class _FamilySpec:
+    """EnvPool's ``<Family>EnvSpec``: built from a config tuple in ``_config_keys`` order
+    (``gen_config(**kwargs)`` makes one, the rest at their defaults); the task is chosen by the
+    family's task key (Atari's ``task``, a ROM name). It reads as the ``EnvSpec`` of
+    ``make_spec(task_id, **changed_keys)``."""
+
+    _family = ""
+    _task_key = ""
+    _default_task = ""
+    _config_keys: list[str] = []
+    _default_config_values: tuple[Any, ...] = ()
+
+    def __init__(self, config: Sequence[Any]) -> None:
+        values = dict(zip(self._config_keys, tuple(config), strict=True))
+        task = values.pop(self._task_key)
+        task = task.decode() if isinstance(task, bytes) else str(task)
+        self.task_id = self._task_ids().get(task)
+        if self.task_id is None:
+            raise ValueError(f"{type(self).__name__}: unknown {self._task_key} {task!r}")
+        defaults = dict(zip(self._config_keys, self._default_config_values, strict=True))
+        self.kwargs = {k: v for k, v in values.items() if k not in _SPEC_ONLY and v != defaults[k]}
+        if "batch_size" in self.kwargs and self.kwargs["batch_size"] > values["num_envs"]:
+            raise ValueError(f"batch_size ({self.kwargs['batch_size']}) exceeds num_envs ({values['num_envs']})")
+        self._spec = make_spec(self.task_id, **self.kwargs)
+
+    @classmethod
+    def _task_ids(cls) -> dict[str, str]:
+        raise NotImplementedError
+
+    @classmethod
+    def gen_config(cls, **kwargs: Any) -> tuple:
+        unknown = sorted(set(kwargs) - set(cls._config_keys))
+        if unknown:
+            raise ValueError(f"unknown config key(s) {', '.join(unknown)}; valid ones: {', '.join(cls._config_keys)}")
+        config = namedtuple("Config", cls._config_keys)  # type: ignore[misc]  # noqa: PYI024
+        return config(**{**dict(zip(cls._config_keys, cls._default_config_values, strict=True)), **kwargs})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_spec"], name)
+
+
+# Keys a config tuple carries that are EnvPool's spec bookkeeping, not options of ours.
+_SPEC_ONLY = frozenset({"max_num_players"})
+
+
+def _atari_spec_class() -> type[_FamilySpec]:
+    games = {
+        _atari_game(t): t
+        for t in tasks.list_all_envs()
+        if t.endswith("-v5") and tasks.task_info(t)["family"] == "atari" and tasks.lookup(t)[0] == t
+    }
+    pong = make_spec("Pong-v5").config
+    keys = [k for k in pong if k not in ("rom_path", "env_kwargs")]
+    defaults = [pong[k] for k in keys]
+    return type(
+        "AtariEnvSpec",
+        (_FamilySpec,),
+        {
+            "_family": "atari",
+            "_task_key": "task",
+            "_default_task": "pong",
+            "_config_keys": [*keys, "max_num_players", "task"],
+            "_default_config_values": (*defaults, 1, "pong"),
+            "_task_ids": classmethod(lambda cls: games),
+            "__module__": "envpool.atari",
+        },
+    )
+
+
+def _pool_class(name: str, front: type[BasePoolEnv]) -> type:
+    """``<Family><Front>EnvPool(spec)``: the pool ``make_*`` gives for the spec's task and config."""
+
+    def __new__(cls: type, spec: _FamilySpec) -> BasePoolEnv:  # noqa: N807
+        return _FRONTS[front](spec.task_id, **spec.kwargs)
+
+    return type(name, (), {"__new__": __new__, "__module__": "envpool.atari"})
+
+
+class _RawPool:
+    """EnvPool's raw pool (``_<Family>EnvPool(spec)``): ``_reset(env_ids)`` and ``_send(values)``
+    start work, ``_recv()`` returns the next batch as a list in ``_state_keys`` order, and
+    ``_send`` takes its values in ``_action_keys`` order (``env_id``, ``players.env_id``, then the
+    action fields)."""
+
+    def __init__(self, spec: _FamilySpec) -> None:
+        self._pool = make_gymnasium(spec.task_id, **spec.kwargs)
+        self._state_keys = list(spec.state_array_spec)
+        self._action_keys = list(spec.action_array_spec)
+
+    def _reset(self, env_ids: Any) -> None:
+        self._pool.async_reset(env_id=np.asarray(env_ids))
+
+    def _send(self, values: Sequence[Any]) -> None:
+        named = dict(zip(self._action_keys, values, strict=True))
+        env_id = named.pop("env_id")
+        named.pop("players.env_id", None)
+        action = named["action"] if list(named) == ["action"] else {k.split(":", 1)[1]: v for k, v in named.items()}
+        self._pool.send(action, env_id)
+
+    def _recv(self) -> list[np.ndarray]:
+        obs, reward, terminated, truncated, info = self._pool.recv()
+        engine = {"reward": reward, "terminated": terminated, "truncated": truncated}
+        out = []
+        for key in self._state_keys:
+            if key in engine:
+                out.append(engine[key])
+            elif key == "obs":
+                out.append(obs)
+            elif key.startswith("obs:"):
+                out.append(obs[key[4:]])
+            elif key == "info:players.env_id":
+                out.append(info["env_id"])
+            else:
+                out.append(info[key[5:]])
+        return out
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _module(name: str, doc: str, **attrs: Any) -> types.ModuleType:
+    module = types.ModuleType(name, doc)
+    module.__dict__.update(attrs)
+    module.__path__ = []  # a package: its submodules come from this layout alone
+    return module
+
+
+def build_modules() -> dict[str, types.ModuleType]:
+    """EnvPool's modules, by name, over the tasks built here (what ``as_envpool`` installs)."""
+    family_tasks = _family_tasks()
+    registry = EnvRegistry(family_tasks)
+    top = {
+        "make": make,
+        "make_gym": make_gym,
+        "make_dm": make_dm,
+        "make_gymnasium": make_gymnasium,
+        "make_spec": make_spec,
+        "list_all_envs": tasks.list_all_envs,
+    }
+    modules = {
+        "envpool": _module(
+            "envpool",
+            "EnvPool's layout over parallel_pool.",
+            **top,
+            __version__=importlib.metadata.version("parallel_pool"),
+            __file__=os.path.join(os.path.dirname(__file__), "__init__.py"),
+        ),
+        "envpool.registration": _module(
+            "envpool.registration", "EnvPool's registry.", **top, registry=registry, EnvRegistry=EnvRegistry
+        ),
+        "envpool.python": _module("envpool.python", "EnvPool's Python layer."),
+        "envpool.python.protocol": _module(
+            "envpool.python.protocol",
+            "EnvPool's pool and spec types.",
+            EnvSpec=EnvSpec,
+            EnvPool=BasePoolEnv,
+            DMEnvPool=DmEnv,
+            GymEnvPool=GymEnv,
+            GymnasiumEnvPool=GymnasiumEnv,
+        ),
+        "envpool.python.glfw_context": _module(
+            "envpool.python.glfw_context",
+            "GLFW set-up; nothing to do on Linux.",
+            preload_windows_gl_dlls=lambda *args, **kwargs: None,
+        ),
+        "envpool.mujoco": _module("envpool.mujoco", "MuJoCo families."),
+    }
+    tables: dict[str, dict[str, Any]] = {
+        "atari": {"atari_game_list": sorted({_atari_game(t) for t in family_tasks["atari"] if t.endswith("-v5")})},
+        "mujoco": {"gym_mujoco_envs": _gym_mujoco_envs(family_tasks["mujoco"])},
+        "dm_control": {"dmc_mujoco_envs": _dmc_mujoco_envs(family_tasks["dm_control"])},
+        "vizdoom": {
+            "_vizdoom_game_list": lambda: sorted(
+                os.path.splitext(os.path.basename(tasks.task_info(t)["defaults"]["cfg_path"]))[0]
+                for t in family_tasks["vizdoom"]
+            )
+        },
+    }
+    for family, path in _FAMILY_PATHS.items():
+        modules[path] = _module(path, f"EnvPool's {family} family.")
+        modules[f"{path}.registration"] = _module(
+            f"{path}.registration", f"EnvPool's {family} registration.", **tables.get(family, {})
+        )
+    atari_spec = _atari_spec_class()
+    modules["envpool.atari"].__dict__.update(
+        AtariEnvSpec=atari_spec,
+        AtariGymnasiumEnvPool=_pool_class("AtariGymnasiumEnvPool", GymnasiumEnv),
+        AtariGymEnvPool=_pool_class("AtariGymEnvPool", GymEnv),
+        AtariDMEnvPool=_pool_class("AtariDMEnvPool", DmEnv),
+    )
+    modules["envpool.atari.atari_envpool"] = _module(
+        "envpool.atari.atari_envpool", "EnvPool's raw Atari pool.", _AtariEnvSpec=atari_spec, _AtariEnvPool=_RawPool
+    )
+    return modules
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, modules: dict[str, types.ModuleType]) -> None:
+        self.modules = modules
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        # A name the layout lacks is left to the next finders, which look in the parent module's
+        # __path__ (empty unless the caller extends it), so it is a ModuleNotFoundError and never a
+        # real EnvPool's module loaded under this package.
+        if fullname in self.modules:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return self.modules[spec.name]
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def as_envpool() -> None:
+    """Makes ``import envpool`` and ``import envpool.<module>`` give EnvPool's layout over
+    parallel_pool (this module's docstring lists it) in this process. Call it before the first
+    ``import envpool``; calling it again does nothing. An ``envpool`` already imported is a
+    ``RuntimeError``: the two cannot share the name."""
+    if any(isinstance(f, _Finder) for f in sys.meta_path):
+        return
+    if "envpool" in sys.modules:
+        raise RuntimeError(
+            "envpool is already imported in this process; call parallel_pool.as_envpool() "
+            "before the first `import envpool`"
+        )
+    sys.meta_path.insert(0, _Finder(build_modules()))

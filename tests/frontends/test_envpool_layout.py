@@ -1,0 +1,162 @@
+"""EnvPool's module layout (``parallel_pool.as_envpool()``): EnvPool's import paths, family tables,
+Atari spec classes and raw pool, and EnvPool's default seed. Each test runs in a child interpreter,
+since the layout takes the name ``envpool`` for the whole process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def _run(code: str) -> str:
+    prelude = "import parallel_pool\nparallel_pool.as_envpool()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_envpools_import_paths_and_family_tables() -> None:
+    _run("""
+        import envpool
+        import envpool.atari.registration as atari
+        import envpool.mujoco.dmc.registration as dmc
+        import envpool.mujoco.gym.registration as gym_mujoco
+        import envpool.vizdoom.registration as vizdoom
+        from envpool.python.glfw_context import preload_windows_gl_dlls
+        from envpool.python.protocol import DMEnvPool, GymnasiumEnvPool
+        from envpool.registration import list_all_envs, make_gymnasium, registry
+
+        assert envpool.make_gym is envpool.registration.make_gym
+        assert "pong" in atari.atari_game_list and "tic_tac_toe_3d" in atari.atari_game_list
+        assert len(atari.atari_game_list) == len(set(atari.atari_game_list))
+        assert ("HalfCheetah", ("v3", "v4", "v5"), 1000) in gym_mujoco.gym_mujoco_envs
+        assert ("cheetah", "run", 1000) in dmc.dmc_mujoco_envs
+        assert ("ball_in_cup", "catch", 1000) in dmc.dmc_mujoco_envs
+        assert "basic" in vizdoom._vizdoom_game_list()
+        assert registry.specs["Pong-v5"][:2] == ("envpool.atari", "AtariEnvSpec")
+        assert registry.specs["CheetahRun-v1"][0] == "envpool.mujoco.dmc"
+        assert set(registry.specs) <= set(list_all_envs())
+        assert preload_windows_gl_dlls() is None
+        env = make_gymnasium("CartPole-v1", num_envs=2)
+        assert isinstance(env, GymnasiumEnvPool) and not isinstance(env, DMEnvPool)
+        env.close()
+    """)
+
+
+def test_a_name_outside_the_layout_is_module_not_found() -> None:
+    out = _run("""
+        import envpool
+        try:
+            import envpool.procgen
+        except ModuleNotFoundError as e:
+            print("refused", e.name)
+    """)
+    assert out.strip() == "refused envpool.procgen"
+
+
+def test_the_layout_defaults_to_envpools_seed() -> None:
+    _run("""
+        import numpy as np
+        import envpool
+
+        assert envpool.make_spec("Pong-v5").config.seed == 42
+        a, b = envpool.make_gym("Pong-v5", num_envs=2), envpool.make_dm("Pong-v5", num_envs=2)
+        np.testing.assert_array_equal(a.reset()[0], b.reset().observation.obs)
+        for _ in range(20):
+            action = np.array([2, 3])
+            np.testing.assert_array_equal(a.step(action)[0], b.step(action).observation.obs)
+        assert envpool.make_spec("Pong-v5", seed=7).config.seed == 7
+    """)
+
+
+def test_atari_env_spec_from_gen_config() -> None:
+    _run("""
+        import numpy as np
+        from envpool.atari import AtariEnvSpec, AtariGymnasiumEnvPool
+
+        config = AtariEnvSpec.gen_config(task="breakout", num_envs=2, frame_skip=2)
+        assert config.task == "breakout" and config.num_envs == 2 and config.stack_num == 4
+        spec = AtariEnvSpec(config)
+        assert spec.task_id == "Breakout-v5" and spec.config.frame_skip == 2
+        assert spec.action_space.n == 4
+        env = AtariGymnasiumEnvPool(spec)
+        obs, info = env.reset()
+        assert obs.shape == (2, 4, 84, 84) and list(info["env_id"]) == [0, 1]
+        env.close()
+        for bad, match in (({"task": "pong", "num_envs": 4, "batch_size": 5}, "batch_size"),
+                           ({"task": "no_such_game"}, "unknown task")):
+            try:
+                AtariEnvSpec(AtariEnvSpec.gen_config(**bad))
+            except ValueError as e:
+                assert match in str(e), e
+            else:
+                raise AssertionError(bad)
+        try:
+            AtariEnvSpec.gen_config(colour=True)
+        except ValueError as e:
+            assert "colour" in str(e)
+        else:
+            raise AssertionError("unknown key accepted")
+    """)
+
+
+def test_raw_atari_pool_round_trip() -> None:
+    _run("""
+        import numpy as np
+        from envpool.atari.atari_envpool import _AtariEnvPool, _AtariEnvSpec
+
+        conf = dict(zip(_AtariEnvSpec._config_keys, _AtariEnvSpec._default_config_values))
+        conf.update(task=b"pong", num_envs=3, batch_size=3, num_threads=1)
+        env = _AtariEnvPool(_AtariEnvSpec(tuple(conf.values())))
+        env._reset(np.arange(3, dtype=np.int32))
+        for _ in range(5):
+            state = dict(zip(env._state_keys, env._recv()))
+            assert state["obs"].shape == (3, 4, 84, 84)
+            assert sorted(state["info:env_id"]) == [0, 1, 2]
+            np.testing.assert_array_equal(state["info:players.env_id"], state["info:env_id"])
+            env._send((state["info:env_id"], state["info:players.env_id"], np.zeros(3, dtype=np.int32)))
+        env.close()
+    """)
+
+
+def test_as_envpool_after_a_real_import_is_refused() -> None:
+    code = """
+        import sys, types
+        import parallel_pool
+        sys.modules["envpool"] = types.ModuleType("envpool")
+        try:
+            parallel_pool.as_envpool()
+        except RuntimeError as e:
+            print("refused:", e)
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "before the first `import envpool`" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "ok"),
+    [
+        ({"use_inter_area_resize": True}, True),
+        ({"use_inter_area_resize": False, "img_height": 210, "img_width": 160}, True),
+        ({"use_inter_area_resize": False}, False),
+    ],
+)
+def test_atari_takes_envpools_use_inter_area_resize(kwargs: dict, ok: bool) -> None:
+    import parallel_pool
+
+    if ok:
+        parallel_pool.make_spec("Pong-v5", **kwargs)
+    else:
+        with pytest.raises(ValueError, match="bilinear"):
+            parallel_pool.make_spec("Pong-v5", **kwargs)
+
+
+def test_envpools_tic_tac_toe_spelling() -> None:
+    import parallel_pool
+
+    assert parallel_pool.make_spec("TicTacToe3d-v5").observation_space.shape == (4, 84, 84)
