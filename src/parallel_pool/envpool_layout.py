@@ -5,9 +5,12 @@ top-level functions.
 below, built on parallel_pool's tasks and pools; a real EnvPool installed beside it is not imported
 after that, in this process. What each module holds:
 
-- ``envpool``, ``envpool.registration``: ``make``, ``make_gym``, ``make_dm``, ``make_gymnasium``,
-  ``make_spec`` (the package's, with EnvPool's default ``seed=42``), ``list_all_envs``, and
-  ``registry`` (``registry.specs[task_id]`` is ``(import_path, spec_cls, kwargs)``, as EnvPool's).
+- ``envpool``, ``envpool.registration``: ``make`` (``env_type`` required), ``make_gym``,
+  ``make_dm``, ``make_gymnasium``, ``make_spec``, ``list_all_envs``, ``registry``
+  (``registry.specs[task_id]`` is ``(import_path, spec_cls, kwargs)``) and the pool and spec types.
+  The pools are the package's with EnvPool's ways where they differ: ``seed=42`` by default,
+  float32 rewards, ``info["players"]["env_id"]`` (``observation.players`` in dm_env), and a
+  ``seed()`` that warns; ``make_spec``'s ``observation_spec()`` is EnvPool's ``State`` tuple.
 - One module per family EnvPool also has, under EnvPool's path (``envpool.atari``,
   ``envpool.box2d``, ``envpool.classic_control``, ``envpool.toy_text``, ``envpool.minigrid``,
   ``envpool.mujoco.gym``, ``envpool.mujoco.dmc``, ``envpool.vizdoom``), each with its
@@ -31,17 +34,18 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
 import os
 import sys
 import types
+import warnings
 from collections import namedtuple
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
+import dm_env
 import numpy as np
 
 from parallel_pool import factory, tasks
@@ -68,21 +72,122 @@ _FAMILY_PATHS = {
 ENVPOOL_SEED = 42
 
 
-def _seeded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def with_envpool_seed(task_id: str, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("seed", ENVPOOL_SEED)
-        return fn(task_id, *args, **kwargs)
+class _EnvPoolMixin:
+    """What the layout's pools do as EnvPool's do and the package's pools do not: rewards in
+    float32, and a ``seed()`` that warns (it still seeds the next ``reset()``, as the package's)."""
 
-    return with_envpool_seed
+    def seed(self, seed: Any = None) -> list[int]:
+        warnings.warn(
+            "EnvPool's seed() does nothing but warn; this pool seeds the next reset() with it. Pass seed= to "
+            "make() or reset() instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return super().seed(seed)  # type: ignore[misc]
 
 
-make = _seeded(factory.make)
-make_gym = _seeded(factory.make_gym)
-make_dm = _seeded(factory.make_dm)
-make_gymnasium = _seeded(factory.make_gymnasium)
-make_spec = _seeded(factory.make_spec)
-_FRONTS: dict[type[BasePoolEnv], Callable[..., Any]] = {GymnasiumEnv: make_gymnasium, GymEnv: make_gym, DmEnv: make_dm}
+def _envpool_rows(unpack: Callable[[tuple], tuple]) -> Callable[[tuple], tuple]:
+    """A step's rows as EnvPool gives them: float32 rewards, and ``info["players"]["env_id"]``."""
+
+    def unpack_as_envpool(arrays: tuple) -> tuple:
+        obs, reward, terminated, truncated, info = unpack(arrays)
+        info["players"] = {"env_id": info["env_id"]}
+        return obs, reward.astype(np.float32), terminated, truncated, info
+
+    return unpack_as_envpool
+
+
+class GymnasiumEnvPool(_EnvPoolMixin, GymnasiumEnv):  # type: ignore[misc]  # as GymnasiumEnv's bases
+    """The layout's Gymnasium pool: ``GymnasiumEnv`` with EnvPool's float32 rewards,
+    ``info["players"]`` and ``seed()``."""
+
+    def __init__(self, task_id: str, **kwargs: Any) -> None:
+        super().__init__(task_id, **kwargs)
+        self._unpack = _envpool_rows(self._unpack)
+
+    def reset(
+        self, env_id: Any = None, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = super().reset(env_id, seed=seed, options=options)
+        info["players"] = {"env_id": info["env_id"]}
+        return obs, info
+
+
+class GymEnvPool(GymnasiumEnvPool, GymEnv):  # type: ignore[misc]  # as GymnasiumEnv's bases
+    """The layout's gym pool (EnvPool's ``make_gym`` gives a Gymnasium pool, which this is)."""
+
+
+_Players = namedtuple("_Players", ["env_id"])  # noqa: PYI024
+
+
+class DMEnvPool(_EnvPoolMixin, DmEnv):
+    """The layout's dm_env pool: ``DmEnv`` with EnvPool's float32 rewards, ``seed()``, and
+    ``observation.players.env_id``."""
+
+    def __init__(self, task_id: str, **kwargs: Any) -> None:
+        super().__init__(task_id, **kwargs)
+        fields = cast(Any, self._observation_type)._fields
+        state = cast(Any, namedtuple)("State", [*fields, "players"])  # fields known only at run time
+        self._envpool_observation = state
+        players_spec = _Players(dm_env.specs.Array((), np.int32, name="env_id"))
+        self._observation_spec = state(*cast(Any, self._observation_spec), players_spec)
+
+    def reward_spec(self) -> Any:
+        return dm_env.specs.Array((), np.float32, name="reward")
+
+    def _time_step(self, arrays: tuple, xp: Any = np) -> dm_env.TimeStep:
+        step = super()._time_step(arrays, xp)
+        observation = self._envpool_observation(*step.observation, _Players(step.observation.env_id))
+        return step._replace(reward=step.reward.astype(xp.float32), observation=observation)
+
+
+EnvPool = BasePoolEnv
+
+
+def make(task_id: str, env_type: str, **kwargs: Any) -> GymnasiumEnvPool | DMEnvPool:
+    """EnvPool's ``make``: ``env_type`` ("gymnasium", "gym" or "dm") is required, as in EnvPool."""
+    makers: dict[str, Callable[..., Any]] = {"gymnasium": make_gymnasium, "gym": make_gym, "dm": make_dm}
+    if env_type not in makers:
+        raise ValueError(f"env_type must be one of {sorted(makers)}, got {env_type!r}")
+    result: GymnasiumEnvPool | DMEnvPool = makers[env_type](task_id, **kwargs)
+    return result
+
+
+def make_gymnasium(task_id: str, **kwargs: Any) -> GymnasiumEnvPool:
+    """A Gymnasium pool of ``task_id``, seeded with EnvPool's 42 unless ``seed`` is given."""
+    return GymnasiumEnvPool(task_id, **{"seed": ENVPOOL_SEED, **kwargs})
+
+
+def make_gym(task_id: str, **kwargs: Any) -> GymnasiumEnvPool:
+    """A gym-style pool of ``task_id`` (a Gymnasium pool, as EnvPool's), seeded as ``make_gymnasium``."""
+    return GymEnvPool(task_id, **{"seed": ENVPOOL_SEED, **kwargs})
+
+
+def make_dm(task_id: str, **kwargs: Any) -> DMEnvPool:
+    """A dm_env pool of ``task_id``, seeded as ``make_gymnasium``."""
+    return DMEnvPool(task_id, **{"seed": ENVPOOL_SEED, **kwargs})
+
+
+class EnvPoolSpec(EnvSpec):
+    """The layout's spec: ``observation_spec()`` is EnvPool's ``State`` named tuple, the
+    observation's specs (``obs``, or one per key) then each info entry's, as ``make_dm``'s pools'
+    ``observation_spec()``."""
+
+    def observation_spec(self) -> Any:
+        base = super().observation_spec()
+        entries = list(base.items()) if isinstance(base, dict) else [("obs", base)]
+        names = {name for name, _ in entries}
+        for key, array in self.state_array_spec.items():
+            name = key[len("info:") :].replace(".", "_")
+            if key.startswith("info:") and name not in names:
+                entries.append((name, dm_env.specs.Array(array.shape, array.dtype, name=name)))
+        state = namedtuple("State", [name for name, _ in entries])  # type: ignore[misc]  # noqa: PYI024
+        return state(*(spec for _, spec in entries))
+
+
+def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
+    """``parallel_pool.make_spec`` with EnvPool's default seed and ``observation_spec()``."""
+    return factory.make_spec(task_id, spec_class=EnvPoolSpec, **{"seed": ENVPOOL_SEED, **kwargs})
 
 
 def _family_tasks() -> dict[str, list[str]]:
@@ -173,9 +278,10 @@ class _FamilySpec:
         values = dict(zip(self._config_keys, tuple(config), strict=True))
         task = values.pop(self._task_key)
         task = task.decode() if isinstance(task, bytes) else str(task)
-        self.task_id = self._task_ids().get(task)
-        if self.task_id is None:
+        task_id = self._task_ids().get(task)
+        if task_id is None:
             raise ValueError(f"{type(self).__name__}: unknown {self._task_key} {task!r}")
+        self.task_id: str = task_id
         defaults = dict(zip(self._config_keys, self._default_config_values, strict=True))
         self.kwargs = {k: v for k, v in values.items() if k not in _SPEC_ONLY and v != defaults[k]}
         if "batch_size" in self.kwargs and self.kwargs["batch_size"] > values["num_envs"]:
@@ -226,11 +332,11 @@ def _atari_spec_class() -> type[_FamilySpec]:
     )
 
 
-def _pool_class(name: str, front: type[BasePoolEnv]) -> type:
+def _pool_class(name: str, maker: Callable[..., BasePoolEnv]) -> type:
     """``<Family><Front>EnvPool(spec)``: the pool ``make_*`` gives for the spec's task and config."""
 
     def __new__(cls: type, spec: _FamilySpec) -> BasePoolEnv:  # noqa: N807
-        return _FRONTS[front](spec.task_id, **spec.kwargs)
+        return maker(spec.task_id, **spec.kwargs)
 
     return type(name, (), {"__new__": __new__, "__module__": "envpool.atari"})
 
@@ -296,11 +402,20 @@ def build_modules() -> dict[str, types.ModuleType]:
         "make_spec": make_spec,
         "list_all_envs": tasks.list_all_envs,
     }
+    protocol = {
+        "EnvSpec": EnvSpec,
+        "EnvPool": EnvPool,
+        "DMEnvPool": DMEnvPool,
+        "GymEnvPool": GymEnvPool,
+        "GymnasiumEnvPool": GymnasiumEnvPool,
+    }
     modules = {
         "envpool": _module(
             "envpool",
             "EnvPool's layout over parallel_pool.",
             **top,
+            **protocol,
+            __all__=[*top, "EnvSpec", "EnvPool", "DMEnvPool", "GymnasiumEnvPool"],
             __version__=importlib.metadata.version("parallel_pool"),
             __file__=os.path.join(os.path.dirname(__file__), "__init__.py"),
         ),
@@ -311,11 +426,7 @@ def build_modules() -> dict[str, types.ModuleType]:
         "envpool.python.protocol": _module(
             "envpool.python.protocol",
             "EnvPool's pool and spec types.",
-            EnvSpec=EnvSpec,
-            EnvPool=BasePoolEnv,
-            DMEnvPool=DmEnv,
-            GymEnvPool=GymEnv,
-            GymnasiumEnvPool=GymnasiumEnv,
+            **protocol,
         ),
         "envpool.python.glfw_context": _module(
             "envpool.python.glfw_context",
@@ -343,9 +454,9 @@ def build_modules() -> dict[str, types.ModuleType]:
     atari_spec = _atari_spec_class()
     modules["envpool.atari"].__dict__.update(
         AtariEnvSpec=atari_spec,
-        AtariGymnasiumEnvPool=_pool_class("AtariGymnasiumEnvPool", GymnasiumEnv),
-        AtariGymEnvPool=_pool_class("AtariGymEnvPool", GymEnv),
-        AtariDMEnvPool=_pool_class("AtariDMEnvPool", DmEnv),
+        AtariGymnasiumEnvPool=_pool_class("AtariGymnasiumEnvPool", make_gymnasium),
+        AtariGymEnvPool=_pool_class("AtariGymEnvPool", make_gym),
+        AtariDMEnvPool=_pool_class("AtariDMEnvPool", make_dm),
     )
     modules["envpool.atari.atari_envpool"] = _module(
         "envpool.atari.atari_envpool", "EnvPool's raw Atari pool.", _AtariEnvSpec=atari_spec, _AtariEnvPool=_RawPool

@@ -135,10 +135,11 @@ def make_python(
     return _ENV_TYPES[env_type](source, **kwargs)
 
 
-def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
-    """The spec a pool made with these kwargs would have, without making the pool."""
+def make_spec(task_id: str, spec_class: type[EnvSpec] = EnvSpec, **kwargs: Any) -> EnvSpec:
+    """The spec a pool made with these kwargs would have, without making the pool (an instance of
+    ``spec_class``, an ``EnvSpec`` subclass)."""
     base_id, pool, env_config = resolve(task_id, kwargs)
-    spec = EnvSpec(task_id, _native.make_spec(base_id, env_config), pool)
+    spec = spec_class(task_id, _native.make_spec(base_id, env_config), pool)
     spec.apply_render_size()
     return spec
 

@@ -80,7 +80,9 @@ class FieldInfo:
         # Box takes any NumPy dtype (bool included); its annotation names only float and int types.
         return gymnasium.spaces.Box(low=low, high=high, shape=self.shape, dtype=self.dtype)  # type: ignore[arg-type]
 
-    def dm_spec(self, name: str | None = None) -> dm_specs.Array:
+    def dm_spec(self, name: str | None = None, scalar_bounds: bool = False) -> dm_specs.Array:
+        """The field's dm_env spec. ``scalar_bounds``: uniform bounds as scalars, as EnvPool's
+        observation specs give them (``spec.obs.maximum == 255``)."""
         name = name or self.key
         if self.space == "text":
             return dm_specs.StringArray((), string_type=str, name=name)
@@ -91,6 +93,8 @@ class FieldInfo:
             return dm_specs.BoundedArray((), self.dtype, start, int(self.high[0]), name=name)
         low, high = self.bounds()
         if self.low or self.high:
+            if scalar_bounds and low.size and (low == low.flat[0]).all() and (high == high.flat[0]).all():
+                low, high = low.flat[0], high.flat[0]
             return dm_specs.BoundedArray(self.shape, self.dtype, low, high, name=name)
         return dm_specs.Array(self.shape, self.dtype, name=name)
 
@@ -271,12 +275,12 @@ class EnvSpec:
         return gymnasium.spaces.Dict({f.key: f.gymnasium_space() for f in self.action_fields})
 
     def observation_spec(self) -> Any:
-        """The single-env dm_env observation spec."""
+        """The single-env dm_env observation spec (uniform bounds as scalars, as EnvPool's)."""
         if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":
-            return self.obs_fields[0].dm_spec("obs")
+            return self.obs_fields[0].dm_spec("obs", scalar_bounds=True)
         if self.tuple_obs:
-            return tuple(f.dm_spec(f"obs_{f.key}") for f in self.obs_fields)
-        return ObservationSpec((f.key, f.dm_spec()) for f in self.obs_fields)
+            return tuple(f.dm_spec(f"obs_{f.key}", scalar_bounds=True) for f in self.obs_fields)
+        return ObservationSpec((f.key, f.dm_spec(scalar_bounds=True)) for f in self.obs_fields)
 
     def action_spec(self) -> Any:
         """The single-env dm_env action spec."""

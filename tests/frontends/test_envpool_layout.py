@@ -59,6 +59,50 @@ def test_a_name_outside_the_layout_is_module_not_found() -> None:
     assert out.strip() == "refused envpool.procgen"
 
 
+def test_the_layouts_pools_have_envpools_dtypes_seed_warning_and_specs() -> None:
+    _run("""
+        import warnings
+        import dm_env
+        import numpy as np
+        import envpool
+        from typing import get_type_hints
+
+        assert {"make", "EnvSpec", "EnvPool", "DMEnvPool", "GymnasiumEnvPool"} <= set(envpool.__all__)
+        assert get_type_hints(envpool.make_gym)["return"] is envpool.GymnasiumEnvPool
+        assert get_type_hints(envpool.make_dm)["return"] is envpool.DMEnvPool
+        try:
+            envpool.make("CartPole-v1")
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("make() without env_type accepted")
+        gym, dm = envpool.make("Pendulum-v1", "gym", num_envs=2), envpool.make_dm("Pendulum-v1", num_envs=2)
+        assert isinstance(gym, envpool.GymnasiumEnvPool) and isinstance(dm, dm_env.Environment)
+        gym.reset()
+        dm.reset()
+        action = np.full((2, 1), 0.5, dtype=np.float32)
+        reward = gym.step(action)[1]
+        ts = dm.step(action)
+        assert reward.dtype == np.float32 and ts.reward.dtype == np.float32
+        assert dm.reward_spec().dtype == np.float32
+        np.testing.assert_array_equal(gym.step(action)[4]["players"]["env_id"], [0, 1])
+        np.testing.assert_array_equal(dm.step(action).observation.players.env_id, [0, 1])
+        assert dm.observation_spec().players.env_id.dtype == np.int32
+        np.testing.assert_array_equal(reward, ts.reward)  # the same seed (42), the same float32 values
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert gym.seed(3) == [3, 4]
+        assert [w.category for w in caught] == [UserWarning]
+        spec = envpool.make_spec("Pong-v5")
+        state = spec.observation_spec()
+        assert state.obs.maximum == 255 and state.obs.shape == (4, 84, 84)
+        assert state.env_id.dtype == np.int32 and "lives" in state._fields
+        assert isinstance(spec.action_spec(), dm_env.specs.DiscreteArray)
+        gym.close()
+        dm.close()
+    """)
+
+
 def test_the_layout_defaults_to_envpools_seed() -> None:
     _run("""
         import numpy as np
