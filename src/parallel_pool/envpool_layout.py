@@ -73,8 +73,8 @@ ENVPOOL_SEED = 42
 
 
 class _EnvPoolMixin:
-    """What the layout's pools do as EnvPool's do and the package's pools do not: rewards in
-    float32, and a ``seed()`` that warns (it still seeds the next ``reset()``, as the package's)."""
+    """EnvPool's ``seed()``, on each of the layout's pools: it warns (and still seeds the next
+    ``reset()``, as the package's)."""
 
     def seed(self, seed: Any = None) -> list[int]:
         warnings.warn(
@@ -224,11 +224,13 @@ def _gym_mujoco_envs(ids: list[str]) -> list[tuple[str, tuple[str, ...], int]]:
 def _dmc_mujoco_envs(ids: list[str]) -> list[tuple[str, str, int]]:
     """EnvPool's ``dmc_mujoco_envs``: (domain, task, steps per episode), domain and task in
     dm_control's snake case; the domain is the suite module the id starts with."""
-    out = []
+    out: list[tuple[str, str, int]] = []
+    if not ids:
+        return out
+    suite = tasks.task_info(ids[0])["defaults"]["suite_dir"]
+    domains = sorted((f[:-3] for f in os.listdir(suite) if f.endswith(".py")), key=len, reverse=True)
     for task_id in sorted(ids):
         info = tasks.task_info(task_id)["defaults"]
-        suite = info["suite_dir"]
-        domains = sorted((f[:-3] for f in os.listdir(suite) if f.endswith(".py")), key=len, reverse=True)
         camel = task_id.rsplit("-", 1)[0]
         domain = next((d for d in domains if camel.startswith(_camel(d))), None)
         if domain is None:
@@ -268,9 +270,7 @@ class _FamilySpec:
     family's task key (Atari's ``task``, a ROM name). It reads as the ``EnvSpec`` of
     ``make_spec(task_id, **changed_keys)``."""
 
-    _family = ""
     _task_key = ""
-    _default_task = ""
     _config_keys: list[str] = []
     _default_config_values: tuple[Any, ...] = ()
 
@@ -308,12 +308,8 @@ class _FamilySpec:
 _SPEC_ONLY = frozenset({"max_num_players"})
 
 
-def _atari_spec_class() -> type[_FamilySpec]:
-    games = {
-        _atari_game(t): t
-        for t in tasks.list_all_envs()
-        if t.endswith("-v5") and tasks.task_info(t)["family"] == "atari" and tasks.lookup(t)[0] == t
-    }
+def _atari_spec_class(games: dict[str, str]) -> type[_FamilySpec]:
+    """``AtariEnvSpec`` over ``games`` (ROM name -> task id), with Pong-v5's config as its defaults."""
     pong = make_spec("Pong-v5").config
     keys = [k for k in pong if k not in ("rom_path", "env_kwargs")]
     defaults = [pong[k] for k in keys]
@@ -321,9 +317,7 @@ def _atari_spec_class() -> type[_FamilySpec]:
         "AtariEnvSpec",
         (_FamilySpec,),
         {
-            "_family": "atari",
             "_task_key": "task",
-            "_default_task": "pong",
             "_config_keys": [*keys, "max_num_players", "task"],
             "_default_config_values": (*defaults, 1, "pong"),
             "_task_ids": classmethod(lambda cls: games),
@@ -435,8 +429,10 @@ def build_modules() -> dict[str, types.ModuleType]:
         ),
         "envpool.mujoco": _module("envpool.mujoco", "MuJoCo families."),
     }
+    # ROM name -> its native id (EnvPool's spellings are aliases of those).
+    games = {_atari_game(t): t for t in family_tasks["atari"] if t.endswith("-v5") and tasks.lookup(t)[0] == t}
     tables: dict[str, dict[str, Any]] = {
-        "atari": {"atari_game_list": sorted({_atari_game(t) for t in family_tasks["atari"] if t.endswith("-v5")})},
+        "atari": {"atari_game_list": sorted(games)},
         "mujoco": {"gym_mujoco_envs": _gym_mujoco_envs(family_tasks["mujoco"])},
         "dm_control": {"dmc_mujoco_envs": _dmc_mujoco_envs(family_tasks["dm_control"])},
         "vizdoom": {
@@ -451,7 +447,7 @@ def build_modules() -> dict[str, types.ModuleType]:
         modules[f"{path}.registration"] = _module(
             f"{path}.registration", f"EnvPool's {family} registration.", **tables.get(family, {})
         )
-    atari_spec = _atari_spec_class()
+    atari_spec = _atari_spec_class(games)
     modules["envpool.atari"].__dict__.update(
         AtariEnvSpec=atari_spec,
         AtariGymnasiumEnvPool=_pool_class("AtariGymnasiumEnvPool", make_gymnasium),

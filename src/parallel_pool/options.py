@@ -71,7 +71,7 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
     info = tasks.task_info(task_id)
     env_defaults = info["defaults"]
     kwargs = _render_size_synonyms(task_id, info.get("family"), kwargs)
-    kwargs = _fixed_envpool_keys(task_id, info.get("family"), kwargs)
+    kwargs = _fixed_envpool_keys(task_id, info.get("family"), kwargs, env_defaults)
     unknown = sorted(set(kwargs) - set(POOL_DEFAULTS) - set(env_defaults))
     if unknown:
         valid = ", ".join(sorted(set(POOL_DEFAULTS) | set(env_defaults)))
@@ -94,7 +94,9 @@ def resolve(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], 
     return base_id, pool, env
 
 
-def _fixed_envpool_keys(task_id: str, family: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _fixed_envpool_keys(
+    task_id: str, family: str | None, kwargs: dict[str, Any], env_defaults: dict[str, Any]
+) -> dict[str, Any]:
     """EnvPool's Atari ``use_inter_area_resize``, taken and dropped where it changes nothing: our
     Atari resizes with an area filter (OpenCV's INTER_AREA, EnvPool's True), and a frame kept at the
     screen's 210x160 is not resized at all. EnvPool's False resizes bilinearly, which is not built."""
@@ -102,7 +104,8 @@ def _fixed_envpool_keys(task_id: str, family: str | None, kwargs: dict[str, Any]
         return kwargs
     kwargs = dict(kwargs)
     area = kwargs.pop("use_inter_area_resize")
-    if not area and (kwargs.get("img_height", 84), kwargs.get("img_width", 84)) != (210, 160):
+    size = tuple(kwargs.get(k, env_defaults[k]) for k in ("img_height", "img_width"))
+    if not area and size != (210, 160):
         raise ValueError(f"{task_id}: use_inter_area_resize=False (a bilinear resize) is not supported; "
                          "the frames are resized with an area filter (True), or kept at 210x160")
     return kwargs

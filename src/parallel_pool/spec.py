@@ -93,7 +93,7 @@ class FieldInfo:
             return dm_specs.BoundedArray((), self.dtype, start, int(self.high[0]), name=name)
         low, high = self.bounds()
         if self.low or self.high:
-            if scalar_bounds and low.size and (low == low.flat[0]).all() and (high == high.flat[0]).all():
+            if scalar_bounds and _uniform(low, high):
                 low, high = low.flat[0], high.flat[0]
             return dm_specs.BoundedArray(self.shape, self.dtype, low, high, name=name)
         return dm_specs.Array(self.shape, self.dtype, name=name)
@@ -320,8 +320,13 @@ class EnvSpec:
         return f"EnvSpec({self.task_id!r}, config={self.config!r})"
 
 
+def _uniform(low: np.ndarray, high: np.ndarray) -> bool:
+    """Whether a field's bounds are one value each (EnvPool gives those as scalars)."""
+    return bool(low.size) and bool((low == low.flat[0]).all()) and bool((high == high.flat[0]).all())
+
+
 def _array_spec(field: FieldInfo) -> ArraySpec:
     low, high = field.bounds()
-    if field.space == "discrete" or (low.size and (low == low.flat[0]).all() and (high == high.flat[0]).all()):
+    if field.space == "discrete" or _uniform(low, high):
         return ArraySpec(field.dtype, field.shape, low.flat[0] if low.size else 0, high.flat[0] if high.size else 0)
     return ArraySpec(field.dtype, field.shape, low, high)
