@@ -144,6 +144,8 @@ inline EnvSpec MakeAtariSpec(const Config& config) {
   // EnvPool's keys, not ale_py's: the reward before reward_clip, the real game over.
   spec.state.push_back(WithPresence(Box("info:reward", Dtype::kFloat64, {}), InfoPresence::kExtra));
   spec.state.push_back(WithPresence(Box("info:terminated", Dtype::kBool, {}), InfoPresence::kExtra));
+  // EnvPool's too: the console's 128 bytes of RAM after the step.
+  spec.state.push_back(WithPresence(Box("info:ram", Dtype::kUInt8, {kRamBytes}, {0.0}, {255.0}), InfoPresence::kExtra));
   if (o.zero_discount_on_life_loss) {
     spec.state.push_back(WithPresence(Box("info:life_loss", Dtype::kBool, {}), InfoPresence::kExtra));
   }
@@ -172,6 +174,7 @@ class AtariEnv : public Env {
         lives_field_(spec.StateIndex("info:lives")),
         reward_field_(spec.StateIndex("info:reward")),
         terminated_field_(spec.StateIndex("info:terminated")),
+        ram_field_(spec.StateIndex("info:ram")),
         life_loss_field_(o_.zero_discount_on_life_loss ? spec.StateIndex("info:life_loss") : -1),
         action_field_(spec.ActionIndex("action")) {
     has_fire_ = action_set_.size() >= 3 && action_set_[1] == ale::PLAYER_A_FIRE;
@@ -206,6 +209,7 @@ class AtariEnv : public Env {
     *slot.Get<int32_t>(lives_field_) = lives_;
     *slot.Get<double>(reward_field_) = 0.0;
     *slot.Get<bool>(terminated_field_) = false;
+    WriteRam(slot);
     if (life_loss_field_ >= 0) *slot.Get<bool>(life_loss_field_) = false;
   }
 
@@ -250,6 +254,7 @@ class AtariEnv : public Env {
     *slot.Get<int32_t>(lives_field_) = lives;
     *slot.Get<double>(reward_field_) = reward;
     *slot.Get<bool>(terminated_field_) = game_over;
+    WriteRam(slot);
     if (life_loss_field_ >= 0) *slot.Get<bool>(life_loss_field_) = life_loss;
     return result;
   }
@@ -260,6 +265,10 @@ class AtariEnv : public Env {
   ale::ALEInterface& ale() { return *ale_; }
 
  private:
+  void WriteRam(const Slot& slot) const {
+    std::memcpy(slot.Get<uint8_t>(ram_field_), ale_->getRAM().array(), kRamBytes);
+  }
+
   // Pools screens_[0] with screens_[1] (frame_skip > 1), converts, resizes, and writes the frame
   // into the ring (every slot of it on a reset). When the game ended before the last frame of the
   // skip, screens_[0] was not refreshed: Gymnasium's AtariPreprocessing then pools its buffer 0,
@@ -386,7 +395,7 @@ class AtariEnv : public Env {
   std::vector<float> horizontal_rows_;
   bool row_cache_valid_ = false;
   uint8_t screens_[2][kScreenPixels];  // palette indices of the last and the second-last frame
-  const int obs_, lives_field_, reward_field_, terminated_field_, life_loss_field_, action_field_;
+  const int obs_, lives_field_, reward_field_, terminated_field_, ram_field_, life_loss_field_, action_field_;
   bool has_fire_ = false;
   // Set by a step that lost a life under episodic_life: the next Reset plays on in the same game.
   // Any other Reset (an auto-reset after a game over, or the user's) starts a new game.

@@ -18,6 +18,8 @@ namespace pp::atari {
 constexpr int kScreenHeight = 210;
 constexpr int kScreenWidth = 160;
 constexpr int kScreenPixels = kScreenHeight * kScreenWidth;
+// The console's RAM, as ALE's ALERAM holds it.
+constexpr int kRamBytes = 128;
 
 // Palette index -> grey level and -> RGB, filled once from ALE's own palette (ColourPalette), so
 // that a frame costs one table lookup per pixel instead of ALE's per-call conversion.

@@ -57,6 +57,8 @@ def check_step(oracle: gymnasium.Env, action: int, batch: tuple, row: int, where
     assert info["terminated"][row] == want_term, where
     assert info["reward"][row] == want_reward, where
     assert info["lives"][row] == want_info["lives"], where
+    # EnvPool's info["ram"]: the console's RAM after the step, as ale_py's getRAM() reads it.
+    np.testing.assert_array_equal(info["ram"][row], oracle.unwrapped.ale.getRAM(), err_msg=where)
     return want_obs, want_term or want_trunc
 
 
@@ -71,6 +73,8 @@ def test_alignment_with_ale_py(game: str) -> None:
         assert obs.shape == (1, 4, 84, 84) and obs.dtype == np.uint8
         differing = int(np.count_nonzero(obs[0] != want_obs))
         assert info["lives"][0] == want_info["lives"]
+        assert info["ram"].shape == (1, 128) and info["ram"].dtype == np.uint8
+        np.testing.assert_array_equal(info["ram"][0], oracle.unwrapped.ale.getRAM())
         actions = np.random.default_rng(0).integers(oracle.action_space.n, size=ALIGN_STEPS)
         episodes, pending_reset = 0, False
         for t in range(ALIGN_STEPS):
