@@ -85,6 +85,9 @@ class Env {
   // Write the current frame, RGB uint8 row-major of spec().render_shape (height, width, 3). Asked
   // only of tasks whose spec sets render_shape, while no step of this env is in flight.
   virtual void Render(uint8_t* /*rgb*/) { throw std::logic_error(spec_.task_id + " cannot render"); }
+  // The env's internal state as named values, for code that rebuilds the reference env from it
+  // (EnvPool's MiniGrid `_debug_states`). Asked while no step of this env is in flight.
+  virtual Config DebugState() const { throw std::logic_error(spec_.task_id + " has no debug state"); }
 
   int env_id() const { return env_id_; }
   const EnvSpec& spec() const { return spec_; }

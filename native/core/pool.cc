@@ -278,19 +278,34 @@ OutputBlock* Pool::RunNow(const int32_t* env_ids, int n, const char* what) {
 }
 
 void Pool::Render(const int32_t* env_ids, int n, uint8_t* frames) {
-  CheckNotForked();
+  CheckNotForked();  // before the lock: a forked child's copy of it may be held for ever
   std::lock_guard<std::mutex> lock(api_mu_);
-  CheckOpen();
+  CheckReceived(env_ids, n, "render");
   std::size_t frame_bytes = 1;
   for (int d : RenderShape()) frame_bytes *= static_cast<std::size_t>(d);
-  CheckEnvIds(env_ids, n, "render");
-  for (int k = 0; k < n; ++k) {
-    if (!envs_[static_cast<std::size_t>(env_ids[k])].episode.ever_reset()) {
-      throw std::invalid_argument("env " + std::to_string(env_ids[k]) + ": render before reset; call reset() first");
-    }
-  }
   for (int k = 0; k < n; ++k) {
     envs_[static_cast<std::size_t>(env_ids[k])].env->Render(frames + static_cast<std::size_t>(k) * frame_bytes);
+  }
+}
+
+std::vector<Config> Pool::DebugStates(const int32_t* env_ids, int n) {
+  CheckNotForked();
+  std::lock_guard<std::mutex> lock(api_mu_);
+  CheckReceived(env_ids, n, "debug_states");
+  std::vector<Config> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) out.push_back(envs_[static_cast<std::size_t>(env_ids[k])].env->DebugState());
+  return out;
+}
+
+void Pool::CheckReceived(const int32_t* env_ids, int n, const char* what) {
+  CheckOpen();
+  CheckEnvIds(env_ids, n, what);
+  for (int k = 0; k < n; ++k) {
+    if (!envs_[static_cast<std::size_t>(env_ids[k])].episode.ever_reset()) {
+      throw std::invalid_argument("env " + std::to_string(env_ids[k]) + ": " + what +
+                                  " before reset; call reset() first");
+    }
   }
 }
 

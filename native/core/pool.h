@@ -93,6 +93,8 @@ class Pool final {
   // Writes the current RGB frame of each env, render_shape() bytes apart, on the caller's thread.
   // The envs must have been reset and have no step in flight (received).
   void Render(const int32_t* env_ids, int n, uint8_t* frames);
+  // Each env's Env::DebugState(), on the caller's thread; the same conditions as Render.
+  std::vector<Config> DebugStates(const int32_t* env_ids, int n);
   // Joins every thread, even with jobs in flight, and waits for a thread inside Recv to leave it
   // (after the job it is running). Idempotent.
   void Close();
@@ -129,6 +131,9 @@ class Pool final {
   Pool(std::shared_ptr<const TaskEntry> task, PreparedPool prepared);
 
   void CheckEnvIds(const int32_t* env_ids, int n, const char* what);
+  // Under api_mu_: the pool is open and each env id is valid, received and was reset (for a call
+  // that reads the envs themselves: render, debug_states).
+  void CheckReceived(const int32_t* env_ids, int n, const char* what);
   void CheckSeeds(std::span<const uint64_t> seeds) const;
   void ValidateSend(const int32_t* env_ids, int n, const std::vector<const std::byte*>& actions);
   // Pushes the jobs set up in envs_ (under api_mu_), each writing row k of a block of its own, and

@@ -394,6 +394,20 @@ class PyPool {
     return frames;
   }
 
+  // One dict per env in env_ids (all if None): its Env::DebugState().
+  py::list DebugStates(const py::object& env_ids) {
+    pool_->CheckOpen();
+    EnvIdList ids = EnvIds(env_ids);
+    std::vector<Config> states;
+    {
+      py::gil_scoped_release release;
+      states = pool_->DebugStates(ids.data, ids.size);
+    }
+    py::list out;
+    for (const Config& state : states) out.append(ConfigToDict(state));
+    return out;
+  }
+
   void Close() {
     py::gil_scoped_release release;
     pool_->Close();
@@ -730,6 +744,7 @@ PYBIND11_MODULE(_native, m) {
       .def("reset_recv", &PyPool::ResetRecv, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("reset_now", &PyPool::ResetNow, py::arg("env_ids") = py::none(), py::arg("seeds") = py::none())
       .def("render", &PyPool::Render, py::arg("env_ids") = py::none())
+      .def("debug_states", &PyPool::DebugStates, py::arg("env_ids") = py::none())
       .def_static("for_processes", &PyPool::ForProcesses, py::arg("spec"), py::arg("channel"), py::arg("options"))
       .def("check_open", &PyPool::CheckOpen)
       .def("close", &PyPool::Close);

@@ -44,6 +44,9 @@ class BasePoolEnv(PoolContext):
     ``batch_size`` envs to finish, and ``info["env_id"]`` says which.
     """
 
+    # The class of ``self.spec`` for a native task (the EnvPool layout's pools give their own).
+    _spec_class: type[EnvSpec] = EnvSpec
+
     def __init__(self, task_id: str | PythonEnvSource, **kwargs: Any) -> None:
         # The worker processes of a pool of Python envs (python_envs.py); None for native envs.
         self.workers: WorkerGroup | None = None
@@ -78,7 +81,7 @@ class BasePoolEnv(PoolContext):
         )
         self._native = _native.Pool(base_id, env_config, options, env_configs=pool["env_kwargs"])
         pool["num_threads"] = self._native.num_threads
-        self.spec = EnvSpec(task_id, self._native.spec, pool)
+        self.spec = self._spec_class(task_id, self._native.spec, pool)
         self._setup(pool)
         if render_mode not in (None, self.render_mode):
             self._native.close()
@@ -380,6 +383,17 @@ class BasePoolEnv(PoolContext):
         if self._render_size is None:
             return frames
         return _native.resize_frames(frames, *self._render_size)
+
+    def debug_states(self, env_id: Any = None) -> list[dict[str, Any]]:
+        """Each env's internal state as named values, one dict per env in ``env_id`` (all if None),
+        for tasks that give one: MiniGrid's and BabyAI's (EnvPool's debug state: the grid's and box
+        contents' minigrid codes, x-major as ``Grid.encode``, the agent, what it carries, the
+        mission, ``max_steps``). Other tasks raise RuntimeError. The same conditions as ``render``:
+        the envs were reset and have no step in flight."""
+        if isinstance(env_id, (int, np.integer)) and not isinstance(env_id, bool):
+            env_id = np.array([env_id], dtype=np.int64)
+        states: list[dict[str, Any]] = self._native.debug_states(env_id)
+        return states
 
     def close(self, **kwargs: Any) -> None:
         """Stops and joins every worker thread, even with steps in flight. Idempotent.

@@ -86,8 +86,12 @@ inline EnvSpec MiniGridSpec(const Config& config, int num_actions, Pos grid, int
     case ObsMode::kRgbPartial: image = {v * ot, v * ot, 3}; break;
   }
   EnvSpec spec;
-  spec.state = {Box("obs:image", Dtype::kUInt8, image, {0}, {255}), Discrete("obs:direction", 4),
-                Text("obs:mission", mission_bytes)};
+  spec.state = {
+      Box("obs:image", Dtype::kUInt8, image, {0}, {255}), Discrete("obs:direction", 4),
+      Text("obs:mission", mission_bytes),
+      // EnvPool's info key: the agent's (x, y) after the step.
+      WithPresence(Box("info:agent_pos", Dtype::kInt32, {2}, {0}, {static_cast<double>(std::max(grid.x, grid.y) - 1)}),
+                   InfoPresence::kExtra)};
   spec.action = {Discrete("action", num_actions)};
   // The registry keeps this unless the config's max_episode_steps is positive.
   spec.max_episode_steps = static_cast<int>(default_max_steps);
@@ -132,6 +136,7 @@ class MiniGridEnv : public Env {
         image_index_(spec.StateIndex("obs:image")),
         direction_index_(spec.StateIndex("obs:direction")),
         mission_index_(spec.StateIndex("obs:mission")),
+        agent_pos_index_(spec.StateIndex("info:agent_pos")),
         action_index_(spec.ActionIndex("action")),
         mission_bytes_(spec.state[static_cast<std::size_t>(mission_index_)].shape[0]),
         view_cells_(static_cast<std::size_t>(view_ * view_)),
@@ -148,6 +153,46 @@ class MiniGridEnv : public Env {
     } else {
       DrawFull(render_tiles_, highlight_, rgb);
     }
+  }
+
+  // EnvPool's MiniGrid debug state: the grid's (type, colour, state) codes and each cell's box
+  // contents' codes (empty: minigrid's "empty"), x-major as minigrid's Grid.encode; the agent;
+  // what it carries (and that box's contents); the mission; max_steps.
+  Config DebugState() const override {
+    Config c;
+    c.Set("width", int64_t{world_.width()});
+    c.Set("height", int64_t{world_.height()});
+    std::vector<double> grid, contains;
+    grid.reserve(static_cast<std::size_t>(world_.width() * world_.height() * 3));
+    contains.reserve(grid.capacity());
+    uint8_t code[3];
+    for (int x = 0; x < world_.width(); ++x) {
+      for (int y = 0; y < world_.height(); ++y) {
+        const int id = world_.Get(x, y);
+        world_.Encode(id, code);
+        grid.insert(grid.end(), code, code + 3);
+        world_.Encode(id == kNone ? kNone : world_.obj(id).contains, code);
+        contains.insert(contains.end(), code, code + 3);
+      }
+    }
+    c.Set("grid", std::move(grid));
+    c.Set("grid_contains", std::move(contains));
+    c.Set("agent_pos", std::vector<double>{static_cast<double>(agent_.x), static_cast<double>(agent_.y)});
+    c.Set("agent_dir", int64_t{agent_dir_});
+    c.Set("mission", mission_);
+    c.Set("max_steps", int64_t{max_steps_});
+    c.Set("has_carrying", carrying_ != kNone);
+    world_.Encode(carrying_, code);
+    c.Set("carrying_type", int64_t{code[0]});
+    c.Set("carrying_color", int64_t{code[1]});
+    c.Set("carrying_state", int64_t{code[2]});
+    const int carried_contents = carrying_ == kNone ? kNone : world_.obj(carrying_).contains;
+    c.Set("carrying_has_contains", carried_contents != kNone);
+    world_.Encode(carried_contents, code);
+    c.Set("carrying_contains_type", int64_t{code[0]});
+    c.Set("carrying_contains_color", int64_t{code[1]});
+    c.Set("carrying_contains_state", int64_t{code[2]});
+    return c;
   }
 
   void Reset() override {
@@ -489,6 +534,8 @@ class MiniGridEnv : public Env {
       case ObsMode::kRgbPartial: DrawPov(obs_tiles_, image); break;
     }
     out.Get<int64_t>(direction_index_)[0] = agent_dir_;
+    out.Get<int32_t>(agent_pos_index_)[0] = agent_.x;
+    out.Get<int32_t>(agent_pos_index_)[1] = agent_.y;
     if (mission_.size() > static_cast<std::size_t>(mission_bytes_)) {
       throw std::logic_error("minigrid: mission longer than " + std::to_string(mission_bytes_) + " bytes");
     }
@@ -506,6 +553,7 @@ class MiniGridEnv : public Env {
   const int image_index_;
   const int direction_index_;
   const int mission_index_;
+  const int agent_pos_index_;
   const int action_index_;
   const int mission_bytes_;
   std::vector<int> view_cells_;          // [vy][vx]

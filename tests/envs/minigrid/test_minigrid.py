@@ -168,6 +168,45 @@ def check_row(obs: dict[str, Any], reward: Any, terminated: Any, truncated: Any,
     assert (bool(terminated[k]), bool(truncated[k])) == (their_terminated, their_truncated), where
 
 
+def check_state(pool: Any, info: dict[str, Any], refs: list[Reference], where: str) -> None:
+    """info["agent_pos"] and debug_states() (EnvPool's keys) against each reference env's own."""
+    for i, (state, ref) in enumerate(zip(pool.debug_states(), refs, strict=True)):
+        u = ref.env.unwrapped
+        at = f"{where} env {i}"
+        assert tuple(info["agent_pos"][i]) == tuple(u.agent_pos), at
+        grid = np.asarray(state["grid"], dtype=np.uint8).reshape(state["width"], state["height"], 3)
+        np.testing.assert_array_equal(grid, u.grid.encode(), err_msg=at)
+        contains = np.asarray(state["grid_contains"], dtype=np.uint8).reshape(grid.shape)
+        for x, y in zip(*np.nonzero(contains[:, :, 0] != 1)):
+            np.testing.assert_array_equal(contains[x, y], u.grid.get(x, y).contains.encode(), err_msg=at)
+        assert (state["agent_pos"], state["agent_dir"]) == (list(u.agent_pos), u.agent_dir), at
+        assert (state["mission"], state["max_steps"]) == (u.mission, u.max_steps), at
+        assert state["has_carrying"] == (u.carrying is not None), at
+        if u.carrying is not None:
+            code = (state["carrying_type"], state["carrying_color"], state["carrying_state"])
+            assert code == u.carrying.encode(), at
+
+
+def test_debug_states_are_checked() -> None:
+    pool = parallel_pool.make("MiniGrid-Empty-5x5-v0", num_envs=2)
+    try:
+        with pytest.raises(ValueError, match="before reset"):
+            pool.debug_states()
+        pool.reset()
+        with pytest.raises(ValueError, match="out of range"):
+            pool.debug_states([2])
+        assert [s["agent_pos"] for s in pool.debug_states(1)] == [[1.0, 1.0]]
+    finally:
+        pool.close()
+    cartpole = parallel_pool.make("CartPole-v1")
+    try:
+        cartpole.reset()
+        with pytest.raises(RuntimeError, match="has no debug state"):
+            cartpole.debug_states()
+    finally:
+        cartpole.close()
+
+
 def compare_sync(task_id: str, kwargs: dict[str, Any], seed: int, steps: int,
                  num_envs: int = NUM_ENVS) -> dict[str, int]:
     pool = parallel_pool.make(task_id, num_envs=num_envs, seed=seed, **kwargs)
@@ -176,13 +215,14 @@ def compare_sync(task_id: str, kwargs: dict[str, Any], seed: int, steps: int,
     rng = np.random.default_rng(seed)
     counts = {"terminated": 0, "truncated": 0, "rewarded": 0}
     try:
-        obs, _ = pool.reset()
+        obs, info = pool.reset()
         zeros = np.zeros(num_envs)
         for i, ref in enumerate(refs):
             check_row(obs, zeros, zeros, zeros, i, ref.reset(), f"{task_id} {kwargs} seed {seed} env {i} reset")
+        check_state(pool, info, refs, f"{task_id} {kwargs} seed {seed} reset")
         for t in range(steps):
             actions = np.array([guided_action(ref.env, rng, num_actions) for ref in refs], dtype=np.int64)
-            obs, reward, terminated, truncated, _ = pool.step(actions)
+            obs, reward, terminated, truncated, info = pool.step(actions)
             for i, ref in enumerate(refs):
                 theirs = ref.step(int(actions[i]))
                 where = f"{task_id} {kwargs} seed {seed} env {i} step {t}"
@@ -190,6 +230,7 @@ def compare_sync(task_id: str, kwargs: dict[str, Any], seed: int, steps: int,
                 counts["terminated"] += int(theirs[2])
                 counts["truncated"] += int(theirs[3])
                 counts["rewarded"] += int(theirs[1] > 0)
+            check_state(pool, info, refs, f"{task_id} {kwargs} seed {seed} step {t}")
     finally:
         pool.close()
     return counts
