@@ -73,7 +73,7 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
         return self._observation_spec
 
     def _make_observation_spec(self) -> Any:
-        obs = self.spec.observation_spec()
+        obs = self.spec.obs_specs()
         values: list[Any] = []
         for name in self._obs_names:
             if len(self._obs_names) == 1 and name == "obs":

@@ -9,8 +9,10 @@ after that, in this process. What each module holds:
   ``make_dm``, ``make_gymnasium``, ``make_spec``, ``list_all_envs``, ``registry``
   (``registry.specs[task_id]`` is ``(import_path, spec_cls, kwargs)``) and the pool and spec types.
   The pools are the package's with EnvPool's ways where they differ: ``seed=42`` by default,
-  float32 rewards, ``info["players"]["env_id"]`` (``observation.players`` in dm_env), and a
-  ``seed()`` that warns; ``make_spec``'s ``observation_spec()`` is EnvPool's ``State`` tuple.
+  float32 rewards, ``info["players"]["env_id"]`` (``observation.players`` in dm_env), a ``seed()``
+  that warns, EnvPool's action forms (its dict of ``env_id``, ``players.env_id`` and ``action``
+  arrays), no gym ``TimeLimit.truncated``, and MiniGrid's mission as a byte buffer with
+  ``_debug_states()``; ``make_spec``'s ``observation_spec()`` is EnvPool's ``State`` tuple.
 - One module per family EnvPool also has, under EnvPool's path (``envpool.atari``,
   ``envpool.box2d``, ``envpool.classic_control``, ``envpool.toy_text``, ``envpool.minigrid``,
   ``envpool.mujoco.gym``, ``envpool.mujoco.dmc``, ``envpool.vizdoom``), each with its
@@ -21,6 +23,7 @@ after that, in this process. What each module holds:
   ...))``), ``AtariGymnasiumEnvPool``, ``AtariGymEnvPool``, ``AtariDMEnvPool``, and the raw pair in
   ``envpool.atari.atari_envpool`` (``_AtariEnvSpec(values)``, ``_AtariEnvPool(spec)`` with
   ``_reset``, ``_send``, ``_recv`` and ``_state_keys``).
+- ``envpool.minigrid.decode_mission``.
 - ``envpool.python.protocol`` (the pool and spec types) and ``envpool.python.glfw_context``
   (``preload_windows_gl_dlls``, which has nothing to do on Linux, as in EnvPool).
 
@@ -34,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
@@ -46,13 +50,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import dm_env
+import gymnasium
 import numpy as np
 
 from parallel_pool import factory, tasks
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
-from parallel_pool.gymnasium_env import GymEnv, GymnasiumEnv
-from parallel_pool.spec import EnvSpec
+from parallel_pool.gymnasium_env import GymnasiumEnv
+from parallel_pool.spec import ArraySpec, EnvSpec
 
 __all__ = ["ENVPOOL_SEED", "as_envpool", "build_modules", "make", "make_dm", "make_gym", "make_gymnasium", "make_spec"]
 
@@ -67,14 +72,128 @@ _FAMILY_PATHS = {
     "dm_control": "envpool.mujoco.dmc",
     "vizdoom": "envpool.vizdoom",
 }
+# The env-id arrays of EnvPool's dict action form, before the action's own.
+_ENV_ID_KEYS = ("env_id", "players.env_id")
 # EnvPool's default seed: the layout's pools and specs take it where no seed is given (the package's
 # own make functions default to None, a random seed).
 ENVPOOL_SEED = 42
 
 
+class EnvPoolSpec(EnvSpec):
+    """The layout's spec: ``observation_spec()`` is EnvPool's ``State`` named tuple, the
+    observation's specs (``obs``, or one per key) then each info entry's, as ``make_dm``'s pools'
+    ``observation_spec()``; ``action_array_spec`` gives a discrete action as int32, EnvPool's
+    dtype for it."""
+
+    @property
+    def observation_space(self) -> gymnasium.Space:
+        """The package's space, with a MiniGrid mission as EnvPool's byte buffer (a uint8 ``Box``)."""
+        space = super().observation_space
+        size = _mission_size(self)
+        if size and isinstance(space, gymnasium.spaces.Dict):
+            space = gymnasium.spaces.Dict({**space.spaces, "mission": gymnasium.spaces.Box(0, 255, (size,), np.uint8)})
+        return space
+
+    def obs_specs(self) -> Any:
+        specs = super().obs_specs()
+        size = _mission_size(self)
+        if size:  # a MiniGrid task: its observation is a mapping by key
+            mission = dm_env.specs.BoundedArray((size,), np.uint8, 0, 255, name="mission")
+            specs = type(specs)({**specs, "mission": mission})
+        return specs
+
+    @property
+    def action_array_spec(self) -> dict[str, ArraySpec]:
+        out = super().action_array_spec
+        for name, array in out.items():
+            if name not in _ENV_ID_KEYS and np.issubdtype(array.dtype, np.integer):
+                out[name] = dataclasses.replace(array, dtype=np.dtype(np.int32))
+        return out
+
+    def observation_spec(self) -> Any:
+        base = self.obs_specs()
+        entries = list(base.items()) if isinstance(base, dict) else [("obs", base)]
+        names = {name for name, _ in entries}
+        for key, array in self.state_array_spec.items():
+            name = key[len("info:") :].replace(".", "_")
+            if key.startswith("info:") and name not in names:
+                entries.append((name, dm_env.specs.Array(array.shape, array.dtype, name=name)))
+        state = namedtuple("State", [name for name, _ in entries])  # type: ignore[misc]  # noqa: PYI024
+        return state(*(spec for _, spec in entries))
+
+
+def decode_mission(mission: Any) -> str | np.ndarray:
+    """EnvPool's ``envpool.minigrid.decode_mission``: a mission byte buffer (one row, or a batch of
+    rows) as its str (an object array of them), each up to its first zero byte."""
+    arr = np.asarray(mission, dtype=np.uint8)
+    if arr.ndim == 1:
+        return _decode_row(arr)
+    rows = arr.reshape(-1, arr.shape[-1])
+    return np.asarray([_decode_row(row) for row in rows], dtype=object).reshape(arr.shape[:-1])
+
+
+def _decode_row(row: np.ndarray) -> str:
+    zeros = np.flatnonzero(row == 0)
+    return row[: int(zeros[0]) if zeros.size else row.size].tobytes().decode("utf-8")
+
+
+def _mission_bytes(missions: np.ndarray, size: int) -> np.ndarray:
+    """A batch of mission strs as EnvPool's byte buffers: ``(n, size)`` uint8, zero-padded."""
+    encoded = np.char.encode(np.asarray(missions), "utf-8").astype(f"S{size}")
+    return np.frombuffer(encoded.tobytes(), dtype=np.uint8).reshape(len(encoded), size)
+
+
+def _mission_size(spec: EnvSpec) -> int:
+    """The bytes of a MiniGrid task's mission field (0: the task has none)."""
+    return next((int(f.shape[0]) for f in spec.obs_fields if f.key == "mission" and f.space == "text"), 0)
+
+
+class _MiniGrid:
+    """EnvPool's MiniGrid observation: the mission as a zero-padded byte buffer (``decode_mission``
+    gives the str back)."""
+
+    def __init__(self, spec: EnvSpec) -> None:
+        self.size = _mission_size(spec)
+
+    def obs(self, obs: dict[str, Any]) -> dict[str, Any]:
+        return {**obs, "mission": _mission_bytes(obs["mission"], self.size)}
+
+
+def _debug_states(pool: BasePoolEnv, env_ids: Any) -> list[types.SimpleNamespace]:
+    """``pool.debug_states`` as EnvPool's: attributes, the grids as uint8 arrays, positions as tuples."""
+    states = []
+    for raw in pool.debug_states(np.arange(pool.num_envs) if env_ids is None else np.asarray(env_ids)):
+        state = types.SimpleNamespace(**raw)
+        state.grid = np.asarray(raw["grid"], dtype=np.uint8)
+        state.grid_contains = np.asarray(raw["grid_contains"], dtype=np.uint8)
+        state.agent_pos = tuple(int(v) for v in raw["agent_pos"])
+        states.append(state)
+    return states
+
+
 class _EnvPoolMixin:
-    """EnvPool's ``seed()``, on each of the layout's pools: it warns (and still seeds the next
-    ``reset()``, as the package's)."""
+    """What each of the layout's pools takes from EnvPool: its spec class, a ``seed()`` that warns
+    (and still seeds the next ``reset()``, as the package's), and its action forms.
+
+    An action is EnvPool's either way: a dict of the arrays ``spec.action_array_spec`` names
+    (``{"env_id", "players.env_id", "action"}``), each of that spec's dtype exactly, or else a
+    ``RuntimeError`` as EnvPool's C++ raises; or the action alone, cast to that dtype as EnvPool's
+    Python side casts it (``np.ones(n)`` is the discrete action 1)."""
+
+    _spec_class: type[EnvSpec] = EnvPoolSpec
+    # MiniGrid's and BabyAI's tasks: EnvPool's mission bytes and debug states; None otherwise.
+    _minigrid: _MiniGrid | None = None
+    decode_mission = staticmethod(decode_mission)
+
+    def _setup_envpool(self) -> None:
+        spec = cast(BasePoolEnv, self).spec
+        if tasks.task_info(spec.task_id)["family"] == "minigrid":
+            self._minigrid = _MiniGrid(spec)
+
+    def _debug_states(self, env_ids: Any = None) -> list[types.SimpleNamespace]:
+        """EnvPool's MiniGrid ``_debug_states``: ``debug_states()`` with EnvPool's attribute access,
+        one per env id (all if None)."""
+        return _debug_states(cast(BasePoolEnv, self), env_ids)
 
     def seed(self, seed: Any = None) -> list[int]:
         warnings.warn(
@@ -85,16 +204,61 @@ class _EnvPoolMixin:
         )
         return super().seed(seed)  # type: ignore[misc]
 
+    def step(self, action: Any, env_id: Any = None) -> Any:
+        return super().step(*self._envpool_action(action, env_id))  # type: ignore[misc]
 
-def _envpool_rows(unpack: Callable[[tuple], tuple]) -> Callable[[tuple], tuple]:
-    """A step's rows as EnvPool gives them: float32 rewards, and ``info["players"]["env_id"]``."""
+    def send(self, action: Any, env_id: Any = None) -> None:
+        super().send(*self._envpool_action(action, env_id))  # type: ignore[misc]
+
+    def _envpool_action(self, action: Any, env_id: Any) -> tuple[Any, Any]:
+        specs = cast(BasePoolEnv, self).spec.action_array_spec
+        if not (isinstance(action, dict) and "env_id" in action):
+            if len(specs) == len(_ENV_ID_KEYS) + 1 and isinstance(action, np.ndarray) and action.dtype.kind == "f":
+                dtype = specs["action"].dtype if "action" in specs else None
+                if dtype is not None and np.issubdtype(dtype, np.integer):
+                    action = action.astype(dtype)
+            return action, env_id
+        if set(action) != set(specs):
+            raise ValueError(f"EnvPool's dict action takes the keys {sorted(specs)}, got {sorted(action)}")
+        for name, array in specs.items():
+            dtype = np.asarray(action[name]).dtype
+            if dtype != array.dtype:
+                raise RuntimeError(f"action[{name!r}] must be {array.dtype} (spec.action_array_spec), got {dtype}")
+        if env_id is not None:
+            raise ValueError("a dict action names its envs in action['env_id']: pass env_id=None")
+        ids = np.asarray(action["env_id"])
+        if not np.array_equal(np.asarray(action["players.env_id"]), ids):
+            raise ValueError(
+                "action['players.env_id'] must equal action['env_id'] (one player per env: the layout "
+                "takes multi-player actions in the package's form)"
+            )
+        fields = {name: value for name, value in action.items() if name not in _ENV_ID_KEYS}
+        if list(fields) == ["action"]:
+            return fields["action"], ids
+        return {name.removeprefix("action:"): value for name, value in fields.items()}, ids
+
+
+def _envpool_rows(unpack: Callable[[tuple], tuple], minigrid: _MiniGrid | None) -> Callable[[tuple], tuple]:
+    """A step's rows as EnvPool gives them: float32 rewards, ``info["players"]["env_id"]``, and
+    MiniGrid's mission bytes."""
 
     def unpack_as_envpool(arrays: tuple) -> tuple:
         obs, reward, terminated, truncated, info = unpack(arrays)
         info["players"] = {"env_id": info["env_id"]}
+        if minigrid is not None:
+            obs = minigrid.obs(obs)
         return obs, reward.astype(np.float32), terminated, truncated, info
 
     return unpack_as_envpool
+
+
+def _envpool_kwargs(task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The pool kwargs with EnvPool's defaults where they differ from ours: seed 42, and MiniGrid's
+    frames without the highlight of the agent's view."""
+    out = {"seed": ENVPOOL_SEED, **kwargs}
+    if tasks.task_info(task_id)["family"] == "minigrid":
+        out.setdefault("highlight", False)
+    return out
 
 
 class GymnasiumEnvPool(_EnvPoolMixin, GymnasiumEnv):  # type: ignore[misc]  # as GymnasiumEnv's bases
@@ -102,19 +266,21 @@ class GymnasiumEnvPool(_EnvPoolMixin, GymnasiumEnv):  # type: ignore[misc]  # as
     ``info["players"]`` and ``seed()``."""
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
-        super().__init__(task_id, **kwargs)
-        self._unpack = _envpool_rows(self._unpack)
+        super().__init__(task_id, **_envpool_kwargs(task_id, kwargs))
+        self._setup_envpool()
+        self._unpack = _envpool_rows(self._unpack, self._minigrid)
 
     def reset(
         self, env_id: Any = None, *, seed: Any = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         obs, info = super().reset(env_id, seed=seed, options=options)
         info["players"] = {"env_id": info["env_id"]}
-        return obs, info
+        return (obs if self._minigrid is None else self._minigrid.obs(obs)), info
 
 
-class GymEnvPool(GymnasiumEnvPool, GymEnv):  # type: ignore[misc]  # as GymnasiumEnv's bases
-    """The layout's gym pool (EnvPool's ``make_gym`` gives a Gymnasium pool, which this is)."""
+class GymEnvPool(GymnasiumEnvPool):
+    """The layout's gym pool: EnvPool's ``make_gym`` gives its Gymnasium pool, which this is (its
+    info has no gym ``TimeLimit.truncated``, unlike the package's ``GymEnv``)."""
 
 
 _Players = namedtuple("_Players", ["env_id"])  # noqa: PYI024
@@ -125,7 +291,8 @@ class DMEnvPool(_EnvPoolMixin, DmEnv):
     ``observation.players.env_id``."""
 
     def __init__(self, task_id: str, **kwargs: Any) -> None:
-        super().__init__(task_id, **kwargs)
+        super().__init__(task_id, **_envpool_kwargs(task_id, kwargs))
+        self._setup_envpool()
         fields = cast(Any, self._observation_type)._fields
         state = cast(Any, namedtuple)("State", [*fields, "players"])  # fields known only at run time
         self._envpool_observation = state
@@ -138,6 +305,8 @@ class DMEnvPool(_EnvPoolMixin, DmEnv):
     def _time_step(self, arrays: tuple, xp: Any = np) -> dm_env.TimeStep:
         step = super()._time_step(arrays, xp)
         observation = self._envpool_observation(*step.observation, _Players(step.observation.env_id))
+        if self._minigrid is not None:
+            observation = observation._replace(mission=_mission_bytes(observation.mission, self._minigrid.size))
         return step._replace(reward=step.reward.astype(xp.float32), observation=observation)
 
 
@@ -155,39 +324,22 @@ def make(task_id: str, env_type: str, **kwargs: Any) -> GymnasiumEnvPool | DMEnv
 
 def make_gymnasium(task_id: str, **kwargs: Any) -> GymnasiumEnvPool:
     """A Gymnasium pool of ``task_id``, seeded with EnvPool's 42 unless ``seed`` is given."""
-    return GymnasiumEnvPool(task_id, **{"seed": ENVPOOL_SEED, **kwargs})
+    return GymnasiumEnvPool(task_id, **kwargs)
 
 
 def make_gym(task_id: str, **kwargs: Any) -> GymnasiumEnvPool:
     """A gym-style pool of ``task_id`` (a Gymnasium pool, as EnvPool's), seeded as ``make_gymnasium``."""
-    return GymEnvPool(task_id, **{"seed": ENVPOOL_SEED, **kwargs})
+    return GymEnvPool(task_id, **kwargs)
 
 
 def make_dm(task_id: str, **kwargs: Any) -> DMEnvPool:
     """A dm_env pool of ``task_id``, seeded as ``make_gymnasium``."""
-    return DMEnvPool(task_id, **{"seed": ENVPOOL_SEED, **kwargs})
-
-
-class EnvPoolSpec(EnvSpec):
-    """The layout's spec: ``observation_spec()`` is EnvPool's ``State`` named tuple, the
-    observation's specs (``obs``, or one per key) then each info entry's, as ``make_dm``'s pools'
-    ``observation_spec()``."""
-
-    def observation_spec(self) -> Any:
-        base = super().observation_spec()
-        entries = list(base.items()) if isinstance(base, dict) else [("obs", base)]
-        names = {name for name, _ in entries}
-        for key, array in self.state_array_spec.items():
-            name = key[len("info:") :].replace(".", "_")
-            if key.startswith("info:") and name not in names:
-                entries.append((name, dm_env.specs.Array(array.shape, array.dtype, name=name)))
-        state = namedtuple("State", [name for name, _ in entries])  # type: ignore[misc]  # noqa: PYI024
-        return state(*(spec for _, spec in entries))
+    return DMEnvPool(task_id, **kwargs)
 
 
 def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
     """``parallel_pool.make_spec`` with EnvPool's default seed and ``observation_spec()``."""
-    return factory.make_spec(task_id, spec_class=EnvPoolSpec, **{"seed": ENVPOOL_SEED, **kwargs})
+    return factory.make_spec(task_id, spec_class=EnvPoolSpec, **_envpool_kwargs(task_id, kwargs))
 
 
 def _family_tasks() -> dict[str, list[str]]:
@@ -454,6 +606,7 @@ def build_modules() -> dict[str, types.ModuleType]:
         AtariGymEnvPool=_pool_class("AtariGymEnvPool", make_gym),
         AtariDMEnvPool=_pool_class("AtariDMEnvPool", make_dm),
     )
+    modules["envpool.minigrid"].__dict__.update(decode_mission=decode_mission)
     modules["envpool.atari.atari_envpool"] = _module(
         "envpool.atari.atari_envpool", "EnvPool's raw Atari pool.", _AtariEnvSpec=atari_spec, _AtariEnvPool=_RawPool
     )

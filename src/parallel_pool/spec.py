@@ -276,6 +276,11 @@ class EnvSpec:
 
     def observation_spec(self) -> Any:
         """The single-env dm_env observation spec (uniform bounds as scalars, as EnvPool's)."""
+        return self.obs_specs()
+
+    def obs_specs(self) -> Any:
+        """The observation's dm_env specs: one spec, a tuple, or a mapping by key, as the observation
+        is (``observation_spec()`` in this class; a subclass may give more there)."""
         if len(self.obs_fields) == 1 and self.obs_fields[0].name == "obs":
             return self.obs_fields[0].dm_spec("obs", scalar_bounds=True)
         if self.tuple_obs:

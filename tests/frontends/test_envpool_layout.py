@@ -103,6 +103,76 @@ def test_the_layouts_pools_have_envpools_dtypes_seed_warning_and_specs() -> None
     """)
 
 
+def test_the_layouts_pools_take_envpools_action_forms() -> None:
+    _run("""
+        import numpy as np
+        import envpool
+
+        def raw(dtype, n=4, ids=None):
+            ids = np.arange(n, dtype=dtype) if ids is None else ids
+            return {"env_id": ids, "players.env_id": ids, "action": np.ones(n, dtype)}
+
+        gym, dm = envpool.make_gym("Pong-v5", num_envs=4), envpool.make_dm("Pong-v5", num_envs=4)
+        assert gym.spec.action_array_spec["action"].dtype == np.int32
+        obs, info = gym.reset()
+        dm.reset()
+        # EnvPool's info: no gym TimeLimit.truncated; Atari's RAM.
+        info = gym.step(np.zeros(4, np.int32))[4]
+        assert set(info) == {"env_id", "players", "elapsed_step", "lives", "reward", "terminated", "ram"}
+        assert info["ram"].shape == (4, 128) and info["ram"].dtype == np.uint8
+        for env in (gym, dm):
+            try:
+                env.step(raw(np.int64))
+            except RuntimeError as e:
+                assert "int32" in str(e), e
+            else:
+                raise AssertionError("int64 arrays in EnvPool's dict form accepted")
+        # A dict of int32 arrays (EnvPool's own dtypes) steps those envs; a float action is cast, as
+        # EnvPool's Python side casts it.
+        a = gym.step(raw(np.int32, 2, np.array([2, 0], np.int32)))
+        np.testing.assert_array_equal(a[4]["env_id"], [2, 0])
+        dm.send(raw(np.int32))
+        assert dm.recv().mid().all()
+        assert gym.step(np.ones(4))[0].shape == (4, 4, 84, 84)
+        mismatched = raw(np.int32)
+        mismatched["players.env_id"] = np.array([1, 0, 2, 3], np.int32)
+        for bad in (mismatched, {"env_id": np.arange(4, dtype=np.int32), "action": np.ones(4, np.int32)}):
+            try:
+                gym.step(bad)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"accepted {bad}")
+        gym.close()
+        dm.close()
+    """)
+
+
+def test_minigrid_in_the_layout_has_envpools_mission_bytes_and_debug_states() -> None:
+    _run("""
+        import numpy as np
+        import envpool
+        from envpool.minigrid import decode_mission
+
+        env = envpool.make_gymnasium("BabyAI-GoToRedBall-v0", num_envs=2)
+        assert env.observation_space["mission"].shape == (512,) and env.spec.config.highlight is False
+        obs, info = env.reset()
+        assert obs["mission"].shape == (2, 512) and obs["mission"].dtype == np.uint8
+        missions = decode_mission(obs["mission"])
+        assert list(missions) == [s["mission"] for s in env.debug_states()]
+        assert decode_mission(obs["mission"][1]) == missions[1]
+        state = env._debug_states(np.array([1], np.int32))[0]
+        assert state.agent_pos == tuple(info["agent_pos"][1]) and state.grid.dtype == np.uint8
+        assert state.grid.shape == (state.width * state.height * 3,)
+        dm = envpool.make_dm("MiniGrid-Empty-5x5-v0", num_envs=1)
+        mission = dm.reset().observation.mission
+        assert dm.observation_spec().mission.shape == mission.shape[1:] == (128,)
+        assert decode_mission(mission[0]) == "get to the green goal square"
+        env.close()
+        dm.close()
+    """)
+
+
 def test_the_layout_defaults_to_envpools_seed() -> None:
     _run("""
         import numpy as np
