@@ -45,12 +45,13 @@ class DmEnv(BasePoolEnv, dm_env.Environment):
         if self.spec.max_num_players > 1:
             raise ValueError("the dm_env front-end is for single-player tasks; use the Gymnasium front-end")
         # A Dict observation's keys, in its fields' order (a Python env's may nest: its space's
-        # top-level keys), else "obs".
-        space = self.spec.observation_space
-        if not isinstance(space, gymnasium.spaces.Dict):
+        # top-level keys), else "obs". A native task's come from its fields (a spec subclass may
+        # give another space: the EnvPool layout's).
+        if self.workers is not None:
+            space = self.spec.observation_space
+            names = list(space.spaces) if isinstance(space, gymnasium.spaces.Dict) else ["obs"]
+        elif self.spec.tuple_obs or [f.name for f in self.spec.obs_fields] == ["obs"]:
             names = ["obs"]
-        elif self.workers is not None:
-            names = list(space.spaces)
         else:
             names = [f.key for f in self.spec.obs_fields]
         self._obs_names = tuple(names)

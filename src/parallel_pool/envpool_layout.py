@@ -79,40 +79,119 @@ _ENV_ID_KEYS = ("env_id", "players.env_id")
 ENVPOOL_SEED = 42
 
 
+class _ObsForm:
+    """A task's observation as EnvPool gives it, where the package's differs: per observation field
+    (``"obs"``, or a Dict observation's key), a batch converter, EnvPool's single-env space and its
+    dm_env spec; ``dm_names`` EnvPool's name of a field in dm_env's observation where it differs
+    (MuJoCo's pixel ``obs`` is ``pixels``); ``unwrap`` names the one key of a Dict observation that
+    EnvPool gives bare (dm_control's ``pixels``)."""
+
+    def __init__(self) -> None:
+        self.convert: dict[str, Callable[[Any], Any]] = {}
+        self.spaces: dict[str, gymnasium.Space] = {}
+        self.specs: dict[str, Any] = {}
+        self.dm_names: dict[str, str] = {}
+        self.unwrap: str | None = None
+
+    def add(self, name: str, convert: Callable[[Any], Any], space: gymnasium.spaces.Box, dm_name: str = "") -> None:
+        self.convert[name] = convert
+        self.spaces[name] = space
+        if dm_name:
+            self.dm_names[name] = dm_name
+        self.specs[name] = dm_env.specs.BoundedArray(
+            space.shape, space.dtype, space.low.flat[0], space.high.flat[0], name=dm_name or name
+        )
+
+    def space(self, space: gymnasium.Space) -> gymnasium.Space:
+        if isinstance(space, gymnasium.spaces.Dict):
+            space = gymnasium.spaces.Dict({k: self.spaces.get(k, v) for k, v in space.spaces.items()})
+            return space[self.unwrap] if self.unwrap else space
+        return self.spaces.get("obs", space)
+
+    def obs_specs(self, specs: Any) -> Any:
+        if isinstance(specs, dict):
+            return type(specs)({k: self.specs.get(k, v) for k, v in specs.items()})
+        return self.specs.get("obs", specs)
+
+    def obs(self, obs: Any) -> Any:
+        """A Gymnasium batch observation, converted."""
+        if isinstance(obs, dict):
+            obs = {k: self.convert[k](v) if k in self.convert else v for k, v in obs.items()}
+            return obs[self.unwrap] if self.unwrap else obs
+        return self.convert["obs"](obs) if "obs" in self.convert else obs
+
+    def dm_obs(self, observation: Any) -> Any:
+        """A dm_env batch observation (named tuple), converted."""
+        names = {self.dm_names.get(k, k): convert for k, convert in self.convert.items()}
+        return observation._replace(
+            **{k: convert(getattr(observation, k)) for k, convert in names.items() if k in observation._fields}
+        )
+
+
+def _obs_form(spec: EnvSpec) -> _ObsForm | None:
+    """EnvPool's observation form of ``spec``'s task, or None where it is the package's:
+    MiniGrid's mission as a zero-padded byte buffer; Blackjack's three values as one ``Box(0, 31,
+    (3,), int32)``; MuJoCo's and dm_control's pixel frames channels first, ``(3 * k, H, W)`` for a
+    stack of ``k`` (each frame as 3 planes, oldest first)."""
+    form = _ObsForm()
+    family = tasks.task_info(spec.task_id)["family"]
+    mission = next((f for f in spec.obs_fields if f.key == "mission" and f.space == "text"), None)
+    if family == "minigrid" and mission is not None:
+        size = int(mission.shape[0])
+        form.add("mission", lambda m: _mission_bytes(m, size), gymnasium.spaces.Box(0, 255, (size,), np.uint8))
+    elif family == "toy_text" and tasks.lookup(spec.task_id)[0] == "Blackjack-v1":
+        form.add(
+            "obs",
+            lambda t: np.stack(t, axis=1).astype(np.int32),
+            gymnasium.spaces.Box(0, 31, (3,), np.int32),
+        )
+    elif family in ("mujoco", "dm_control") and spec.config.get("from_pixels"):
+        for field in spec.obs_fields:
+            if field.dtype == np.uint8 and field.shape[-1:] == (3,):
+                *stack, height, width, _ = field.shape
+                channels = 3 * (stack[0] if stack else 1)
+                space = gymnasium.spaces.Box(0, 255, (channels, height, width), np.uint8)
+                form.add(field.key, _channels_first, space, dm_name="pixels")
+        if [f.key for f in spec.obs_fields] == ["pixels"]:
+            form.unwrap = "pixels"
+    return form if form.convert else None
+
+
+def _channels_first(frames: np.ndarray) -> np.ndarray:
+    """``(n, [k,] H, W, 3)`` frames as EnvPool's ``(n, 3 * k, H, W)``."""
+    n, *stack, height, width, _ = frames.shape
+    planes = np.moveaxis(frames, -1, -3)  # (n, [k,] 3, H, W)
+    return np.ascontiguousarray(planes).reshape(n, 3 * (stack[0] if stack else 1), height, width)
+
+
 class EnvPoolSpec(EnvSpec):
     """The layout's spec: ``observation_spec()`` is EnvPool's ``State`` named tuple, the
     observation's specs (``obs``, or one per key) then each info entry's, as ``make_dm``'s pools'
-    ``observation_spec()``; ``action_array_spec`` gives a discrete action as int32, EnvPool's
-    dtype for it."""
+    ``observation_spec()``; the observation's space and specs are EnvPool's (``_obs_form``);
+    ``state_array_spec`` and ``action_array_spec`` give shapes as lists, and a discrete action as
+    int32, as EnvPool's."""
 
     @property
     def observation_space(self) -> gymnasium.Space:
-        """The package's space, with a MiniGrid mission as EnvPool's byte buffer (a uint8 ``Box``)."""
+        form = _obs_form(self)
         space = super().observation_space
-        size = _mission_size(self)
-        if size and isinstance(space, gymnasium.spaces.Dict):
-            space = gymnasium.spaces.Dict({**space.spaces, "mission": gymnasium.spaces.Box(0, 255, (size,), np.uint8)})
-        return space
-
-    def obs_specs(self) -> Any:
-        specs = super().obs_specs()
-        size = _mission_size(self)
-        if size:  # a MiniGrid task: its observation is a mapping by key
-            mission = dm_env.specs.BoundedArray((size,), np.uint8, 0, 255, name="mission")
-            specs = type(specs)({**specs, "mission": mission})
-        return specs
+        return space if form is None else form.space(space)
 
     @property
-    def action_array_spec(self) -> dict[str, ArraySpec]:
-        out = super().action_array_spec
-        for name, array in out.items():
-            if name not in _ENV_ID_KEYS and np.issubdtype(array.dtype, np.integer):
-                out[name] = dataclasses.replace(array, dtype=np.dtype(np.int32))
-        return out
+    def gymnasium_observation_space(self) -> gymnasium.Space:
+        """EnvPool's other name of ``observation_space``."""
+        return self.observation_space
+
+    def obs_specs(self) -> Any:
+        form = _obs_form(self)
+        specs = super().obs_specs()
+        return specs if form is None else form.obs_specs(specs)
 
     def observation_spec(self) -> Any:
         base = self.obs_specs()
+        form = _obs_form(self)
         entries = list(base.items()) if isinstance(base, dict) else [("obs", base)]
+        entries = [(form.dm_names.get(name, name) if form else name, spec) for name, spec in entries]
         names = {name for name, _ in entries}
         for key, array in self.state_array_spec.items():
             name = key[len("info:") :].replace(".", "_")
@@ -120,6 +199,30 @@ class EnvPoolSpec(EnvSpec):
                 entries.append((name, dm_env.specs.Array(array.shape, array.dtype, name=name)))
         state = namedtuple("State", [name for name, _ in entries])  # type: ignore[misc]  # noqa: PYI024
         return state(*(spec for _, spec in entries))
+
+    @property
+    def state_array_spec(self) -> dict[str, ArraySpec]:
+        form = _obs_form(self)
+        out = {}
+        for name, array in super().state_array_spec.items():
+            space = form.spaces.get(name.split(":", 1)[-1]) if form and name.startswith("obs") else None
+            if space is not None:  # an observation field EnvPool gives in another form
+                array = ArraySpec(space.dtype, space.shape, space.low.flat[0], space.high.flat[0])
+            out[name] = _listed(array)
+        return out
+
+    @property
+    def action_array_spec(self) -> dict[str, ArraySpec]:
+        out = {name: _listed(array) for name, array in super().action_array_spec.items()}
+        for name, array in out.items():
+            if name not in _ENV_ID_KEYS and np.issubdtype(array.dtype, np.integer):
+                out[name] = dataclasses.replace(array, dtype=np.dtype(np.int32))
+        return out
+
+
+def _listed(array: ArraySpec) -> ArraySpec:
+    """An array spec with its shape as a list, as EnvPool's specs give it (``[128]``)."""
+    return dataclasses.replace(array, shape=cast(Any, list(array.shape)))
 
 
 def decode_mission(mission: Any) -> str | np.ndarray:
@@ -141,22 +244,6 @@ def _mission_bytes(missions: np.ndarray, size: int) -> np.ndarray:
     """A batch of mission strs as EnvPool's byte buffers: ``(n, size)`` uint8, zero-padded."""
     encoded = np.char.encode(np.asarray(missions), "utf-8").astype(f"S{size}")
     return np.frombuffer(encoded.tobytes(), dtype=np.uint8).reshape(len(encoded), size)
-
-
-def _mission_size(spec: EnvSpec) -> int:
-    """The bytes of a MiniGrid task's mission field (0: the task has none)."""
-    return next((int(f.shape[0]) for f in spec.obs_fields if f.key == "mission" and f.space == "text"), 0)
-
-
-class _MiniGrid:
-    """EnvPool's MiniGrid observation: the mission as a zero-padded byte buffer (``decode_mission``
-    gives the str back)."""
-
-    def __init__(self, spec: EnvSpec) -> None:
-        self.size = _mission_size(spec)
-
-    def obs(self, obs: dict[str, Any]) -> dict[str, Any]:
-        return {**obs, "mission": _mission_bytes(obs["mission"], self.size)}
 
 
 def _debug_states(pool: BasePoolEnv, env_ids: Any) -> list[types.SimpleNamespace]:
@@ -181,14 +268,12 @@ class _EnvPoolMixin:
     Python side casts it (``np.ones(n)`` is the discrete action 1)."""
 
     _spec_class: type[EnvSpec] = EnvPoolSpec
-    # MiniGrid's and BabyAI's tasks: EnvPool's mission bytes and debug states; None otherwise.
-    _minigrid: _MiniGrid | None = None
+    # The observation as EnvPool gives it, where the package's differs (None: it does not).
+    _obs_form: _ObsForm | None = None
     decode_mission = staticmethod(decode_mission)
 
     def _setup_envpool(self) -> None:
-        spec = cast(BasePoolEnv, self).spec
-        if tasks.task_info(spec.task_id)["family"] == "minigrid":
-            self._minigrid = _MiniGrid(spec)
+        self._obs_form = _obs_form(cast(BasePoolEnv, self).spec)
 
     def _debug_states(self, env_ids: Any = None) -> list[types.SimpleNamespace]:
         """EnvPool's MiniGrid ``_debug_states``: ``debug_states()`` with EnvPool's attribute access,
@@ -238,26 +323,29 @@ class _EnvPoolMixin:
         return {name.removeprefix("action:"): value for name, value in fields.items()}, ids
 
 
-def _envpool_rows(unpack: Callable[[tuple], tuple], minigrid: _MiniGrid | None) -> Callable[[tuple], tuple]:
+def _envpool_rows(unpack: Callable[[tuple], tuple], form: _ObsForm | None) -> Callable[[tuple], tuple]:
     """A step's rows as EnvPool gives them: float32 rewards, ``info["players"]["env_id"]``, and
-    MiniGrid's mission bytes."""
+    the observation in EnvPool's form (``_obs_form``)."""
 
     def unpack_as_envpool(arrays: tuple) -> tuple:
         obs, reward, terminated, truncated, info = unpack(arrays)
         info["players"] = {"env_id": info["env_id"]}
-        if minigrid is not None:
-            obs = minigrid.obs(obs)
+        if form is not None:
+            obs = form.obs(obs)
         return obs, reward.astype(np.float32), terminated, truncated, info
 
     return unpack_as_envpool
 
 
 def _envpool_kwargs(task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The pool kwargs with EnvPool's defaults where they differ from ours: seed 42, and MiniGrid's
-    frames without the highlight of the agent's view."""
+    """The pool kwargs with EnvPool's defaults where they differ from ours: seed 42, MiniGrid's
+    frames without the highlight of the agent's view, and Blackjack-v1's Sutton and Barto rules
+    (``sab=True``, as EnvPool registers it)."""
     out = {"seed": ENVPOOL_SEED, **kwargs}
     if tasks.task_info(task_id)["family"] == "minigrid":
         out.setdefault("highlight", False)
+    if tasks.lookup(task_id)[0] == "Blackjack-v1":
+        out.setdefault("sab", True)
     return out
 
 
@@ -268,14 +356,14 @@ class GymnasiumEnvPool(_EnvPoolMixin, GymnasiumEnv):  # type: ignore[misc]  # as
     def __init__(self, task_id: str, **kwargs: Any) -> None:
         super().__init__(task_id, **_envpool_kwargs(task_id, kwargs))
         self._setup_envpool()
-        self._unpack = _envpool_rows(self._unpack, self._minigrid)
+        self._unpack = _envpool_rows(self._unpack, self._obs_form)
 
     def reset(
         self, env_id: Any = None, *, seed: Any = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         obs, info = super().reset(env_id, seed=seed, options=options)
         info["players"] = {"env_id": info["env_id"]}
-        return (obs if self._minigrid is None else self._minigrid.obs(obs)), info
+        return (obs if self._obs_form is None else self._obs_form.obs(obs)), info
 
 
 class GymEnvPool(GymnasiumEnvPool):
@@ -294,6 +382,8 @@ class DMEnvPool(_EnvPoolMixin, DmEnv):
         super().__init__(task_id, **_envpool_kwargs(task_id, kwargs))
         self._setup_envpool()
         fields = cast(Any, self._observation_type)._fields
+        if self._obs_form is not None:
+            fields = [self._obs_form.dm_names.get(name, name) for name in fields]
         state = cast(Any, namedtuple)("State", [*fields, "players"])  # fields known only at run time
         self._envpool_observation = state
         players_spec = _Players(dm_env.specs.Array((), np.int32, name="env_id"))
@@ -305,8 +395,8 @@ class DMEnvPool(_EnvPoolMixin, DmEnv):
     def _time_step(self, arrays: tuple, xp: Any = np) -> dm_env.TimeStep:
         step = super()._time_step(arrays, xp)
         observation = self._envpool_observation(*step.observation, _Players(step.observation.env_id))
-        if self._minigrid is not None:
-            observation = observation._replace(mission=_mission_bytes(observation.mission, self._minigrid.size))
+        if self._obs_form is not None:
+            observation = self._obs_form.dm_obs(observation)
         return step._replace(reward=step.reward.astype(xp.float32), observation=observation)
 
 

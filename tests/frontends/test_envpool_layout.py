@@ -173,6 +173,45 @@ def test_minigrid_in_the_layout_has_envpools_mission_bytes_and_debug_states() ->
     """)
 
 
+def test_the_layouts_observations_take_envpools_forms() -> None:
+    _run("""
+        import numpy as np
+        import parallel_pool
+        import envpool
+
+        # Blackjack: one int32 Box of the three values, and EnvPool's sab=True.
+        env = envpool.make_gymnasium("Blackjack-v1", num_envs=3, seed=1)
+        ours = parallel_pool.make("Blackjack-v1", num_envs=3, seed=1, sab=True)
+        assert env.observation_space == envpool.make_spec("Blackjack-v1").observation_space
+        assert env.observation_space.shape == (3,) and env.observation_space.dtype == np.int32
+        assert env.spec.config.sab is True
+        obs, _ = env.reset()
+        np.testing.assert_array_equal(obs, np.stack(ours.reset()[0], axis=1))
+        assert obs.dtype == np.int32
+        dm = envpool.make_dm("Blackjack-v1", num_envs=3, seed=1)
+        np.testing.assert_array_equal(dm.reset().observation.obs, obs)
+        assert dm.observation_spec().obs.shape == (3,)
+        # MuJoCo and dm_control pixels: channels first, each frame 3 planes, the newest last.
+        kwargs = dict(from_pixels=True, frame_stack=2, render_width=32, render_height=24)
+        for task_id, key in (("Hopper-v4", None), ("CheetahRun-v1", "pixels")):
+            spec = envpool.make_spec(task_id, **kwargs)
+            assert spec.observation_space.shape == (6, 24, 32), spec.observation_space
+            assert spec.observation_spec().pixels.shape == (6, 24, 32)
+            pool = envpool.make_gymnasium(task_id, num_envs=2, **kwargs)
+            ours = parallel_pool.make(task_id, num_envs=2, seed=42, **kwargs)
+            obs, theirs = pool.reset()[0], ours.reset()[0]
+            theirs = theirs if key is None else theirs[key]  # (2, 2, 24, 32, 3)
+            assert obs.shape == (2, 6, 24, 32) and obs.flags.c_contiguous
+            for k in range(2):
+                np.testing.assert_array_equal(obs[:, 3 * k : 3 * k + 3], theirs[:, k].transpose(0, 3, 1, 2))
+            np.testing.assert_array_equal(obs[:, 3:], pool.render(env_ids=[0, 1]).transpose(0, 3, 1, 2))
+            dm = envpool.make_dm(task_id, num_envs=2, **kwargs)
+            np.testing.assert_array_equal(dm.reset().observation.pixels, obs)
+            for env in (pool, ours, dm):
+                env.close()
+    """)
+
+
 def test_the_layout_defaults_to_envpools_seed() -> None:
     _run("""
         import numpy as np
