@@ -34,6 +34,7 @@ inline Config AtariDefaults(const std::string& rom_path) {
                 {"frame_skip", int64_t{4}},
                 {"noop_max", int64_t{30}},
                 {"episodic_life", false},
+                {"last_life_ends_episode", true},
                 {"zero_discount_on_life_loss", false},
                 {"reward_clip", false},
                 {"use_fire_reset", true},
@@ -47,7 +48,8 @@ inline Config AtariDefaults(const std::string& rom_path) {
 // The preprocessing settings, validated (ValueError in Python: std::invalid_argument).
 struct AtariOptions {
   int height, width, stack_num, channels, frame_skip, noop_max, mode, difficulty;
-  bool episodic_life, zero_discount_on_life_loss, reward_clip, use_fire_reset, full_action_space;
+  bool episodic_life, last_life_ends_episode, zero_discount_on_life_loss, reward_clip, use_fire_reset,
+      full_action_space;
   double repeat_action_probability;
 
   static AtariOptions From(const Config& c) {
@@ -70,6 +72,7 @@ struct AtariOptions {
     o.mode = in_range("mode", -1, 255);
     o.difficulty = in_range("difficulty", -1, 255);
     o.episodic_life = c.GetBool("episodic_life");
+    o.last_life_ends_episode = c.GetBool("last_life_ends_episode");
     o.zero_discount_on_life_loss = c.GetBool("zero_discount_on_life_loss");
     o.reward_clip = c.GetBool("reward_clip");
     o.use_fire_reset = c.GetBool("use_fire_reset");
@@ -244,9 +247,13 @@ class AtariEnv : public Env {
 
     StepResult result;
     result.reward = o_.reward_clip ? static_cast<double>((reward > 0.0) - (reward < 0.0)) : reward;
-    result.terminated = game_over || (o_.episodic_life && life_loss);
+    // Under episodic_life a lost life ends the agent's episode; the last one too (Gymnasium's
+    // AtariPreprocessing), or, with last_life_ends_episode=False, play goes on to the game's end
+    // (EnvPool's and baselines' EpisodicLifeEnv: 0 < lives < previous lives).
+    const bool life_ends = o_.episodic_life && life_loss && (o_.last_life_ends_episode || lives > 0);
+    result.terminated = game_over || life_ends;
     result.truncated = !result.terminated && time_up;
-    continue_game_ = o_.episodic_life && life_loss && !game_over && !time_up;
+    continue_game_ = life_ends && !game_over && !time_up;
 
     PushFrame(/*fill_stack=*/false, last_frame_fresh);
     Slot slot = Allocate();

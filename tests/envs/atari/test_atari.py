@@ -218,6 +218,40 @@ def test_episodic_life_ends_the_agent_episode_not_the_game() -> None:
         env.close()
 
 
+def test_last_life_ends_episode_false_plays_on_to_the_game_over() -> None:
+    """EnvPool's episodic_life rule: in Atlantis, ALE shows 0 lives for a while before the game is
+    over; with last_life_ends_episode=False that stretch stays in the last episode, which ends at
+    the game over; with the default, the step that loses the last life ends it."""
+    runs = {}
+    for last_ends in (True, False):
+        env = parallel_pool.make("Atlantis-v5", num_envs=1, seed=0, episodic_life=True,
+                                 last_life_ends_episode=last_ends)
+        try:
+            env.reset()
+            rng = np.random.default_rng(0)
+            trace = []
+            for _ in range(20000):
+                _, _, terminated, truncated, info = env.step(rng.integers(env.action_space.n, size=1))
+                trace.append((int(info["lives"][0]), bool(terminated[0]), bool(info["terminated"][0])))
+                if info["terminated"][0]:
+                    break
+            runs[last_ends] = trace
+        finally:
+            env.close()
+    # The same game either way up to the last life lost (after it, the default's next step is the
+    # auto-reset, which takes no action, so the two games part).
+    lives = [t[0] for t in runs[False]]
+    last_loss = lives.index(0)
+    assert [t[0] for t in runs[True][: last_loss + 1]] == lives[: last_loss + 1]
+    assert runs[False][-1][2], "no game over in 20,000 steps"
+    assert last_loss < len(lives) - 1, "the game ended on the step that lost the last life"
+    assert runs[True][last_loss][1]  # the default: the last life lost ends the episode
+    # EnvPool's: not there, nor anywhere before the game over but where a life (not the last) was lost.
+    ends = [i for i, t in enumerate(runs[False]) if t[1]]
+    losses = [i for i in range(1, len(lives)) if 0 < lives[i] < lives[i - 1]]
+    assert ends == [*losses, len(lives) - 1]
+
+
 def test_life_loss_without_episodic_life_and_zero_discount() -> None:
     env = parallel_pool.make("Breakout-v5", env_type="dm", num_envs=1, seed=0, zero_discount_on_life_loss=True)
     try:
