@@ -50,9 +50,11 @@ struct BipedalWalkerParams {
   static constexpr int kClouds = kTerrainLength / 20;
 };
 
-// Config: hardcore (Gymnasium's kwarg); max_episode_steps is set per task id by the registration.
+// Config: hardcore (Gymnasium's kwarg); max_episode_steps is set per task id by the registration;
+// render_lidar: render() draws Gymnasium's red lidar ray, one more each call (its lidar_render
+// counter), or, False, none, so that a repeated render() gives the same frame (EnvPool's frames).
 inline Config BipedalWalkerDefaults(bool hardcore) {
-  return Config{{"max_episode_steps", int64_t{hardcore ? 2000 : 1600}}, {"hardcore", hardcore}};
+  return Config{{"max_episode_steps", int64_t{hardcore ? 2000 : 1600}}, {"hardcore", hardcore}, {"render_lidar", true}};
 }
 
 inline EnvSpec BipedalWalkerSpec(const std::string& /*task_id*/, const Config& /*config*/) {
@@ -78,6 +80,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
         obs_index_(spec.StateIndex("obs")),
         action_index_(spec.ActionIndex("action")),
         hardcore_(spec.config.GetBool("hardcore")),
+        render_lidar_(spec.config.GetBool("render_lidar")),
         // Gymnasium makes one world (b2World(): gravity (0, -10)) and keeps it across resets,
         // destroying and re-creating the bodies; so do we, in the same order, so that Box2D's
         // broad-phase proxies and contact lists evolve exactly as in Gymnasium.
@@ -161,9 +164,9 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
       raster::Polygon(surf, {102, 153, 76}, poly);
       raster::GfxAaPolygon(surf, {102, 153, 76}, poly);
     }
-    lidar_render_ = (lidar_render_ + 1) % 100;
+    if (render_lidar_) lidar_render_ = (lidar_render_ + 1) % 100;
     const int i = lidar_render_;
-    if (i < 2 * P::kLidarRays) {
+    if (render_lidar_ && i < 2 * P::kLidarRays) {
       const LidarRay& ray = lidar_rays_[static_cast<std::size_t>(i < P::kLidarRays ? i : 2 * P::kLidarRays - i - 1)];
       raster::Line(surf, {255, 0, 0}, {ray.p1x * kS, ray.p1y * kS}, {ray.p2x * kS, ray.p2y * kS}, 1);
     }
@@ -483,6 +486,7 @@ class BipedalWalkerEnv final : public Env, private b2ContactListener {
   const int obs_index_;
   const int action_index_;
   const bool hardcore_;
+  const bool render_lidar_;
   std::unique_ptr<b2World> world_;
   std::vector<b2Body*> terrain_;                            // Gymnasium's self.terrain: reversed creation order
   std::vector<std::array<raster::Rgb, 2>> terrain_colors_;  // of terrain_: color1, color2

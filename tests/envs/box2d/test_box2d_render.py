@@ -204,3 +204,27 @@ def test_bipedal_walker_frames_match_gymnasium(task_id: str, steps: int, render_
 def test_bipedal_walker_frames_match_gymnasium_async() -> None:
     policies = [walker_policy(0.1) for _ in range(4)]
     assert run_async("BipedalWalkerHardcore-v3", policies, 80, seed=3) == 80 * 2
+
+
+def test_bipedal_walker_without_the_lidar_ray_renders_one_frame() -> None:
+    """render_lidar=False: Gymnasium's frame with no lidar ray (its counter past the rays), the same
+    frame at each call, and a batch's frames those of each env alone."""
+    pool = parallel_pool.make("BipedalWalker-v3", num_envs=2, seed=5, render_mode="rgb_array", render_lidar=False)
+    mirror = Mirror("BipedalWalker-v3", 5)
+    policy = walker_policy(0.1)
+    rng = np.random.default_rng(0)
+    try:
+        obs, _ = pool.reset()
+        mirror.step(None)
+        for t in range(40):
+            frames = pool.render([0, 1])
+            np.testing.assert_array_equal(pool.render(0)[0], frames[0])
+            np.testing.assert_array_equal(pool.render(1)[0], frames[1])
+            unwrapped: Any = mirror.env.unwrapped
+            unwrapped.lidar_render = 50  # render() counts it on to 51: no ray is drawn
+            assert_same_frame(frames[0], mirror.env.render(), t)
+            action = policy(obs[0], rng)
+            obs, *_ = pool.step(np.stack([action, action]))
+            mirror.step(action)
+    finally:
+        pool.close()
