@@ -163,8 +163,8 @@ def register(gymnasium: "Any", path: "str | None" = None) -> int:
         added = 0
         for task_id, threshold in specs:
             env_id = f"{NAMESPACE}/{task_id}"
-            if env_id in gymnasium.registry:
-                continue
+            if env_id in gymnasium.registry or "/" in task_id:
+                continue  # registered, or EnvPool's "phys2d/..." ids: Gymnasium's ids take one namespace
             # What parallel_pool.factory.register_with_gymnasium registers (tests/frontends/test_gymnasium_plugin.py).
             gymnasium.register(
                 id=env_id,

@@ -22,7 +22,7 @@ from typing import Any
 
 from parallel_pool import _native, tasks
 
-__all__ = ["ENVPOOL_ALIASES", "add_envpool_aliases", "add_envpool_vizdoom_maps"]
+__all__ = ["ENVPOOL_ALIASES", "add_envpool_aliases", "add_envpool_vizdoom_maps", "envpool_assets_dir"]
 
 # EnvPool's id -> (our task, the kwargs that make it EnvPool's task), from envpool_aliases.json (which
 # the Gymnasium plug-in reads too, to register them without importing the package; it says why each).
@@ -69,6 +69,16 @@ def _screen_format(cfg: str) -> str:
     return ""
 
 
+def envpool_assets_dir(*parts: str) -> str | None:
+    """A folder of the installed ``envpool-assets`` package (EnvPool's data wheel), located without
+    importing it; None when the package or the folder is not there."""
+    spec = importlib.util.find_spec("envpool_assets")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], *parts)
+    return path if os.path.isdir(path) else None
+
+
 def add_envpool_vizdoom_maps() -> list[str]:
     """EnvPool's own ViZDoom maps (``D1Basic-v1``, ``D2Navigation-v1``, ``D3Battle-v1``,
     ``D4Battle2-v1``, ...): when the ``envpool-assets`` package is installed (EnvPool's data wheel on
@@ -78,12 +88,11 @@ def add_envpool_vizdoom_maps() -> list[str]:
     native = set(_native.task_ids())
     if "Basic-v1" not in native:
         return []  # the vizdoom family is not built or not installed
-    spec = importlib.util.find_spec("envpool_assets")  # located, not imported
-    if spec is None or not spec.submodule_search_locations:
+    maps = envpool_assets_dir("vizdoom", "maps")
+    if maps is None:
         return []
-    maps = os.path.join(list(spec.submodule_search_locations)[0], "vizdoom", "maps")
     added = []
-    for name in sorted(os.listdir(maps)) if os.path.isdir(maps) else []:
+    for name in sorted(os.listdir(maps)):
         stem, ext = os.path.splitext(name)
         task_id = _scenario_task_id(stem)
         if ext != ".cfg" or not os.path.isfile(os.path.join(maps, stem + ".wad")):

@@ -56,6 +56,7 @@ import numpy as np
 from parallel_pool import factory, tasks
 from parallel_pool.base import BasePoolEnv
 from parallel_pool.dm_env import DmEnv
+from parallel_pool.envpool_ids import envpool_assets_dir
 from parallel_pool.gymnasium_env import GymnasiumEnv
 from parallel_pool.spec import ArraySpec, EnvSpec
 
@@ -88,7 +89,7 @@ class _ObsForm:
 
     def __init__(self) -> None:
         self.convert: dict[str, Callable[[Any], Any]] = {}
-        self.spaces: dict[str, gymnasium.Space] = {}
+        self.spaces: dict[str, gymnasium.spaces.Box] = {}
         self.specs: dict[str, Any] = {}
         self.dm_names: dict[str, str] = {}
         self.unwrap: str | None = None
@@ -207,7 +208,7 @@ class EnvPoolSpec(EnvSpec):
         for name, array in super().state_array_spec.items():
             space = form.spaces.get(name.split(":", 1)[-1]) if form and name.startswith("obs") else None
             if space is not None:  # an observation field EnvPool gives in another form
-                array = ArraySpec(space.dtype, space.shape, space.low.flat[0], space.high.flat[0])
+                array = ArraySpec(np.dtype(space.dtype), tuple(space.shape), space.low.flat[0], space.high.flat[0])
             out[name] = _listed(array)
         return out
 
@@ -339,13 +340,30 @@ def _envpool_rows(unpack: Callable[[tuple], tuple], form: _ObsForm | None) -> Ca
 
 def _envpool_kwargs(task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The pool kwargs with EnvPool's defaults where they differ from ours: seed 42, MiniGrid's
-    frames without the highlight of the agent's view, and Blackjack-v1's Sutton and Barto rules
-    (``sab=True``, as EnvPool registers it)."""
+    frames without the highlight of the agent's view, Blackjack-v1's Sutton and Barto rules
+    (``sab=True``, as EnvPool registers it), a MuJoCo ``xml_file`` Gymnasium lacks read from
+    EnvPool's own models (``envpool-assets``, where installed), Atari's ``episodic_life`` rule (the last life lost
+    does not end the episode: ``last_life_ends_episode=False``), and BipedalWalker's frames without
+    the lidar ray (``render_lidar=False``: a repeated ``render()`` gives the same frame)."""
     out = {"seed": ENVPOOL_SEED, **kwargs}
     if tasks.task_info(task_id)["family"] == "minigrid":
         out.setdefault("highlight", False)
     if tasks.lookup(task_id)[0] == "Blackjack-v1":
         out.setdefault("sab", True)
+    info = tasks.task_info(task_id)
+    xml_file, assets_dir = out.get("xml_file"), info["defaults"].get("assets_dir")
+    if isinstance(xml_file, str) and isinstance(assets_dir, str) and "assets_dir" not in kwargs:
+        # A model file name Gymnasium's assets lack (EnvPool's "half_cheetah_envpool.xml"): EnvPool's
+        # own models, where its data wheel envpool-assets is installed.
+        envpool_models = envpool_assets_dir("mujoco", "assets_gym")
+        bare = os.path.basename(xml_file) == xml_file
+        if bare and envpool_models and not os.path.exists(os.path.join(assets_dir, xml_file)):
+            if os.path.exists(os.path.join(envpool_models, xml_file)):
+                out["assets_dir"] = envpool_models
+    if info["family"] == "atari":
+        out.setdefault("last_life_ends_episode", False)
+    if "render_lidar" in info["defaults"]:
+        out.setdefault("render_lidar", False)
     return out
 
 

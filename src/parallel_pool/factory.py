@@ -196,8 +196,8 @@ def register_with_gymnasium(task_ids: Iterable[str]) -> None:
     """
     for task_id in task_ids:
         env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
-        if env_id in gymnasium.registry:
-            continue
+        if env_id in gymnasium.registry or "/" in task_id:
+            continue  # registered, or EnvPool's "phys2d/..." ids: Gymnasium's ids take one namespace
         if task_id in PYTHON_ALIASES:
             threshold = gymnasium_spec(task_id).reward_threshold
         else:

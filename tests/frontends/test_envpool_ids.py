@@ -1,4 +1,5 @@
-"""EnvPool's old task ids (Box2D -v2, MuJoCo -v2/-v3) as aliases of our tasks (envpool_ids.py).
+"""EnvPool's old task ids (Box2D -v2, MuJoCo -v2/-v3, CliffWalking-v0) and its names of Gymnasium's
+functional envs (phys2d/, tabular/) as aliases of our tasks (envpool_ids.py).
 
 Each alias is its base task with the kwargs EnvPool's registration sets, so the check is that the
 alias makes exactly that pool: the same spaces and config, and the same outputs step by step from
@@ -39,6 +40,13 @@ ENVPOOL_SHAPES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "LunarLanderContinuous-v2": ((8,), (2,)),
     "CarRacing-v2": ((96, 96, 3), (3,)),
     "TicTacToe3d-v5": ((4, 84, 84), ()),
+    "CliffWalking-v0": ((), ()),
+    "tabular/CliffWalking-v0": ((), ()),
+    # EnvPool's Box(3,): the package gives Gymnasium's Tuple (README, "Differences"); as_envpool()'s
+    # pools give EnvPool's (tests/frontends/test_envpool_layout.py).
+    "tabular/Blackjack-v0": (None, ()),  # type: ignore[dict-item]
+    "phys2d/CartPole-v0": ((4,), ()),
+    "phys2d/CartPole-v1": ((4,), ()),
 }
 # Gymnasium 0.29's reward thresholds and time limits for the old ids (None: registered without).
 GYMNASIUM_0_29 = {
@@ -49,6 +57,10 @@ GYMNASIUM_0_29 = {
     "LunarLander-v2": (200.0, 1000), "LunarLanderContinuous-v2": (200.0, 1000), "CarRacing-v2": (900.0, 1000),
     # Not an old Gymnasium id but EnvPool's spelling of TicTacToe3D-v5: its base task's values.
     "TicTacToe3d-v5": (None, 27000),
+    "CliffWalking-v0": (None, 0),
+    # EnvPool's names of Gymnasium 1.x's functional envs: their base tasks' values.
+    "tabular/CliffWalking-v0": (None, 0), "tabular/Blackjack-v0": (None, 0),
+    "phys2d/CartPole-v0": (195.0, 200), "phys2d/CartPole-v1": (475.0, 500),
 }
 AVAILABLE = [alias for alias in ENVPOOL_ALIASES if alias in parallel_pool.list_all_envs()]
 
@@ -74,6 +86,9 @@ def test_alias_has_envpools_spaces_and_gymnasiums_threshold(alias: str) -> None:
     assert spec.action_space == theirs.action_space
     assert dict(spec.env_config) == dict(theirs.env_config)
     assert (spec.reward_threshold, spec.max_episode_steps) == GYMNASIUM_0_29[alias]
+    if "/" in alias:  # Gymnasium's ids take one namespace: no parallel_pool/ name
+        assert not any(env_id.endswith(alias) for env_id in gymnasium.registry if env_id.startswith("parallel_pool/"))
+        return
     registered = gymnasium.spec(f"parallel_pool/{alias}")
     assert registered.reward_threshold == GYMNASIUM_0_29[alias][0]
 

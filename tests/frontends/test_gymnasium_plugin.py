@@ -54,9 +54,11 @@ def manifest_tasks() -> dict[str, list[Any]]:
 
 def plugin_task_ids() -> list[str]:
     """The ids the plug-in registers: the manifest's, and EnvPool's old ids of the tasks it has
-    (envpool_aliases.json)."""
+    (envpool_aliases.json), but for those with a namespace of their own ("phys2d/CartPole-v0"):
+    Gymnasium's ids take one namespace."""
     tasks = manifest_tasks()
-    return sorted([*tasks, *(alias for alias, (base, _) in envpool_ids.ENVPOOL_ALIASES.items() if base in tasks)])
+    aliases = [alias for alias, (base, _) in envpool_ids.ENVPOOL_ALIASES.items() if base in tasks and "/" not in alias]
+    return sorted([*tasks, *aliases])
 
 
 # Dumps every parallel_pool/<id> spec of Gymnasium's registry as JSON-ready dicts.
