@@ -254,7 +254,11 @@ def _debug_states(pool: BasePoolEnv, env_ids: Any) -> list[types.SimpleNamespace
         state = types.SimpleNamespace(**raw)
         state.grid = np.asarray(raw["grid"], dtype=np.uint8)
         state.grid_contains = np.asarray(raw["grid_contains"], dtype=np.uint8)
-        state.agent_pos = tuple(int(v) for v in raw["agent_pos"])
+        for key, value in raw.items():
+            if key.endswith("_pos"):
+                setattr(state, key, tuple(int(v) for v in value))
+            elif key.endswith("_positions"):
+                setattr(state, key, np.asarray(value, dtype=np.int32))
         states.append(state)
     return states
 

@@ -164,6 +164,13 @@ def test_minigrid_in_the_layout_has_envpools_mission_bytes_and_debug_states() ->
         state = env._debug_states(np.array([1], np.int32))[0]
         assert state.agent_pos == tuple(info["agent_pos"][1]) and state.grid.dtype == np.uint8
         assert state.grid.shape == (state.width * state.height * 3,)
+        corridor = envpool.make_gym("MiniGrid-KeyCorridorS3R1-v0", num_envs=1)
+        corridor.reset()
+        state = corridor._debug_states()[0]
+        assert state.env_name == "key_corridor" and state.target_type == 6  # the ball to pick up
+        grid = state.grid.reshape(state.width, state.height, 3)
+        assert tuple(grid[state.target_pos]) == (6, state.target_color, 0)
+        corridor.close()
         dm = envpool.make_dm("MiniGrid-Empty-5x5-v0", num_envs=1)
         mission = dm.reset().observation.mission
         assert dm.observation_spec().mission.shape == mission.shape[1:] == (128,)

@@ -192,6 +192,7 @@ class MiniGridEnv : public Env {
     c.Set("carrying_contains_type", int64_t{code[0]});
     c.Set("carrying_contains_color", int64_t{code[1]});
     c.Set("carrying_contains_state", int64_t{code[2]});
+    DebugExtras(c);
     return c;
   }
 
@@ -217,6 +218,30 @@ class MiniGridEnv : public Env {
   // _gen_grid: build the world (world_.Reset was called with (width, height)), place the agent,
   // set the mission.
   virtual void GenGrid() = 0;
+  // The task's own debug-state entries: EnvPool's env_name and the targets minigrid's env keeps
+  // (SetObj's <key>_pos, _type, _color). None for the BabyAI levels.
+  virtual void DebugExtras(Config& /*c*/) const {}
+  static void SetPos(Config& c, const std::string& key, Pos p) {
+    c.Set(key, std::vector<double>{static_cast<double>(p.x), static_cast<double>(p.y)});
+  }
+  static void SetKind(Config& c, const std::string& key, ObjType type, Color color) {
+    c.Set(key + "_type", int64_t{type});
+    c.Set(key + "_color", int64_t{color});
+  }
+  // Object `id`'s kind and cell ((-1, -1) when it is in no cell: carried, or in a box).
+  void SetObj(Config& c, const std::string& key, int id) const {
+    Pos at;
+    for (int x = 0; x < world_.width() && at.x < 0; ++x) {
+      for (int y = 0; y < world_.height(); ++y) {
+        if (world_.Get(x, y) == id) {
+          at = {x, y};
+          break;
+        }
+      }
+    }
+    SetPos(c, key + "_pos", at);
+    SetKind(c, key, world_.obj(id).type, world_.obj(id).color);
+  }
   // The env's step; the default is MiniGridEnv.step. Overrides call BaseStep and adjust.
   virtual StepOutcome DoStep(int action) { return BaseStep(action); }
   // What MiniGridEnv.reset's overrides do after the observation is made (BabyAI's PutNext hands

@@ -44,6 +44,8 @@ class EmptyEnv final : public MiniGridEnv, public SquareTask<4> {
         start_dir_(ConfigInt(spec.config, "agent_start_dir")) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("empty")); }
+
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     PutObj(world_.New(kGoal, kGreen), width_ - 2, height_ - 2);
@@ -62,6 +64,8 @@ class DoorKeyEnv final : public MiniGridEnv, public SquareTask<10> {
   DoorKeyEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("doorkey")); }
+
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     PutObj(world_.New(kGoal, kGreen), width_ - 2, height_ - 2);
@@ -86,6 +90,8 @@ class FourRoomsEnv final : public MiniGridEnv {
         goal_pos_(OptionalPos(spec.config, "goal_pos")) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("four_rooms")); }
+
   void GenGrid() override {
     OuterWalls(world_);
     const int room_w = width_ / 2, room_h = height_ / 2;
@@ -137,6 +143,8 @@ class MultiRoomEnv final : public MiniGridEnv {
   }
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("multi_room")); }
+
   struct Room {
     Pos top, size, entry;
   };
@@ -248,6 +256,8 @@ class LavaGapEnv final : public MiniGridEnv, public SquareTask<4> {
   }
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("lava_gap")); }
+
   void GenGrid() override {
     if (width_ < 5 || height_ < 5) throw std::invalid_argument("LavaGap: size must be >= 5");
     world_.WallRect(0, 0, width_, height_);
@@ -277,6 +287,8 @@ class CrossingEnv final : public MiniGridEnv, public SquareTask<4> {
   }
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("crossing")); }
+
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     agent_ = {1, 1};
@@ -345,6 +357,8 @@ class DistShiftEnv final : public MiniGridEnv {
         strip2_row_(ConfigInt(spec.config, "strip2_row")) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("distshift")); }
+
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     PutObj(world_.New(kGoal, kGreen), width_ - 2, 1);
@@ -370,6 +384,12 @@ class MemoryEnv final : public MiniGridEnv, public SquareTask<5> {
   }
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("memory"));
+    SetPos(c, "success_pos", success_);
+    SetPos(c, "failure_pos", failure_);
+  }
+
   void GenGrid() override {
     OuterWalls(world_);
     const int mid = height_ / 2, upper = mid - 2, lower = mid + 2;
@@ -446,6 +466,16 @@ class DynamicObstaclesEnv final : public MiniGridEnv {
   }
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("dynamic_obstacles"));
+    std::vector<double> positions;
+    for (int id : obstacles_) {
+      positions.push_back(world_.obj(id).cur_pos.x);
+      positions.push_back(world_.obj(id).cur_pos.y);
+    }
+    c.Set("obstacle_positions", std::move(positions));
+  }
+
   void GenGrid() override {
     world_.WallRect(0, 0, width_, height_);
     world_.Set(width_ - 2, height_ - 2, world_.New(kGoal, kGreen));

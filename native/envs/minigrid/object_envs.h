@@ -37,6 +37,12 @@ class GoToDoorEnv final : public MiniGridEnv, public SquareTask<4> {
   }
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("goto_door"));
+    SetPos(c, "target_pos", target_);
+    c.Set("target_color", int64_t{world_.obj(world_.Get(target_.x, target_.y)).color});
+  }
+
   void GenGrid() override {
     const int w = RandInt(5, width_ + 1);
     const int h = RandInt(5, height_ + 1);
@@ -74,6 +80,12 @@ class GoToObjectEnv final : public MiniGridEnv, public SquareTask<5> {
       : MiniGridEnv(spec, env_id, GridSize(spec.config)), num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("goto_object"));
+    SetPos(c, "target_pos", target_);
+    SetKind(c, "target", target_kind_.first, target_kind_.second);
+  }
+
   void GenGrid() override {
     static const std::vector<ObjType> kKinds = {kKey, kBall, kBox};
     world_.WallRect(0, 0, width_, height_);
@@ -89,8 +101,8 @@ class GoToObjectEnv final : public MiniGridEnv, public SquareTask<5> {
     PlaceAgent();
     const int idx = RandInt(0, static_cast<int64_t>(objs.size()));
     target_ = positions[static_cast<std::size_t>(idx)];
-    mission_ =
-        "go to the " + Describe(objs[static_cast<std::size_t>(idx)].second, objs[static_cast<std::size_t>(idx)].first);
+    target_kind_ = objs[static_cast<std::size_t>(idx)];
+    mission_ = "go to the " + Describe(target_kind_.second, target_kind_.first);
   }
 
   StepOutcome DoStep(int action) override {
@@ -100,6 +112,7 @@ class GoToObjectEnv final : public MiniGridEnv, public SquareTask<5> {
  private:
   const int num_objs_;
   Pos target_;
+  std::pair<ObjType, Color> target_kind_;
 };
 
 // PutNearEnv: pick up the named object and drop it next to the other named one.
@@ -111,6 +124,14 @@ class PutNearEnv final : public MiniGridEnv {
       : MiniGridEnv(spec, env_id, GridSize(spec.config)), num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("put_near"));
+    SetKind(c, "move", move_.first, move_.second);
+    SetPos(c, "move_pos", move_pos_);
+    SetKind(c, "target", target_kind_.first, target_kind_.second);
+    SetPos(c, "target_pos", target_pos_);
+  }
+
   void GenGrid() override {
     static const std::vector<ObjType> kKinds = {kKey, kBall, kBox};
     OuterWalls(world_);
@@ -137,9 +158,11 @@ class PutNearEnv final : public MiniGridEnv {
       target = RandInt(0, n);
     } while (target == move);
     move_ = objs[static_cast<std::size_t>(move)];
+    move_pos_ = positions[static_cast<std::size_t>(move)];
     target_pos_ = positions[static_cast<std::size_t>(target)];
-    const auto& t = objs[static_cast<std::size_t>(target)];
-    mission_ = "put the " + Describe(move_.second, move_.first) + " near the " + Describe(t.second, t.first);
+    target_kind_ = objs[static_cast<std::size_t>(target)];
+    mission_ = "put the " + Describe(move_.second, move_.first) + " near the " +
+               Describe(target_kind_.second, target_kind_.first);
   }
 
   StepOutcome DoStep(int action) override {
@@ -161,8 +184,8 @@ class PutNearEnv final : public MiniGridEnv {
 
  private:
   const int num_objs_;
-  std::pair<ObjType, Color> move_;
-  Pos target_pos_;
+  std::pair<ObjType, Color> move_, target_kind_;
+  Pos move_pos_, target_pos_;
 };
 
 // FetchEnv: pick up the named object; picking up anything else ends the episode without reward.
@@ -172,6 +195,11 @@ class FetchEnv final : public MiniGridEnv, public SquareTask<5> {
       : MiniGridEnv(spec, env_id, GridSize(spec.config)), num_objs_(ConfigInt(spec.config, "numObjs")) {}
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("fetch"));
+    SetKind(c, "target", target_.first, target_.second);
+  }
+
   void GenGrid() override {
     static const std::vector<ObjType> kKinds = {kKey, kBall};
     static const char* const kSyntax[5] = {"get a", "go get a", "fetch a", "go fetch a", "you must fetch a"};
@@ -213,6 +241,8 @@ class RedBlueDoorEnv final : public MiniGridEnv {
       : MiniGridEnv(spec, env_id, GridSize(spec.config)), size_(ConfigInt(spec.config, "size")) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("red_blue_door")); }
+
   void GenGrid() override {
     world_.WallRect(0, 0, 2 * size_, size_);
     world_.WallRect(size_ / 2, 0, size_, size_);
@@ -250,6 +280,8 @@ class LockedRoomEnv final : public MiniGridEnv {
   LockedRoomEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("locked_room")); }
+
   struct SideRoom {
     Pos top, size, door;
     Color color = kRed;
@@ -317,6 +349,8 @@ class PlaygroundEnv final : public MiniGridEnv {
   PlaygroundEnv(const EnvSpec& spec, int env_id) : MiniGridEnv(spec, env_id, GridSize(spec.config)) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("playground")); }
+
   void GenGrid() override {
     static const std::vector<ObjType> kKinds = {kKey, kBall, kBox};
     OuterWalls(world_);

@@ -52,6 +52,11 @@ class KeyCorridorEnv final : public PickupTask {
         kind_(ObjKind(spec.config.GetString("obj_type"))) {}
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("key_corridor"));
+    SetObj(c, "target", target_);
+  }
+
   void GenGrid() override {
     RoomGridEnv::GenGrid();
     const int obj = GenKeyCorridor(kind_);
@@ -70,6 +75,8 @@ class UnlockEnv final : public RoomGridEnv {
   UnlockEnv(const EnvSpec& spec, int env_id) : RoomGridEnv(spec, env_id, 6, 1, 2) {}
 
  protected:
+  void DebugExtras(Config& c) const override { c.Set("env_name", std::string("unlock")); }
+
   void GenGrid() override {
     RoomGridEnv::GenGrid();
     door_ = AddDoor(0, 0, 0, std::nullopt, true);
@@ -100,6 +107,11 @@ class UnlockPickupEnv final : public PickupTask {
       : PickupTask(spec, env_id, 6, 1, 2), blocked_(blocked) {}
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string(blocked_ ? "blocked_unlock_pickup" : "unlock_pickup"));
+    SetObj(c, "target", target_);
+  }
+
   void GenGrid() override {
     RoomGridEnv::GenGrid();
     const int obj = AddObject(1, 0, kBox);
@@ -175,6 +187,11 @@ class ObstructedMaze1Env final : public ObstructedMazeEnv {
   ObstructedMaze1Env(const EnvSpec& spec, int env_id) : ObstructedMazeEnv(spec, env_id, 1, 2) {}
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string("obstructed_maze_1dlhb"));
+    SetObj(c, "target", target_);
+  }
+
   void GenGrid() override {
     ObstructedMazeEnv::GenGrid();
     AddMazeDoor(0, 0, 0, door_colors_[0], true, key_in_box_, blocked_);
@@ -198,6 +215,11 @@ class ObstructedMazeFullEnv final : public ObstructedMazeEnv {
   }
 
  protected:
+  void DebugExtras(Config& c) const override {
+    c.Set("env_name", std::string(v1_ ? "obstructed_maze_full_v1" : "obstructed_maze_full"));
+    SetObj(c, "target", target_);
+  }
+
   void GenGrid() override {
     ObstructedMazeEnv::GenGrid();
     static constexpr Pos kSideRooms[4] = {{2, 1}, {1, 2}, {0, 1}, {1, 0}};

@@ -185,6 +185,50 @@ def check_state(pool: Any, info: dict[str, Any], refs: list[Reference], where: s
         if u.carrying is not None:
             code = (state["carrying_type"], state["carrying_color"], state["carrying_state"])
             assert code == u.carrying.encode(), at
+        check_extras(state, u, at)
+
+
+# minigrid's attribute names of each task's targets (EnvPool's env_name -> ours -> theirs).
+TARGET_ATTRS = {
+    "fetch": {"target_type": "targetType", "target_color": "targetColor"},
+    "goto_door": {"target_pos": "target_pos", "target_color": "target_color"},
+    "goto_object": {"target_pos": "target_pos", "target_type": "targetType", "target_color": "target_color"},
+    "put_near": {"move_pos": "move_pos", "move_type": "move_type", "move_color": "moveColor",
+                 "target_pos": "target_pos", "target_type": "target_type", "target_color": "target_color"},
+    "memory": {"success_pos": "success_pos", "failure_pos": "failure_pos"},
+}
+PICKUP_TASKS = {"key_corridor", "unlock_pickup", "blocked_unlock_pickup", "obstructed_maze_1dlhb",
+                "obstructed_maze_full", "obstructed_maze_full_v1"}
+
+
+def check_extras(state: dict[str, Any], u: Any, at: str) -> None:
+    """The task's own entries (EnvPool's debug state) against minigrid's env: its targets."""
+    from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX
+
+    name = state.get("env_name")
+    if name is None:
+        assert type(u).__module__.startswith("minigrid.envs.babyai"), at  # only BabyAI levels have none
+        return
+
+    def theirs(attr: str, key: str) -> Any:
+        value = getattr(u, attr)
+        if key.endswith("_type"):
+            return OBJECT_TO_IDX[value]
+        if key.endswith("_color"):
+            return COLOR_TO_IDX[value]
+        return [float(v) for v in value]
+
+    for key, attr in TARGET_ATTRS.get(name, {}).items():
+        assert state[key] == theirs(attr, key), (at, key)
+    if name == "dynamic_obstacles":
+        assert state["obstacle_positions"] == [float(v) for o in u.obstacles for v in o.cur_pos], at
+    if name in PICKUP_TASKS:
+        kind = (OBJECT_TO_IDX[u.obj.type], COLOR_TO_IDX[u.obj.color])
+        assert (state["target_type"], state["target_color"]) == kind, at
+        # Its cell, if it is in one (minigrid keeps a stale cur_pos for a box toggled away).
+        x, y = (int(v) for v in u.obj.cur_pos)
+        in_grid = 0 <= x < u.grid.width and 0 <= y < u.grid.height and u.grid.get(x, y) is u.obj
+        assert state["target_pos"] == ([float(x), float(y)] if in_grid else [-1.0, -1.0]), at
 
 
 def test_debug_states_are_checked() -> None:
