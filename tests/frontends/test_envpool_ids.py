@@ -47,6 +47,7 @@ ENVPOOL_SHAPES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "tabular/Blackjack-v0": (None, ()),  # type: ignore[dict-item]
     "phys2d/CartPole-v0": ((4,), ()),
     "phys2d/CartPole-v1": ((4,), ()),
+    "phys2d/Pendulum-v0": ((3,), (1,)),
 }
 # Gymnasium 0.29's reward thresholds and time limits for the old ids (None: registered without).
 GYMNASIUM_0_29 = {
@@ -60,7 +61,7 @@ GYMNASIUM_0_29 = {
     "CliffWalking-v0": (None, 0),
     # EnvPool's names of Gymnasium 1.x's functional envs: their base tasks' values.
     "tabular/CliffWalking-v0": (None, 0), "tabular/Blackjack-v0": (None, 0),
-    "phys2d/CartPole-v0": (195.0, 200), "phys2d/CartPole-v1": (475.0, 500),
+    "phys2d/CartPole-v0": (195.0, 200), "phys2d/CartPole-v1": (475.0, 500), "phys2d/Pendulum-v0": (None, 200),
 }
 AVAILABLE = [alias for alias in ENVPOOL_ALIASES if alias in parallel_pool.list_all_envs()]
 

@@ -90,11 +90,14 @@ inline EnvSpec PendulumSpec(const std::string& /*task_id*/, const Config& /*conf
 
 class PendulumEnv final : public Env {
  public:
-  PendulumEnv(const EnvSpec& spec, int env_id, ClockwiseArrowPtr arrow)
+  // `v0`: gym 0.21's Pendulum-v0 (EnvPool's too), whose angle moves by the speed before it is
+  // clipped to max_speed; Pendulum-v1 clips first.
+  PendulumEnv(const EnvSpec& spec, int env_id, ClockwiseArrowPtr arrow, bool v0 = false)
       : Env(spec, env_id),
         obs_index_(spec.StateIndex("obs")),
         action_index_(spec.ActionIndex("action")),
         g_(spec.config.GetFloat("g")),
+        v0_(v0),
         arrow_(std::move(arrow)) {}
 
   void Reset() override {
@@ -118,8 +121,9 @@ class PendulumEnv final : public Env {
 
     const float torque_acc = static_cast<float>(3.0 / (P::kMass * (P::kLength * P::kLength))) * u;
     double newthdot = thdot_ + (3 * g_ / (2 * P::kLength) * std::sin(th_) + static_cast<double>(torque_acc)) * P::kDt;
+    if (v0_) th_ = th_ + newthdot * P::kDt;
     newthdot = std::clamp(newthdot, -P::kMaxSpeed, P::kMaxSpeed);
-    th_ = th_ + newthdot * P::kDt;
+    if (!v0_) th_ = th_ + newthdot * P::kDt;
     thdot_ = newthdot;
     last_u_ = u;  // for rendering
     WriteObs();
@@ -208,6 +212,7 @@ class PendulumEnv final : public Env {
   const int obs_index_;
   const int action_index_;
   const double g_;
+  const bool v0_;
   const ClockwiseArrowPtr arrow_;
   double th_ = 0.0;                  // angle, radians, 0 = upright; not wrapped (as in Gymnasium)
   double thdot_ = 0.0;               // angular velocity

@@ -38,6 +38,9 @@ void RegisterClassicControl(Registry& registry, const std::string& classic_contr
                                                      MountainCarContinuousSpec, 90.0));
   registry.Add(pp::MakeTask<PendulumEnv>("Pendulum-v1", "classic_control", PendulumDefaults(200), PendulumSpec,
                                          std::nullopt, arrow));
+  // gym 0.21's (EnvPool's) Pendulum-v0: Pendulum-v1 but for the order of the speed's clip.
+  registry.Add(pp::MakeTask<PendulumEnv>("Pendulum-v0", "classic_control", PendulumDefaults(200), PendulumSpec,
+                                         std::nullopt, arrow, true));
   registry.Add(ClassicTask<AcrobotEnv>("Acrobot-v1", AcrobotDefaults(500), AcrobotSpec, -100.0));
 }
 

@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from gymnasium.envs.classic_control.pendulum import PendulumEnv, angle_normalize
 
 import parallel_pool
 
@@ -499,3 +500,57 @@ def test_reset_distribution(task_id: str) -> None:
         assert ks_statistic(x, theirs_v[:, j]) < math.sqrt(-math.log(0.5e-6) * (2 * n) / (2 * n * n)), j
     # Every env draws its own initial state.
     assert len(np.unique(ours, axis=0)) == n
+
+
+class PendulumV0(PendulumEnv):  # type: ignore[misc]
+    """gym 0.21's Pendulum-v0 (EnvPool's too): Gymnasium's Pendulum-v1 but for one line's place,
+    the angle moving by the speed before the speed is clipped to max_speed."""
+
+    def step(self, u: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        th, thdot = self.state
+        g, m, length, dt = self.g, self.m, self.l, self.dt
+        u = np.clip(u, -self.max_torque, self.max_torque)[0]
+        self.last_u = u
+        costs = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * (u**2)
+        newthdot = thdot + (3 * g / (2 * length) * np.sin(th) + 3.0 / (m * length**2) * u) * dt
+        newth = th + newthdot * dt
+        newthdot = np.clip(newthdot, -self.max_speed, self.max_speed)
+        self.state = np.array([newth, newthdot])
+        return self._get_obs(), -costs, False, False, {}
+
+
+def test_pendulum_v0_replays_gym_0_21s_pendulum() -> None:
+    """Pendulum-v0 against Gymnasium's Pendulum with gym 0.21's step (PendulumV0), from the same
+    seeds, exactly; and it differs from Pendulum-v1 once the speed reaches its clip."""
+    num_envs, seed, steps = 3, 5, 600
+    pool = parallel_pool.make("Pendulum-v0", num_envs=num_envs, seed=seed)
+    v1 = parallel_pool.make("Pendulum-v1", num_envs=num_envs, seed=seed)
+    refs = [gymnasium.wrappers.TimeLimit(PendulumV0(), 200) for _ in range(num_envs)]
+    rng = np.random.default_rng(seed)
+    differs = False
+    try:
+        obs, _ = pool.reset()
+        v1.reset()
+        for i, ref in enumerate(refs):
+            assert_same_obs(obs[i], ref.reset(seed=seed + i)[0], ("reset", i))
+        done = np.zeros(num_envs, dtype=bool)
+        for t in range(steps):
+            # Full torque along the motion (it spins up to the speed clip), now and then reversed.
+            push = np.where(obs[:, 2:3] >= 0, 2.0, -2.0) * rng.choice([1, -1], p=[0.9, 0.1], size=(num_envs, 1))
+            actions = push.astype(np.float32)
+            obs, reward, terminated, truncated, _ = pool.step(actions)
+            differs |= not np.array_equal(obs, v1.step(actions)[0])
+            for i, ref in enumerate(refs):
+                if done[i]:
+                    g_obs, _ = ref.reset()
+                    g_reward, g_truncated = 0.0, False
+                else:
+                    g_obs, g_reward, _, g_truncated, _ = ref.step(actions[i])
+                assert_same_obs(obs[i], g_obs, (t, i))
+                assert float(reward[i]) == float(g_reward), (t, i)
+                assert (bool(terminated[i]), bool(truncated[i])) == (False, bool(g_truncated)), (t, i)
+            done = terminated | truncated
+        assert differs
+    finally:
+        pool.close()
+        v1.close()
