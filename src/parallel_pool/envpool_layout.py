@@ -278,7 +278,16 @@ class _EnvPoolMixin:
     decode_mission = staticmethod(decode_mission)
 
     def _setup_envpool(self) -> None:
-        self._obs_form = _obs_form(cast(BasePoolEnv, self).spec)
+        spec = cast(BasePoolEnv, self).spec
+        self._obs_form = _obs_form(spec)
+        # Read at every step: built once (the spec builds a new dict at each read).
+        self._action_specs = spec.action_array_spec
+        action = self._action_specs.get("action")
+        # The dtype a float array is cast to, as EnvPool's Python side casts it: a discrete action's.
+        self._cast_floats_to: np.dtype | None = None
+        if action is not None and len(self._action_specs) == len(_ENV_ID_KEYS) + 1:
+            if np.issubdtype(action.dtype, np.integer):
+                self._cast_floats_to = action.dtype
 
     def _debug_states(self, env_ids: Any = None) -> list[types.SimpleNamespace]:
         """EnvPool's MiniGrid ``_debug_states``: ``debug_states()`` with EnvPool's attribute access,
@@ -301,13 +310,11 @@ class _EnvPoolMixin:
         super().send(*self._envpool_action(action, env_id))  # type: ignore[misc]
 
     def _envpool_action(self, action: Any, env_id: Any) -> tuple[Any, Any]:
-        specs = cast(BasePoolEnv, self).spec.action_array_spec
         if not (isinstance(action, dict) and "env_id" in action):
-            if len(specs) == len(_ENV_ID_KEYS) + 1 and isinstance(action, np.ndarray) and action.dtype.kind == "f":
-                dtype = specs["action"].dtype if "action" in specs else None
-                if dtype is not None and np.issubdtype(dtype, np.integer):
-                    action = action.astype(dtype)
+            if self._cast_floats_to is not None and isinstance(action, np.ndarray) and action.dtype.kind == "f":
+                action = action.astype(self._cast_floats_to)
             return action, env_id
+        specs = self._action_specs
         if set(action) != set(specs):
             raise ValueError(f"EnvPool's dict action takes the keys {sorted(specs)}, got {sorted(action)}")
         for name, array in specs.items():
