@@ -23,7 +23,8 @@ after that, in this process. What each module holds:
   ...))``), ``AtariGymnasiumEnvPool``, ``AtariGymEnvPool``, ``AtariDMEnvPool``, and the raw pair in
   ``envpool.atari.atari_envpool`` (``_AtariEnvSpec(values)``, ``_AtariEnvPool(spec)`` with
   ``_reset``, ``_send``, ``_recv`` and ``_state_keys``).
-- ``envpool.minigrid.decode_mission``.
+- MiniGrid's: ``decode_mission``, ``MiniGridEnvSpec`` (EnvPool's config of a minigrid env, chosen by
+  its ``env_name``), ``MiniGridGymnasiumEnvPool``, ``MiniGridGymEnvPool``, ``MiniGridDMEnvPool``.
 - ``envpool.python.protocol`` (the pool and spec types) and ``envpool.python.glfw_context``
   (``preload_windows_gl_dlls``, which has nothing to do on Linux, as in EnvPool).
 
@@ -538,8 +539,9 @@ class EnvRegistry:
 class _FamilySpec:
     """EnvPool's ``<Family>EnvSpec``: built from a config tuple in ``_config_keys`` order
     (``gen_config(**kwargs)`` makes one, the rest at their defaults); the task is chosen by the
-    family's task key (Atari's ``task``, a ROM name). It reads as the ``EnvSpec`` of
-    ``make_spec(task_id, **changed_keys)``."""
+    family's task key (Atari's ``task``, a ROM name; MiniGrid's ``env_name``). It reads as the
+    ``EnvSpec`` of ``make_spec(task_id, **kwargs)``, the kwargs being the changed keys (``_resolve``
+    of a family may say otherwise)."""
 
     _task_key = ""
     _config_keys: list[str] = []
@@ -554,14 +556,19 @@ class _FamilySpec:
             raise ValueError(f"{type(self).__name__}: unknown {self._task_key} {task!r}")
         self.task_id: str = task_id
         defaults = dict(zip(self._config_keys, self._default_config_values, strict=True))
-        self.kwargs = {k: v for k, v in values.items() if k not in _SPEC_ONLY and v != defaults[k]}
-        if "batch_size" in self.kwargs and self.kwargs["batch_size"] > values["num_envs"]:
-            raise ValueError(f"batch_size ({self.kwargs['batch_size']}) exceeds num_envs ({values['num_envs']})")
+        changed = {k: v for k, v in values.items() if k not in _SPEC_ONLY and v != defaults[k]}
+        self.kwargs = self._resolve(task, changed, values)
+        if values["batch_size"] > values["num_envs"]:
+            raise ValueError(f"batch_size ({values['batch_size']}) exceeds num_envs ({values['num_envs']})")
         self._spec = make_spec(self.task_id, **self.kwargs)
 
     @classmethod
     def _task_ids(cls) -> dict[str, str]:
         raise NotImplementedError
+
+    def _resolve(self, task: str, changed: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+        """The task's kwargs: the keys changed from their defaults."""
+        return changed
 
     @classmethod
     def gen_config(cls, **kwargs: Any) -> tuple:
@@ -597,13 +604,91 @@ def _atari_spec_class(games: dict[str, str]) -> type[_FamilySpec]:
     )
 
 
-def _pool_class(name: str, maker: Callable[..., BasePoolEnv]) -> type:
+# EnvPool's MiniGrid config (1.2.5's MiniGridEnvSpec): the pool keys, then the family's, with their
+# defaults (BabyAI's keys are not taken: a BabyAI level is its task id, made with make_*).
+_MINIGRID_CONFIG: dict[str, Any] = {
+    "num_envs": 1, "batch_size": 0, "num_threads": 0, "max_num_players": 1, "thread_affinity_offset": -1,
+    "base_path": "envpool", "seed": ENVPOOL_SEED, "env_seed": [], "gym_reset_return_info": True,
+    "max_episode_steps": 2**31 - 1, "env_name": "empty", "size": 8, "width": 9, "height": 7,
+    "agent_start_pos": (1, 1), "agent_start_dir": 0, "agent_view_size": 7, "mission_bytes": 96, "action_max": 6,
+    "num_crossings": 1, "obstacle_type": "lava", "strip2_row": 2, "n_obstacles": 4, "num_objs": 3,
+    "random_length": False, "room_size": 6, "num_rows": 3, "num_cols": 3, "obj_type": "ball",
+    "min_num_rooms": 2, "max_num_rooms": 6, "max_room_size": 10, "key_in_box": True, "blocked": True,
+    "agent_room": (1, 1), "num_quarters": 4, "num_rooms_visited": 25,
+}
+# EnvPool's env_name -> a task of ours of that minigrid env, and the keys of EnvPool's config that
+# env reads (under our kwarg names where they differ: _MINIGRID_NAMES).
+_MINIGRID_ENVS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "empty": ("MiniGrid-Empty-5x5-v0", ("size", "agent_start_pos", "agent_start_dir")),
+    "doorkey": ("MiniGrid-DoorKey-5x5-v0", ("size",)),
+    "four_rooms": ("MiniGrid-FourRooms-v0", ()),
+    "multi_room": ("MiniGrid-MultiRoom-N2-S4-v0", ("min_num_rooms", "max_num_rooms", "max_room_size")),
+    "lava_gap": ("MiniGrid-LavaGapS5-v0", ("size", "obstacle_type")),
+    "crossing": ("MiniGrid-LavaCrossingS9N1-v0", ("size", "num_crossings", "obstacle_type")),
+    "distshift": ("MiniGrid-DistShift1-v0", ("width", "height", "agent_start_pos", "agent_start_dir", "strip2_row")),
+    "memory": ("MiniGrid-MemoryS7-v0", ("size", "random_length")),
+    "dynamic_obstacles": ("MiniGrid-Dynamic-Obstacles-5x5-v0", ("size", "agent_start_pos", "agent_start_dir",
+                                                                "n_obstacles")),
+    "goto_door": ("MiniGrid-GoToDoor-5x5-v0", ("size",)),
+    "goto_object": ("MiniGrid-GoToObject-6x6-N2-v0", ("size", "num_objs")),
+    "put_near": ("MiniGrid-PutNear-6x6-N2-v0", ("size", "num_objs")),
+    "fetch": ("MiniGrid-Fetch-5x5-N2-v0", ("size", "num_objs")),
+    "red_blue_door": ("MiniGrid-RedBlueDoors-6x6-v0", ("size",)),
+    "locked_room": ("MiniGrid-LockedRoom-v0", ("size",)),
+    "playground": ("MiniGrid-Playground-v0", ()),
+    "key_corridor": ("MiniGrid-KeyCorridorS3R1-v0", ("room_size", "num_rows", "obj_type")),
+    "unlock": ("MiniGrid-Unlock-v0", ()),
+    "unlock_pickup": ("MiniGrid-UnlockPickup-v0", ()),
+    "blocked_unlock_pickup": ("MiniGrid-BlockedUnlockPickup-v0", ()),
+    "obstructed_maze_1dlhb": ("MiniGrid-ObstructedMaze-1Dlhb-v0", ("key_in_box", "blocked")),
+    "obstructed_maze_full": ("MiniGrid-ObstructedMaze-Full-v0", ("agent_room", "key_in_box", "blocked", "num_quarters",
+                                                                 "num_rooms_visited")),
+    "obstructed_maze_full_v1": ("MiniGrid-ObstructedMaze-Full-v1", ("agent_room", "key_in_box", "blocked",
+                                                                    "num_quarters", "num_rooms_visited")),
+}
+_MINIGRID_NAMES = {"num_objs": "numObjs", "min_num_rooms": "minNumRooms", "max_num_rooms": "maxNumRooms",
+                   "max_room_size": "maxRoomSize"}
+# The pool keys of EnvPool's config that are ours too (make's kwargs).
+_POOL_KEYS = ("num_envs", "batch_size", "num_threads", "thread_affinity_offset", "seed", "max_episode_steps")
+
+
+class MiniGridEnvSpec(_FamilySpec):
+    """EnvPool's ``MiniGridEnvSpec``: its config names a minigrid env (``env_name``, EnvPool's name:
+    ``"empty"``, ``"doorkey"``, ``"crossing"``, ...) and that env's keys (``size``, ...); the spec is
+    our task of that env made with those keys, every key the env reads (EnvPool's defaults
+    included) and ``max_episode_steps``. A changed key the env does not read is a ``ValueError``."""
+
+    _task_key = "env_name"
+    _config_keys = list(_MINIGRID_CONFIG)
+    _default_config_values = tuple(_MINIGRID_CONFIG.values())
+
+    @classmethod
+    def _task_ids(cls) -> dict[str, str]:
+        return {name: task_id for name, (task_id, _) in _MINIGRID_ENVS.items()}
+
+    def _resolve(self, task: str, changed: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+        reads = _MINIGRID_ENVS[task][1]
+        reads = (*reads, "agent_view_size")
+        unread = sorted(k for k in changed if k not in reads and k not in _POOL_KEYS)
+        if unread:
+            raise ValueError(f"MiniGridEnvSpec: env_name {task!r} does not read {', '.join(unread)}")
+        kwargs = {k: v for k, v in changed.items() if k in _POOL_KEYS}
+        kwargs["max_episode_steps"] = values["max_episode_steps"]
+        for key in reads:
+            kwargs[_MINIGRID_NAMES.get(key, key)] = values[key]
+        if tuple(kwargs.get("agent_start_pos", ())) == (-1, -1):  # EnvPool's random start
+            kwargs["agent_start_pos"] = []
+            kwargs.pop("agent_start_dir", None)
+        return kwargs
+
+
+def _pool_class(name: str, maker: Callable[..., BasePoolEnv], module: str) -> type:
     """``<Family><Front>EnvPool(spec)``: the pool ``make_*`` gives for the spec's task and config."""
 
     def __new__(cls: type, spec: _FamilySpec) -> BasePoolEnv:  # noqa: N807
         return maker(spec.task_id, **spec.kwargs)
 
-    return type(name, (), {"__new__": __new__, "__module__": "envpool.atari"})
+    return type(name, (), {"__new__": __new__, "__module__": module})
 
 
 class _RawPool:
@@ -721,11 +806,17 @@ def build_modules() -> dict[str, types.ModuleType]:
     atari_spec = _atari_spec_class(games)
     modules["envpool.atari"].__dict__.update(
         AtariEnvSpec=atari_spec,
-        AtariGymnasiumEnvPool=_pool_class("AtariGymnasiumEnvPool", make_gymnasium),
-        AtariGymEnvPool=_pool_class("AtariGymEnvPool", make_gym),
-        AtariDMEnvPool=_pool_class("AtariDMEnvPool", make_dm),
+        AtariGymnasiumEnvPool=_pool_class("AtariGymnasiumEnvPool", make_gymnasium, "envpool.atari"),
+        AtariGymEnvPool=_pool_class("AtariGymEnvPool", make_gym, "envpool.atari"),
+        AtariDMEnvPool=_pool_class("AtariDMEnvPool", make_dm, "envpool.atari"),
     )
-    modules["envpool.minigrid"].__dict__.update(decode_mission=decode_mission)
+    modules["envpool.minigrid"].__dict__.update(
+        decode_mission=decode_mission,
+        MiniGridEnvSpec=MiniGridEnvSpec,
+        MiniGridGymnasiumEnvPool=_pool_class("MiniGridGymnasiumEnvPool", make_gymnasium, "envpool.minigrid"),
+        MiniGridGymEnvPool=_pool_class("MiniGridGymEnvPool", make_gym, "envpool.minigrid"),
+        MiniGridDMEnvPool=_pool_class("MiniGridDMEnvPool", make_dm, "envpool.minigrid"),
+    )
     modules["envpool.atari.atari_envpool"] = _module(
         "envpool.atari.atari_envpool", "EnvPool's raw Atari pool.", _AtariEnvSpec=atari_spec, _AtariEnvPool=_RawPool
     )

@@ -219,6 +219,38 @@ def test_the_layouts_observations_take_envpools_forms() -> None:
     """)
 
 
+def test_minigrid_env_spec_makes_our_task_of_that_env() -> None:
+    _run("""
+        import numpy as np
+        import parallel_pool
+        from envpool.minigrid import MiniGridEnvSpec, MiniGridGymnasiumEnvPool
+
+        config = MiniGridEnvSpec.gen_config(env_name="crossing", size=11, num_crossings=5, obstacle_type="wall",
+                                            num_envs=2, seed=3, max_episode_steps=300)
+        spec = MiniGridEnvSpec(config)
+        assert spec.task_id == "MiniGrid-LavaCrossingS9N1-v0" and spec.config.size == 11
+        pool = MiniGridGymnasiumEnvPool(spec)
+        ours = parallel_pool.make("MiniGrid-SimpleCrossingS11N5-v0", num_envs=2, seed=3, max_episode_steps=300)
+        np.testing.assert_array_equal(pool.reset()[0]["image"], ours.reset()[0]["image"])
+        for _ in range(20):
+            action = np.array([2, 1])
+            np.testing.assert_array_equal(pool.step(action)[0]["image"], ours.step(action)[0]["image"])
+        # EnvPool's defaults: env_name "empty" of size 8; (-1, -1) is a random start.
+        assert MiniGridEnvSpec(MiniGridEnvSpec.gen_config()).config.size == 8
+        random = MiniGridEnvSpec(MiniGridEnvSpec.gen_config(agent_start_pos=(-1, -1)))
+        assert list(random.config.agent_start_pos) == []
+        for bad in ({"env_name": "doorkey", "num_crossings": 2}, {"env_name": "wfc"}):
+            try:
+                MiniGridEnvSpec(MiniGridEnvSpec.gen_config(**bad))
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(bad)
+        pool.close()
+        ours.close()
+    """)
+
+
 def test_the_layout_defaults_to_envpools_seed() -> None:
     _run("""
         import numpy as np
