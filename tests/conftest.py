@@ -4,14 +4,34 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-import pytest
-from async_batches import AsyncBatch
-from async_batches import async_rows as _async_rows
+
+def _avx512() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= set(flags)
+
+
+# The oracles' np.dot and np.linalg.norm (dm_control's randomizers and observations) are OpenBLAS's,
+# whose kernels round differently: SkylakeX's ddot ends in a fused multiply-add loop, Haswell's (and
+# Zen's) does not, so dm_control's own first states differ in the last bit between them. The
+# dm_control envs reproduce SkylakeX's roundings (native/envs/dm_control, "BLAS's fused multiply-adds"):
+# on a CPU with AVX-512 the oracles take that kernel, whatever OPENBLAS_CORETYPE the machine sets
+# (some set Haswell). Set before NumPy's first import, which loads OpenBLAS; child interpreters inherit it.
+if _avx512() and "numpy" not in sys.modules:
+    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from async_batches import AsyncBatch  # noqa: E402
+from async_batches import async_rows as _async_rows  # noqa: E402
 
 # Importing rl_games' torch_runner (tests/integrations/test_integration_rl_games.py, at collection) makes
 # torch's inductor cache folder, /tmp/torchinductor_<user> by default, even though nothing is

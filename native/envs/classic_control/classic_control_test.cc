@@ -91,6 +91,7 @@ const std::vector<TaskInfo>& Tasks() {
       {"MountainCar-v0", 200, true, -110.0, {2}, true, 3, 0},
       {"MountainCarContinuous-v0", 999, true, 90.0, {2}, false, 0, 1.0},
       {"Pendulum-v1", 200, false, 0.0, {3}, false, 0, 2.0},
+      {"Pendulum-v0", 200, false, 0.0, {3}, false, 0, 2.0},
       {"Acrobot-v1", 500, true, -100.0, {6}, true, 3, 0},
   };
   return tasks;
@@ -185,7 +186,7 @@ void TestResetDistribution(const pp::Registry& registry) {
     std::vector<std::pair<double, double>> support;
     if (t.id.rfind("CartPole", 0) == 0) support.assign(4, {-0.05, 0.05});
     if (t.id.rfind("MountainCar", 0) == 0) support = {{-0.6, -0.4}, {0.0, 0.0}};
-    if (t.id == "Pendulum-v1") support = {{-kPi, kPi}, {-1.0, 1.0}};
+    if (t.id.rfind("Pendulum", 0) == 0) support = {{-kPi, kPi}, {-1.0, 1.0}};
     if (t.id == "Acrobot-v1") support.assign(4, {-0.1, 0.1});
     CHECK(!support.empty());
     Runner r(registry, t.id, {}, /*seed=*/7);
@@ -194,7 +195,7 @@ void TestResetDistribution(const pp::Registry& registry) {
       std::vector<float> obs = r.Reset();
       CHECK(r.elapsed_step() == 0);
       std::vector<double> v(obs.begin(), obs.end());
-      if (t.id == "Pendulum-v1") {
+      if (t.id.rfind("Pendulum", 0) == 0) {
         CHECK_NEAR(v[0] * v[0] + v[1] * v[1], 1.0, 1e-6);
         v = {std::atan2(v[1], v[0]), v[2]};
       } else if (t.id == "Acrobot-v1") {
@@ -263,7 +264,7 @@ void TestEpisodes(const pp::Registry& registry) {
           if (t.id.rfind("CartPole", 0) == 0) CHECK(res.reward == 1.0);
           if (t.id == "MountainCar-v0") CHECK(res.reward == -1.0);
           if (t.id == "Acrobot-v1") CHECK(res.reward == (res.terminated ? 0.0 : -1.0));
-          if (t.id == "Pendulum-v1") {
+          if (t.id.rfind("Pendulum", 0) == 0) {
             CHECK(!res.terminated);
             CHECK(res.reward <= 0.0 && res.reward >= -(kPi * kPi + 0.1 * 64 + 0.001 * 4) - 1e-9);
           }
@@ -438,7 +439,8 @@ void TestRender(const pp::Registry& registry) {
   const std::map<std::string, std::vector<int>> shapes = {
       {"CartPole-v0", {400, 600, 3}},    {"CartPole-v1", {400, 600, 3}},
       {"MountainCar-v0", {400, 600, 3}}, {"MountainCarContinuous-v0", {400, 600, 3}},
-      {"Pendulum-v1", {500, 500, 3}},    {"Acrobot-v1", {500, 500, 3}}};
+      {"Pendulum-v1", {500, 500, 3}},    {"Pendulum-v0", {500, 500, 3}},
+      {"Acrobot-v1", {500, 500, 3}}};
   for (const TaskInfo& t : Tasks()) {
     Runner a(registry, t.id, {}, 3), b(registry, t.id, {}, 3);
     CHECK(a.spec().render_shape == shapes.at(t.id));
@@ -451,7 +453,7 @@ void TestRender(const pp::Registry& registry) {
     for (int k = 0; k < 10; ++k) {  // enough to move the mountain car by a pixel
       if (t.discrete) {
         a.StepDiscrete(0);
-      } else if (t.id == "Pendulum-v1") {
+      } else if (t.id.rfind("Pendulum", 0) == 0) {
         a.StepContinuous(0.0f);  // an arrow of 0 pixels: none drawn, no image needed
       } else {
         a.StepContinuous(-1.0f);
