@@ -93,6 +93,8 @@ class _ObsForm:
         self.spaces: dict[str, gymnasium.spaces.Box] = {}
         self.specs: dict[str, Any] = {}
         self.dm_names: dict[str, str] = {}
+        # The converters by dm_env's field names (dm_obs runs at every step).
+        self.dm_convert: dict[str, Callable[[Any], Any]] = {}
         self.unwrap: str | None = None
 
     def add(self, name: str, convert: Callable[[Any], Any], space: gymnasium.spaces.Box, dm_name: str = "") -> None:
@@ -100,6 +102,7 @@ class _ObsForm:
         self.spaces[name] = space
         if dm_name:
             self.dm_names[name] = dm_name
+        self.dm_convert[dm_name or name] = convert
         self.specs[name] = dm_env.specs.BoundedArray(
             space.shape, space.dtype, space.low.flat[0], space.high.flat[0], name=dm_name or name
         )
@@ -124,9 +127,9 @@ class _ObsForm:
 
     def dm_obs(self, observation: Any) -> Any:
         """A dm_env batch observation (named tuple), converted."""
-        names = {self.dm_names.get(k, k): convert for k, convert in self.convert.items()}
+        fields = observation._fields
         return observation._replace(
-            **{k: convert(getattr(observation, k)) for k, convert in names.items() if k in observation._fields}
+            **{k: convert(getattr(observation, k)) for k, convert in self.dm_convert.items() if k in fields}
         )
 
 
@@ -354,15 +357,15 @@ def _envpool_kwargs(task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The pool kwargs with EnvPool's defaults where they differ from ours: seed 42, MiniGrid's
     frames without the highlight of the agent's view, Blackjack-v1's Sutton and Barto rules
     (``sab=True``, as EnvPool registers it), a MuJoCo ``xml_file`` Gymnasium lacks read from
-    EnvPool's own models (``envpool-assets``, where installed), Atari's ``episodic_life`` rule (the last life lost
-    does not end the episode: ``last_life_ends_episode=False``), and BipedalWalker's frames without
+    EnvPool's own models (``envpool-assets``, where installed), Atari's ``episodic_life`` rule (the
+    last life lost does not end the episode: ``last_life_ends_episode=False``), and BipedalWalker's frames without
     the lidar ray (``render_lidar=False``: a repeated ``render()`` gives the same frame)."""
     out = {"seed": ENVPOOL_SEED, **kwargs}
-    if tasks.task_info(task_id)["family"] == "minigrid":
+    info = tasks.task_info(task_id)
+    if info["family"] == "minigrid":
         out.setdefault("highlight", False)
     if tasks.lookup(task_id)[0] == "Blackjack-v1":
         out.setdefault("sab", True)
-    info = tasks.task_info(task_id)
     xml_file, assets_dir = out.get("xml_file"), info["defaults"].get("assets_dir")
     if isinstance(xml_file, str) and isinstance(assets_dir, str) and "assets_dir" not in kwargs:
         # A model file name Gymnasium's assets lack (EnvPool's "half_cheetah_envpool.xml"): EnvPool's
